@@ -1,0 +1,22 @@
+"""`login_required` for Redis-backed users (Django's own needs the auth models)."""
+
+from __future__ import annotations
+
+from functools import wraps
+from urllib.parse import urlencode
+
+from django.conf import settings
+from django.shortcuts import redirect
+
+
+def login_required(view):
+    """Send anonymous visitors to the login page, then back here."""
+
+    @wraps(view)
+    def wrapper(request, *args, **kwargs):
+        if not request.user.is_authenticated:
+            query = urlencode({"next": request.get_full_path()})
+            return redirect(f"{settings.LOGIN_URL}?{query}")
+        return view(request, *args, **kwargs)
+
+    return wrapper

@@ -1,0 +1,58 @@
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from django import forms
+from django.contrib.auth.password_validation import validate_password
+from django.core.exceptions import ValidationError
+from django.core.validators import RegexValidator
+
+from accounts.domain import USERNAME_RE
+
+username_validator = RegexValidator(
+    USERNAME_RE,
+    "Use 3 to 30 letters, digits or underscores.",
+)
+
+
+class SignupForm(forms.Form):
+    username = forms.CharField(
+        min_length=3,
+        max_length=30,
+        validators=[username_validator],
+        help_text="3 to 30 letters, digits or underscores.",
+        widget=forms.TextInput(attrs={"autocomplete": "username", "autofocus": True}),
+    )
+    password = forms.CharField(
+        widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
+        strip=False,
+    )
+    password2 = forms.CharField(
+        label="Password (again)",
+        widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
+        strip=False,
+    )
+
+    def clean(self):
+        cleaned = super().clean()
+        password, password2 = cleaned.get("password"), cleaned.get("password2")
+        if password and password2 and password != password2:
+            self.add_error("password2", "The two passwords differ.")
+        elif password:
+            person = SimpleNamespace(username=cleaned.get("username") or "")
+            try:
+                validate_password(password, user=person)
+            except ValidationError as error:
+                self.add_error("password", error)
+        return cleaned
+
+
+class LoginForm(forms.Form):
+    username = forms.CharField(
+        max_length=30,
+        widget=forms.TextInput(attrs={"autocomplete": "username", "autofocus": True}),
+    )
+    password = forms.CharField(
+        strip=False,
+        widget=forms.PasswordInput(attrs={"autocomplete": "current-password"}),
+    )

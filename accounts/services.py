@@ -1,0 +1,183 @@
+"""Writes for accounts: sign-up, log-in, sessions and the login-failure limit."""
+
+from __future__ import annotations
+
+import secrets
+import time
+
+from django.conf import settings
+from django.contrib.auth.hashers import check_password, make_password
+
+from accounts import keys
+from accounts.domain import (
+    USERNAME_RE,
+    Credentials,
+    InvalidCredentials,
+    InvalidUsername,
+    TooManyAttempts,
+    User,
+    UsernameTaken,
+)
+from accounts.selectors import token_hash
+from config.redis import LuaScript, get_redis
+
+# Store a session and keep the hash small: drop expired devices, then the oldest
+# beyond the cap, and let the key itself expire with its last session.
+_SESSION_ADD = LuaScript(
+    """
+local key, field, expiry = KEYS[1], ARGV[1], tonumber(ARGV[2])
+local now, cap = tonumber(ARGV[3]), tonumber(ARGV[4])
+redis.call('HSET', key, field, expiry)
+local all = redis.call('HGETALL', key)
+local live = {}
+for i = 1, #all, 2 do
+  local exp = tonumber(all[i + 1])
+  if exp <= now then
+    redis.call('HDEL', key, all[i])
+  else
+    live[#live + 1] = {all[i], exp}
+  end
+end
+table.sort(live, function(a, b) return a[2] < b[2] end)
+for i = 1, #live - cap do
+  redis.call('HDEL', key, live[i][1])
+end
+redis.call('EXPIREAT', key, math.ceil(live[#live][2]))
+return #live
+"""
+)
+
+# Count a failure in a fixed window. One key per call, so it runs on any Cluster node;
+# the TTL check also repairs a key that somehow lost its expiry.
+_FAILURE_COUNT = LuaScript(
+    """
+local n = redis.call('INCR', KEYS[1])
+if redis.call('TTL', KEYS[1]) < 0 then
+  redis.call('EXPIRE', KEYS[1], ARGV[1])
+end
+return n
+"""
+)
+
+# check_password() against this when the username is unknown, so that a wrong
+# username takes as long as a wrong password and timing reveals nothing.
+_DUMMY_HASH: str | None = None
+
+
+def _dummy_hash() -> str:
+    global _DUMMY_HASH
+    if _DUMMY_HASH is None:
+        _DUMMY_HASH = make_password(secrets.token_urlsafe(16))
+    return _DUMMY_HASH
+
+
+def user_create(*, username: str, password: str) -> User:
+    """Create an account; the name is claimed atomically, whatever its case."""
+    if not USERNAME_RE.match(username):
+        raise InvalidUsername(username)
+    r = get_redis()
+    created = round(time.time(), 3)
+    uid = int(r.incr(keys.user_ids()))
+    # Publish last: the user hash is unreachable until the name points at it, so a
+    # crash between the two steps leaves nothing a visitor could see, and SET NX
+    # makes the claim itself atomic (two sign-ups of one name: one wins).
+    pipe = r.pipeline(transaction=False)
+    pipe.hset(
+        keys.user(uid),
+        mapping={
+            "username": username,
+            "password": make_password(password),
+            "created": f"{created:.3f}",
+        },
+    )
+    pipe.set(keys.username(username), uid, nx=True)
+    _, claimed = pipe.execute()
+    if not claimed:
+        r.delete(keys.user(uid))
+        raise UsernameTaken(username)
+    return User(id=uid, username=username, created=created)
+
+
+def session_create(*, uid: int) -> Credentials:
+    """Start a session on a new device: a fresh 256-bit token, stored only hashed."""
+    token = secrets.token_urlsafe(32)
+    now = time.time()
+    expiry = now + settings.AUTH_TOKEN_TTL_DAYS * 86400
+    _SESSION_ADD(
+        keys=[keys.sessions(uid)],
+        args=[
+            token_hash(token),
+            f"{expiry:.0f}",
+            f"{now:.0f}",
+            settings.AUTH_MAX_DEVICES,
+        ],
+    )
+    return Credentials(uid=uid, token=token)
+
+
+def session_revoke(*, credentials: Credentials) -> None:
+    """Log this device out: its token stops working at once."""
+    get_redis().hdel(keys.sessions(credentials.uid), token_hash(credentials.token))
+
+
+def session_revoke_all(*, uid: int) -> None:
+    """Log the user out on every device."""
+    get_redis().delete(keys.sessions(uid))
+
+
+def _failure_keys(username: str, client: str) -> list[str]:
+    # A name that cannot exist gets no counter of its own (and never reaches a key).
+    names = [keys.login_failures_user(username)] if USERNAME_RE.match(username) else []
+    return [*names, keys.login_failures_client(client)]
+
+
+def login_throttle_check(*, username: str, client: str) -> None:
+    """Raise TooManyAttempts while the name or the client is over the failure limit."""
+    pipe = get_redis().pipeline(transaction=False)
+    for key in _failure_keys(username, client):
+        pipe.get(key)
+        pipe.ttl(key)
+    replies = pipe.execute()
+    waits = [
+        max(ttl, 1)
+        for count, ttl in zip(replies[::2], replies[1::2], strict=True)
+        if count is not None and int(count) >= settings.LOGIN_FAILURE_LIMIT
+    ]
+    if waits:
+        raise TooManyAttempts(retry_after=max(waits))
+
+
+def login_failure_record(*, username: str, client: str) -> None:
+    """Count a failed login against the name and the client."""
+    pipe = get_redis().pipeline(transaction=False)
+    window = settings.LOGIN_FAILURE_WINDOW_SECONDS
+    for key in _failure_keys(username, client):
+        _FAILURE_COUNT(keys=[key], args=[window], client=pipe)
+    pipe.execute()
+
+
+def session_login(
+    *, username: str, password: str, client: str
+) -> tuple[User, Credentials]:
+    """Check a username (any case) and password and start a session for that device.
+
+    Raises InvalidCredentials without saying which part was wrong, and TooManyAttempts
+    when this name or client failed too often lately.
+    """
+    login_throttle_check(username=username, client=client)
+    r = get_redis()
+    uid = r.get(keys.username(username)) if USERNAME_RE.match(username) else None
+    stored = (
+        r.hmget(keys.user(int(uid)), "username", "password", "created") if uid else None
+    )
+    if not stored or stored[1] is None:
+        check_password(password, _dummy_hash())
+        login_failure_record(username=username, client=client)
+        raise InvalidCredentials()
+    display, password_hash, created = stored
+    if not check_password(password, password_hash):
+        login_failure_record(username=username, client=client)
+        raise InvalidCredentials()
+    r.delete(keys.login_failures_user(username))
+    user = User(id=int(uid), username=display, created=float(created or 0))
+    return user, session_create(uid=user.id)

@@ -1,0 +1,10 @@
+from django.urls import path
+
+from accounts import views
+
+urlpatterns = [
+    path("signup/", views.signup, name="signup"),
+    path("login/", views.login, name="login"),
+    path("logout/", views.logout, name="logout"),
+    path("logout/everywhere/", views.logout_everywhere, name="logout_everywhere"),
+]

@@ -1,0 +1,126 @@
+from __future__ import annotations
+
+import ipaddress
+
+from django.conf import settings
+from django.contrib import messages
+from django.shortcuts import redirect, render
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.http import require_POST
+
+from accounts import services
+from accounts.decorators import login_required
+from accounts.domain import (
+    ANONYMOUS,
+    Credentials,
+    InvalidCredentials,
+    TooManyAttempts,
+    UsernameTaken,
+)
+from accounts.forms import LoginForm, SignupForm
+
+
+def _set_auth_cookie(response, credentials: Credentials) -> None:
+    response.set_cookie(
+        settings.AUTH_COOKIE_NAME,
+        credentials.cookie_value(),
+        max_age=settings.AUTH_TOKEN_TTL_DAYS * 86400,
+        httponly=True,
+        samesite="Lax",
+        secure=settings.AUTH_COOKIE_SECURE,
+    )
+
+
+def _client_address(request) -> str:
+    try:
+        return str(ipaddress.ip_address(request.META.get("REMOTE_ADDR", "")))
+    except ValueError:
+        return "unknown"
+
+
+def _next_url(request) -> str:
+    target = request.POST.get("next") or request.GET.get("next") or "/"
+    safe = url_has_allowed_host_and_scheme(
+        target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    )
+    return target if safe else "/"
+
+
+def signup(request):
+    if request.user.is_authenticated:
+        return redirect("/")
+    form = SignupForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            user = services.user_create(
+                username=form.cleaned_data["username"],
+                password=form.cleaned_data["password"],
+            )
+        except UsernameTaken:
+            form.add_error("username", "That username is taken.")
+        else:
+            response = redirect("/")
+            _set_auth_cookie(response, services.session_create(uid=user.id))
+            messages.success(request, f"Welcome, {user.username}!")
+            return response
+    return render(request, "accounts/signup.html", {"form": form}, status=_status(form))
+
+
+def login(request):
+    if request.user.is_authenticated:
+        return redirect(_next_url(request))
+    form = LoginForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            user, credentials = services.session_login(
+                username=form.cleaned_data["username"],
+                password=form.cleaned_data["password"],
+                client=_client_address(request),
+            )
+        except InvalidCredentials:
+            form.add_error(None, "Wrong username or password.")
+        except TooManyAttempts as error:
+            minutes = -(-error.retry_after // 60)
+            form.add_error(
+                None,
+                f"Too many failed attempts. Try again in {minutes} "
+                f"minute{'s' if minutes != 1 else ''}.",
+            )
+            response = render(
+                request, "accounts/login.html", {"form": form}, status=429
+            )
+            response["Retry-After"] = str(error.retry_after)
+            return response
+        else:
+            response = redirect(_next_url(request))
+            _set_auth_cookie(response, credentials)
+            return response
+    context = {"form": form, "next": _next_url(request)}
+    return render(request, "accounts/login.html", context, status=_status(form))
+
+
+@require_POST
+def logout(request):
+    if request.credentials is not None:
+        services.session_revoke(credentials=request.credentials)
+    request.user = ANONYMOUS
+    response = redirect("/")
+    response.delete_cookie(settings.AUTH_COOKIE_NAME, samesite="Lax")
+    messages.info(request, "You are logged out.")
+    return response
+
+
+@require_POST
+@login_required
+def logout_everywhere(request):
+    services.session_revoke_all(uid=request.user.id)
+    request.user = ANONYMOUS
+    response = redirect("/")
+    response.delete_cookie(settings.AUTH_COOKIE_NAME, samesite="Lax")
+    messages.info(request, "You are logged out on every device.")
+    return response
+
+
+def _status(form) -> int:
+    """400 for a form posted with errors, so tools and tests can tell."""
+    return 400 if form.is_bound and form.errors else 200

@@ -1,0 +1,8 @@
+"""ASGI entry point (the views are synchronous; gunicorn + WSGI is the deploy path)."""
+
+import os
+
+from django.core.asgi import get_asgi_application
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+application = get_asgi_application()

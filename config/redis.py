@@ -1,0 +1,105 @@
+"""The one owner of the Redis connection.
+
+`get_redis()` builds one client per process, lazily, from `settings.REDIS_URL` (or
+from the embedded server when that is empty). Tests swap the client through
+`set_redis()`; nothing else creates a client.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+
+import redis
+from django.conf import settings
+
+_client: redis.Redis | None = None
+_client_pid: int | None = None
+_lock = threading.Lock()
+
+
+def get_redis() -> redis.Redis:
+    """Return this process's Redis client, creating it on first use."""
+    global _client, _client_pid
+    client = _client
+    # A forked worker must not share its parent's sockets: rebuild after fork.
+    if client is not None and _client_pid == os.getpid():
+        return client
+    with _lock:
+        if _client is None or _client_pid != os.getpid():
+            _client = _build_client()
+            _client_pid = os.getpid()
+        return _client
+
+
+def set_redis(client: redis.Redis | None) -> None:
+    """Replace the process's client (the test suite's seam); None forgets it."""
+    global _client, _client_pid
+    with _lock:
+        _client = client
+        _client_pid = os.getpid() if client is not None else None
+
+
+def _build_client() -> redis.Redis:
+    url = settings.REDIS_URL
+    if not url:
+        from config.embedded import ensure_embedded_redis
+
+        url = ensure_embedded_redis(settings.REDIS_EMBEDDED_DIR)
+    return redis.Redis.from_url(
+        url,
+        decode_responses=True,
+        socket_timeout=settings.REDIS_SOCKET_TIMEOUT,
+        socket_connect_timeout=settings.REDIS_SOCKET_TIMEOUT,
+        health_check_interval=30,
+    )
+
+
+class LuaScript:
+    """A Lua script registered once per client and run with EVALSHA.
+
+    Works with a client or a pipeline (`client=pipe`): redis-py loads the script
+    before the pipeline runs when the server does not know it yet.
+    """
+
+    def __init__(self, source: str):
+        self.source = source
+        self._script: redis.commands.core.Script | None = None
+
+    def __call__(self, *, keys: list[str], args: list, client=None):
+        owner = get_redis()
+        if self._script is None or self._script.registered_client is not owner:
+            self._script = owner.register_script(self.source)
+        return self._script(
+            keys=keys, args=args, client=client if client is not None else owner
+        )
+
+
+class Deferred:
+    """The parsed result of reads queued in a `Batch`, available after `execute()`."""
+
+    __slots__ = ("value",)
+
+
+class Batch:
+    """Queue reads from several selectors into one pipeline: one round trip for all.
+
+    Each `queue()` call gets a function that adds commands to the pipeline and a
+    function that turns exactly those commands' replies into a value.
+    """
+
+    def __init__(self):
+        self.pipe = get_redis().pipeline(transaction=False)
+        self._pending: list[tuple[int, int, object, Deferred]] = []
+
+    def queue(self, build, parse) -> Deferred:
+        start = len(self.pipe)
+        build(self.pipe)
+        deferred = Deferred()
+        self._pending.append((start, len(self.pipe) - start, parse, deferred))
+        return deferred
+
+    def execute(self) -> None:
+        replies = self.pipe.execute() if len(self.pipe) else []
+        for start, count, parse, deferred in self._pending:
+            deferred.value = parse(replies[start : start + count])

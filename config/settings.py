@@ -1,0 +1,163 @@
+"""Django settings. Every value comes from the environment through django-environ.
+
+`.env.example` lists each variable with its development default. Redis is the only
+datastore: there is no database, no ORM app and no Django session table.
+"""
+
+from pathlib import Path
+
+import environ
+from django.core.exceptions import ImproperlyConfigured
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+env = environ.Env()
+environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
+
+DEBUG = env.bool("DEBUG", default=True)
+SECRET_KEY = env.str(
+    "SECRET_KEY",
+    default="dev-only-insecure-key-change-me-8f2c1b7e9a4d4c0f9e1d2a3b4c5d6e7f",
+)
+if not DEBUG and SECRET_KEY.startswith("dev-only-"):
+    raise ImproperlyConfigured(
+        "Set SECRET_KEY: the development key is refused when DEBUG is off."
+    )
+ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "[::1]"])
+CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
+
+# --- Redis -------------------------------------------------------------------------
+# Empty: the site starts (or reuses) an embedded redis-server whose data lives in
+# REDIS_EMBEDDED_DIR. Set it to a real server in production, e.g. redis://host:6379/0.
+REDIS_URL = env.str("REDIS_URL", default="")
+REDIS_EMBEDDED_DIR = env.path("REDIS_EMBEDDED_DIR", default=BASE_DIR / "var")
+REDIS_SOCKET_TIMEOUT = env.float("REDIS_SOCKET_TIMEOUT", default=5.0)
+
+# --- Accounts ----------------------------------------------------------------------
+AUTH_COOKIE_NAME = env.str("AUTH_COOKIE_NAME", default="retwis_auth")
+AUTH_TOKEN_TTL_DAYS = env.int("AUTH_TOKEN_TTL_DAYS", default=30)
+AUTH_MAX_DEVICES = env.int("AUTH_MAX_DEVICES", default=20)
+LOGIN_FAILURE_LIMIT = env.int("LOGIN_FAILURE_LIMIT", default=10)
+LOGIN_FAILURE_WINDOW_SECONDS = env.int("LOGIN_FAILURE_WINDOW_SECONDS", default=300)
+LOGIN_URL = "/login/"
+
+# --- Timelines ---------------------------------------------------------------------
+TIMELINE_PAGE_SIZE = env.int("TIMELINE_PAGE_SIZE", default=30)
+HOME_TIMELINE_CAP = env.int("HOME_TIMELINE_CAP", default=1000)
+GLOBAL_TIMELINE_CAP = env.int("GLOBAL_TIMELINE_CAP", default=1000)
+FOLLOW_BACKFILL = env.int("FOLLOW_BACKFILL", default=200)
+FANOUT_BATCH = env.int("FANOUT_BATCH", default=1000)
+STATUS_MAX_LENGTH = 280
+
+# --- Django ------------------------------------------------------------------------
+INSTALLED_APPS = [
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "config",
+    "accounts",
+    "timeline",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "config.middleware.RedisUnavailableMiddleware",
+    "accounts.middleware.AuthenticationMiddleware",
+]
+
+ROOT_URLCONF = "config.urls"
+WSGI_APPLICATION = "config.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.messages.context_processors.messages",
+                "accounts.context_processors.viewer",
+            ],
+        },
+    },
+]
+
+# No database: every user, status, follow edge and token lives in Redis.
+DATABASES: dict = {}
+
+MESSAGE_STORAGE = "django.contrib.messages.storage.cookie.CookieStorage"
+
+PASSWORD_HASHERS = env.list(
+    "PASSWORD_HASHERS",
+    default=[
+        "django.contrib.auth.hashers.PBKDF2PasswordHasher",
+        "django.contrib.auth.hashers.PBKDF2SHA1PasswordHasher",
+    ],
+)
+AUTH_PASSWORD_VALIDATORS = [
+    {
+        "NAME": "django.contrib.auth.password_validation."
+        "UserAttributeSimilarityValidator",
+        "OPTIONS": {"user_attributes": ("username",)},
+    },
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = env.str("TIME_ZONE", default="UTC")
+USE_I18N = False
+USE_TZ = True
+
+STATIC_URL = "/static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = env.path("STATIC_ROOT", default=BASE_DIR / "staticfiles")
+STORAGES = {
+    "staticfiles": {
+        "BACKEND": (
+            "django.contrib.staticfiles.storage.StaticFilesStorage"
+            if DEBUG
+            else "whitenoise.storage.CompressedManifestStaticFilesStorage"
+        ),
+    },
+}
+
+# --- Security ----------------------------------------------------------------------
+# Secure cookies and HTTPS redirects follow DEBUG unless set explicitly (a load test
+# over plain loopback HTTP turns SECURE_SSL_REDIRECT off).
+SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=not DEBUG)
+CSRF_COOKIE_SECURE = env.bool("CSRF_COOKIE_SECURE", default=not DEBUG)
+AUTH_COOKIE_SECURE = env.bool("AUTH_COOKIE_SECURE", default=not DEBUG)
+SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=not DEBUG)
+SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=0 if DEBUG else 3600)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool(
+    "SECURE_HSTS_INCLUDE_SUBDOMAINS", default=not DEBUG
+)
+SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=not DEBUG)
+if env.bool("SECURE_PROXY_SSL_HEADER", default=False):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}
+    },
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "loggers": {
+        "config": {"handlers": ["console"], "level": "INFO"},
+        "accounts": {"handlers": ["console"], "level": "INFO"},
+        "timeline": {"handlers": ["console"], "level": "INFO"},
+    },
+}
+
+CSRF_FAILURE_VIEW = "config.views.csrf_failure"

@@ -1,0 +1,43 @@
+// Small enhancements; every page works without them.
+(function () {
+  "use strict";
+
+  // Live character counter on the compose box (Unicode code points, like the server).
+  function bindCounter(textarea) {
+    var max = parseInt(textarea.getAttribute("data-max") || "280", 10);
+    var out = document.getElementById(textarea.getAttribute("data-counter"));
+    if (!out) return;
+    function update() {
+      var left = max - Array.from(textarea.value.trim()).length;
+      out.textContent = left + " characters left";
+      out.classList.toggle("over", left < 0);
+    }
+    textarea.addEventListener("input", update);
+    update();
+  }
+
+  // Relative times ("3 minutes ago") that stay fresh.
+  var units = [["year", 31536000], ["month", 2592000], ["week", 604800],
+               ["day", 86400], ["hour", 3600], ["minute", 60]];
+  function relative(date) {
+    var seconds = Math.round((Date.now() - date.getTime()) / 1000);
+    if (seconds < 45) return "just now";
+    for (var i = 0; i < units.length; i++) {
+      var n = Math.floor(seconds / units[i][1]);
+      if (n >= 1) return n + " " + units[i][0] + (n > 1 ? "s" : "") + " ago";
+    }
+    return "just now";
+  }
+  function refreshTimes(root) {
+    (root || document).querySelectorAll("time[data-relative]").forEach(function (el) {
+      var date = new Date(el.getAttribute("datetime"));
+      if (!isNaN(date)) el.textContent = relative(date);
+    });
+  }
+
+  document.addEventListener("DOMContentLoaded", function () {
+    document.querySelectorAll("textarea[data-counter]").forEach(bindCounter);
+    refreshTimes();
+    setInterval(refreshTimes, 30000);
+  });
+})();

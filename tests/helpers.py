@@ -1,0 +1,27 @@
+"""Small helpers the tests share: make a user, log a test client in."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.test import Client
+
+from accounts import services
+
+PASSWORD = "correct-horse-battery"
+
+
+def make_user(username: str, password: str = PASSWORD):
+    return services.user_create(username=username, password=password)
+
+
+def logged_in_client(
+    username: str, password: str = PASSWORD, **client_kwargs
+) -> Client:
+    """A test client that logged in through the real login page."""
+    response = Client().post("/login/", {"username": username, "password": password})
+    assert response.status_code == 302, response.content
+    client = Client(**client_kwargs)
+    client.cookies[settings.AUTH_COOKIE_NAME] = response.cookies[
+        settings.AUTH_COOKIE_NAME
+    ].value
+    return client
