@@ -8,7 +8,7 @@ from collections.abc import Iterable
 
 from accounts import keys
 from accounts.domain import ANONYMOUS, USERNAME_RE, AnonymousUser, Credentials, User
-from config.redis import Batch, Deferred, get_redis
+from config.redis import Batch, Deferred, get_redis, on_client_change
 
 USER_FIELDS = ("username", "created")
 
@@ -30,18 +30,48 @@ def user_get(*, uid: int) -> User | None:
     return _user(uid, get_redis().hmget(keys.user(uid), USER_FIELDS))
 
 
+# Usernames and ids never change once claimed, so a process may remember which id a
+# name points to and skip a round trip on profile pages. Callers check the name in the
+# user hash they read anyway (`user_id_forget` on a mismatch), so a store replaced
+# under a running site cannot serve a wrong profile.
+_UID_BY_NAME: dict[str, int] = {}
+_UID_CACHE_MAX = 100_000
+on_client_change(_UID_BY_NAME.clear)
+
+
 def user_id_by_username(*, username: str) -> int | None:
     """The id claimed by this username (any case), or None."""
     if not USERNAME_RE.match(username):
         return None
-    uid = get_redis().get(keys.username(username))
-    return int(uid) if uid else None
+    name = username.lower()
+    cached = _UID_BY_NAME.get(name)
+    if cached is not None:
+        return cached
+    uid = get_redis().get(keys.username(name))
+    if not uid:
+        return None
+    if len(_UID_BY_NAME) >= _UID_CACHE_MAX:
+        _UID_BY_NAME.clear()
+    _UID_BY_NAME[name] = int(uid)
+    return int(uid)
+
+
+def user_id_forget(*, username: str) -> None:
+    """Drop a remembered name -> id mapping that turned out wrong."""
+    _UID_BY_NAME.pop(username.lower(), None)
 
 
 def user_get_by_username(*, username: str) -> User | None:
     """The user with this username (any case), or None."""
     uid = user_id_by_username(username=username)
-    return user_get(uid=uid) if uid else None
+    if uid is None:
+        return None
+    user = user_get(uid=uid)
+    if user is None or user.username.lower() != username.lower():
+        user_id_forget(username=username)
+        uid = user_id_by_username(username=username)
+        user = user_get(uid=uid) if uid else None
+    return user
 
 
 def users_queue(batch: Batch, *, uids: Iterable[int]) -> Deferred:

@@ -5,7 +5,6 @@ import ipaddress
 from django.conf import settings
 from django.contrib import messages
 from django.shortcuts import redirect, render
-from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
 from accounts import services
@@ -18,6 +17,7 @@ from accounts.domain import (
     UsernameTaken,
 )
 from accounts.forms import LoginForm, SignupForm
+from config.http import safe_next
 
 
 def _set_auth_cookie(response, credentials: Credentials) -> None:
@@ -36,14 +36,6 @@ def _client_address(request) -> str:
         return str(ipaddress.ip_address(request.META.get("REMOTE_ADDR", "")))
     except ValueError:
         return "unknown"
-
-
-def _next_url(request) -> str:
-    target = request.POST.get("next") or request.GET.get("next") or "/"
-    safe = url_has_allowed_host_and_scheme(
-        target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
-    )
-    return target if safe else "/"
 
 
 def signup(request):
@@ -68,7 +60,7 @@ def signup(request):
 
 def login(request):
     if request.user.is_authenticated:
-        return redirect(_next_url(request))
+        return redirect(safe_next(request))
     form = LoginForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
@@ -92,10 +84,10 @@ def login(request):
             response["Retry-After"] = str(error.retry_after)
             return response
         else:
-            response = redirect(_next_url(request))
+            response = redirect(safe_next(request))
             _set_auth_cookie(response, credentials)
             return response
-    context = {"form": form, "next": _next_url(request)}
+    context = {"form": form, "next": safe_next(request)}
     return render(request, "accounts/login.html", context, status=_status(form))
 
 

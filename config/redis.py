@@ -32,12 +32,22 @@ def get_redis() -> redis.Redis:
         return _client
 
 
+_on_change: list = []
+
+
+def on_client_change(callback) -> None:
+    """Call `callback()` whenever the client is replaced (process caches reset)."""
+    _on_change.append(callback)
+
+
 def set_redis(client: redis.Redis | None) -> None:
     """Replace the process's client (the test suite's seam); None forgets it."""
     global _client, _client_pid
     with _lock:
         _client = client
         _client_pid = os.getpid() if client is not None else None
+    for callback in _on_change:
+        callback()
 
 
 def _build_client() -> redis.Redis:

@@ -53,6 +53,7 @@ STATUS_MAX_LENGTH = 280
 INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
+    "django.contrib.humanize",
     "config",
     "accounts",
     "timeline",

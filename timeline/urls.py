@@ -4,4 +4,13 @@ from timeline import views
 
 urlpatterns = [
     path("", views.home, name="home"),
+    path("post/", views.post_status, name="post_status"),
+    path("timeline/", views.global_timeline, name="global_timeline"),
+    path("s/<int:sid>/", views.status_detail, name="status_detail"),
+    path("s/<int:sid>/delete/", views.status_delete, name="status_delete"),
+    path("u/<str:username>/", views.profile, name="profile"),
+    path("u/<str:username>/follow/", views.follow, name="follow"),
+    path("u/<str:username>/unfollow/", views.unfollow, name="unfollow"),
+    path("u/<str:username>/followers/", views.followers, name="followers"),
+    path("u/<str:username>/following/", views.following, name="following"),
 ]

@@ -1,0 +1,312 @@
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from accounts.domain import User
+from accounts.selectors import user_get_by_username
+from accounts.services import session_create
+from tests.helpers import make_user
+from timeline import keys, selectors, services
+from timeline.domain import CannotFollowSelf, Forbidden, InvalidStatus, NotFound
+
+
+def home_ids(user: User) -> list[int]:
+    credentials = session_create(uid=user.id)
+    viewer, page = selectors.home_page(credentials=credentials)
+    assert viewer == user
+    return [s.id for s in page.statuses]
+
+
+def follow(a: User, b: User) -> bool:
+    return services.follow_create(follower=a, followee_id=b.id)
+
+
+def unfollow(a: User, b: User) -> bool:
+    return services.follow_delete(follower=a, followee_id=b.id)
+
+
+def post(user: User, text: str = "hello"):
+    return services.status_create(author=user, text=text)
+
+
+@pytest.fixture
+def users():
+    return {name: make_user(name) for name in ("alice", "bob", "carol", "dave")}
+
+
+def test_post_is_stored_once_with_author_text_and_time(r, users):
+    status = post(users["alice"], "  first post\r\nsecond line  ")
+    stored = r.hgetall(keys.status(status.id))
+    assert stored["text"] == "first post\nsecond line"
+    assert stored["author"] == "alice" and int(stored["uid"]) == users["alice"].id
+    assert float(stored["created"]) == status.created
+
+
+def test_post_ids_are_unique_and_increasing(users):
+    ids = [post(users["alice"], f"n{i}").id for i in range(5)]
+    assert ids == sorted(set(ids))
+
+
+@pytest.mark.parametrize("text", ["", "   ", "\n\n", "x" * 281])
+def test_blank_or_long_status_refused_and_nothing_stored(r, users, text):
+    with pytest.raises(InvalidStatus):
+        post(users["alice"], text)
+    assert not list(r.scan_iter(match="status:*"))
+    assert r.zcard(keys.posts(users["alice"].id)) == 0
+
+
+def test_280_emoji_count_as_280_characters(users):
+    status = post(users["alice"], "😀" * 280)
+    assert len(status.text) == 280
+
+
+def test_fanout_reaches_followers_only(users):
+    follow(users["bob"], users["alice"])
+    status = post(users["alice"], "to my followers")
+    assert status.id in home_ids(users["alice"])
+    assert status.id in home_ids(users["bob"])
+    assert status.id not in home_ids(users["carol"])
+
+
+def test_global_timeline_has_everyone(users):
+    a = post(users["alice"])
+    c = post(users["carol"])
+    _, page = selectors.global_page(credentials=None)
+    assert [s.id for s in page.statuses] == [c.id, a.id]
+
+
+def test_home_timeline_capped(r, users, settings):
+    settings.HOME_TIMELINE_CAP = 5
+    follow(users["bob"], users["alice"])
+    ids = [post(users["alice"], f"n{i}").id for i in range(8)]
+    assert r.zcard(keys.home(users["bob"].id)) == 5
+    assert home_ids(users["bob"]) == ids[::-1][:5]
+    # The author's own record is not a cache: all 8 stay on the profile.
+    assert r.zcard(keys.posts(users["alice"].id)) == 8
+
+
+def test_global_timeline_capped(r, users, settings):
+    settings.GLOBAL_TIMELINE_CAP = 3
+    for i in range(5):
+        post(users["alice"], f"n{i}")
+    assert r.zcard(keys.global_timeline()) == 3
+
+
+def test_follow_backfills_newest_statuses(users, settings):
+    settings.FOLLOW_BACKFILL = 3
+    ids = [post(users["alice"], f"n{i}").id for i in range(5)]
+    follow(users["bob"], users["alice"])
+    assert home_ids(users["bob"]) == ids[::-1][:3]
+
+
+def test_unfollow_removes_posts_from_home(users):
+    follow(users["bob"], users["alice"])
+    follow(users["bob"], users["carol"])
+    for i in range(3):
+        post(users["alice"], f"a{i}")
+    kept = post(users["carol"], "stays")
+    own = post(users["bob"], "mine")
+    unfollow(users["bob"], users["alice"])
+    assert home_ids(users["bob"]) == [own.id, kept.id]
+
+
+def test_follow_and_unfollow_are_idempotent(r, users):
+    assert follow(users["bob"], users["alice"]) is True
+    assert follow(users["bob"], users["alice"]) is False
+    assert r.zcard(keys.followers(users["alice"].id)) == 1
+    assert unfollow(users["bob"], users["alice"]) is True
+    assert unfollow(users["bob"], users["alice"]) is False
+    assert r.zcard(keys.followers(users["alice"].id)) == 0
+    assert r.zcard(keys.following(users["bob"].id)) == 0
+
+
+def test_follow_self_refused(r, users):
+    with pytest.raises(CannotFollowSelf):
+        follow(users["alice"], users["alice"])
+    assert r.zcard(keys.following(users["alice"].id)) == 0
+
+
+def test_delete_removes_status_everywhere(r, users):
+    follow(users["bob"], users["alice"])
+    status = post(users["alice"], "oops")
+    services.status_delete(user=users["alice"], sid=status.id)
+    assert not r.exists(keys.status(status.id))
+    for key in (
+        keys.home(users["alice"].id),
+        keys.home(users["bob"].id),
+        keys.posts(users["alice"].id),
+        keys.global_timeline(),
+    ):
+        assert r.zscore(key, status.id) is None
+    assert selectors.status_get(credentials=None, sid=status.id)[1] is None
+
+
+def test_delete_by_someone_else_forbidden(users):
+    status = post(users["alice"])
+    with pytest.raises(Forbidden):
+        services.status_delete(user=users["bob"], sid=status.id)
+    with pytest.raises(NotFound):
+        services.status_delete(user=users["alice"], sid=status.id + 100)
+
+
+def test_stale_id_never_renders_and_is_swept(r, users):
+    kept = post(users["bob"], "real")
+    r.zadd(keys.home(users["bob"].id), {999: 999})  # a reference to nothing
+    assert home_ids(users["bob"]) == [kept.id]
+    assert r.zscore(keys.home(users["bob"].id), 999) is None
+
+
+def test_pagination_never_repeats_or_skips_while_posting(users, settings):
+    settings.TIMELINE_PAGE_SIZE = 4
+    alice = users["alice"]
+    made = [post(alice, f"old{i}").id for i in range(10)]
+    seen: list[int] = []
+    max_id = None
+    while True:
+        _, page = selectors.global_page(credentials=None, max_id=max_id)
+        seen += [s.id for s in page.statuses]
+        post(alice, "new arrival between pages")
+        if page.next_max_id is None:
+            break
+        max_id = page.next_max_id
+    assert seen == made[::-1]
+
+
+def test_counts_equal_true_set_sizes(r, users):
+    for name in ("bob", "carol", "dave"):
+        follow(users[name], users["alice"])
+    follow(users["alice"], users["bob"])
+    unfollow(users["dave"], users["alice"])
+    post(users["alice"])
+    _, profile = selectors.profile_get(credentials=None, username="alice")
+    assert profile.followers == r.zcard(keys.followers(users["alice"].id)) == 2
+    assert profile.following == r.zcard(keys.following(users["alice"].id)) == 1
+    assert profile.statuses == r.zcard(keys.posts(users["alice"].id)) == 1
+
+
+def test_people_pages_newest_first(users, settings):
+    settings.TIMELINE_PAGE_SIZE = 2
+    for name in ("bob", "carol", "dave"):
+        follow(users[name], users["alice"])
+    _, owner, first = selectors.people_page(
+        credentials=None, username="alice", relation="followers"
+    )
+    assert owner.username == "alice"
+    assert [u.username for u in first.users] == ["dave", "carol"]
+    _, _, second = selectors.people_page(
+        credentials=None,
+        username="alice",
+        relation="followers",
+        cursor=first.next_cursor,
+    )
+    assert [u.username for u in second.users] == ["bob"]
+    assert second.next_cursor is None
+
+
+def test_repeated_follow_completes_a_half_done_one(r, users):
+    # A crash after the follower's side was written: the followee's side is missing.
+    r.zadd(keys.following(users["bob"].id), {users["alice"].id: 1})
+    post(users["alice"], "backfilled on repair")
+    follow(users["bob"], users["alice"])
+    assert r.zscore(keys.followers(users["alice"].id), users["bob"].id) is not None
+    assert len(home_ids(users["bob"])) == 1
+
+
+def test_refanout_is_idempotent(r, users):
+    follow(users["bob"], users["alice"])
+    status = post(users["alice"])
+    services.status_fanout(author_id=users["alice"].id, sid=status.id)
+    assert r.zcard(keys.home(users["bob"].id)) == 1
+    assert r.zcard(keys.global_timeline()) == 1
+
+
+def test_user_cache_notices_a_replaced_store(r, users):
+    assert user_get_by_username(username="alice").id == users["alice"].id
+    r.flushall()
+    make_user("zed")  # takes id 1, which the process remembered as alice's
+    assert user_get_by_username(username="alice") is None
+    assert selectors.profile_get(credentials=None, username="alice")[1] is None
+
+
+class _Interleave:
+    """A client that runs `action` in another thread the first time `key` is ZADDed.
+
+    It waits briefly for that thread, as a concurrent request would run: a step that
+    is not protected lets the other request finish in the middle of this one.
+    """
+
+    def __init__(self, client, key: str, action):
+        self._client, self._key, self._action = client, key, action
+        self.threads: list[threading.Thread] = []
+
+    def __getattr__(self, name):
+        return getattr(self._client, name)
+
+    def zadd(self, key, *args, **kwargs):
+        if key == self._key and not self.threads:
+            thread = threading.Thread(target=self._action)
+            self.threads.append(thread)
+            thread.start()
+            thread.join(timeout=0.5)
+        return self._client.zadd(key, *args, **kwargs)
+
+
+@pytest.mark.real_redis
+def test_unfollow_landing_inside_a_follow_cannot_split_the_pair(r, users, monkeypatch):
+    alice, bob = users["alice"], users["bob"]
+    post(alice, "before")
+    client = _Interleave(r, keys.followers(alice.id), lambda: unfollow(bob, alice))
+    monkeypatch.setattr(services, "get_redis", lambda: client)
+    follow(bob, alice)
+    client.threads[0].join()
+    follows = r.zscore(keys.following(bob.id), alice.id) is not None
+    followed = r.zscore(keys.followers(alice.id), bob.id) is not None
+    assert follows == followed
+    alices = {int(s) for s in r.zrange(keys.posts(alice.id), 0, -1)}
+    in_home = {int(s) for s in r.zrange(keys.home(bob.id), 0, -1)}
+    assert (in_home >= alices) if follows else not (in_home & alices)
+
+
+@pytest.mark.real_redis
+def test_fanout_racing_an_unfollow_leaves_nothing_behind(r, users, monkeypatch):
+    alice, bob = users["alice"], users["bob"]
+    follow(bob, alice)
+    read_followers = services._follower_batches
+
+    def followers_then_unfollow(uid):
+        batches = list(read_followers(uid))  # the fan-out has read bob as a follower
+        unfollow(bob, alice)  # ...and bob unfollows before it writes
+        yield from batches
+
+    monkeypatch.setattr(services, "_follower_batches", followers_then_unfollow)
+    status = post(alice, "racing")
+    assert r.zscore(keys.home(bob.id), status.id) is None
+    assert r.zscore(keys.following(bob.id), alice.id) is None
+
+
+@pytest.mark.real_redis
+def test_concurrent_posts_all_reach_every_follower(r, users):
+    alice = users["alice"]
+    readers = [users["bob"], users["carol"], users["dave"]]
+    for reader in readers:
+        follow(reader, alice)
+    made: list[int] = []
+    lock = threading.Lock()
+
+    def burst() -> None:
+        for i in range(20):
+            sid = post(alice, f"p{i}").id
+            with lock:
+                made.append(sid)
+
+    threads = [threading.Thread(target=burst) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(made) == len(set(made)) == 120
+    assert r.zcard(keys.posts(alice.id)) == 120
+    for reader in readers:
+        assert {int(s) for s in r.zrange(keys.home(reader.id), 0, -1)} == set(made)

@@ -1,0 +1,212 @@
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.test import Client
+
+from accounts.selectors import user_get_by_username
+from config.redis import get_redis, set_redis
+from tests.helpers import logged_in_client, make_user
+from timeline import keys, services
+
+
+def status_ids(html: str) -> list[int]:
+    return [int(x) for x in re.findall(r'data-status-id="(\d+)"', html)]
+
+
+def body(response) -> str:
+    return response.content.decode()
+
+
+@pytest.fixture
+def alice():
+    make_user("alice")
+    return logged_in_client("alice")
+
+
+@pytest.fixture
+def bob():
+    make_user("bob")
+    return logged_in_client("bob")
+
+
+def test_post_from_compose_form_shows_on_home_profile_and_global(alice):
+    home = body(alice.get("/"))
+    assert 'action="/post/"' in home and 'name="text"' in home
+    response = alice.post("/post/", {"text": "Hello\nworld <3"})
+    assert response.status_code == 302
+    for url in ("/", "/u/alice/", "/timeline/"):
+        page = body(alice.get(url))
+        assert len(status_ids(page)) == 1
+        assert "Hello<br>world &lt;3" in page
+        assert 'href="/u/alice/">@alice</a>' in page
+        assert re.search(r'<time datetime="\d{4}-\d\d-\d\dT[^"]+"', page)
+
+
+def test_blank_and_too_long_posts_refused_with_message(alice, r):
+    blank = alice.post("/post/", {"text": "   "})
+    assert blank.status_code == 400 and "Write something first." in body(blank)
+    long = alice.post("/post/", {"text": "é" * 281})
+    assert long.status_code == 400
+    assert "at most 280 characters (this one has 281)" in body(long)
+    assert "é" * 281 in body(long)  # what was typed is not lost
+    assert not list(r.scan_iter(match="status:*"))
+
+
+def test_post_requires_login_and_post_method(alice):
+    response = Client().post("/post/", {"text": "anon"})
+    assert response.status_code == 302 and response["Location"].startswith("/login/")
+    assert alice.get("/post/").status_code == 405
+
+
+def test_status_page_and_delete_by_author_only(alice, bob):
+    alice.post("/post/", {"text": "mine"})
+    sid = status_ids(body(alice.get("/")))[0]
+    page = body(bob.get(f"/s/{sid}/"))
+    assert "mine" in page and f'action="/s/{sid}/delete/"' not in page
+    assert f'action="/s/{sid}/delete/"' in body(alice.get(f"/s/{sid}/"))
+    assert bob.post(f"/s/{sid}/delete/").status_code == 403
+    assert alice.post(f"/s/{sid}/delete/").status_code == 302
+    assert alice.get(f"/s/{sid}/").status_code == 404
+    assert status_ids(body(alice.get("/timeline/"))) == []
+    assert alice.post(f"/s/{sid}/delete/").status_code == 404
+
+
+def test_delete_is_visible_in_followers_homes(alice, bob):
+    bob.post("/u/alice/follow/")
+    alice.post("/post/", {"text": "soon gone"})
+    sid = status_ids(body(bob.get("/")))[0]
+    alice.post(f"/s/{sid}/delete/")
+    assert status_ids(body(bob.get("/"))) == []
+
+
+@pytest.mark.parametrize("url", ["/s/abc/", "/s/99999/", "/s/99999999999999999999/"])
+def test_bad_status_ids_are_404(url):
+    assert Client().get(url).status_code == 404
+
+
+@pytest.mark.parametrize("query", ["?max_id=abc", "?max_id=-1", "?max_id=1e5"])
+def test_bad_cursor_is_404_not_500(query):
+    assert Client().get("/timeline/" + query).status_code == 404
+
+
+def test_follow_shows_posts_on_home_and_unfollow_removes_them(alice, bob):
+    alice.post("/post/", {"text": "from alice"})
+    assert status_ids(body(bob.get("/"))) == []
+    profile = body(bob.get("/u/alice/"))
+    assert 'action="/u/alice/follow/"' in profile
+    assert bob.post("/u/alice/follow/").status_code == 302
+    assert len(status_ids(body(bob.get("/")))) == 1
+    profile = body(bob.get("/u/alice/"))
+    assert 'action="/u/alice/unfollow/"' in profile
+    assert "<strong>1</strong> follower" in profile
+    bob.post("/u/alice/unfollow/")
+    assert status_ids(body(bob.get("/"))) == []
+    assert "<strong>0</strong> followers" in body(bob.get("/u/alice/"))
+
+
+def test_follow_self_refused_unknown_user_404(alice):
+    response = alice.post("/u/alice/follow/", follow=True)
+    assert "You cannot follow yourself." in body(response)
+    assert alice.post("/u/nobody/follow/").status_code == 404
+    assert alice.get("/u/nobody/").status_code == 404
+    assert alice.get("/u/bad%20name/").status_code == 404
+
+
+def test_follow_requires_post(alice, bob):
+    assert bob.get("/u/alice/follow/").status_code == 405
+
+
+def test_profile_shows_people_in_common(alice, bob):
+    for name in ("carol", "dave", "erin", "fred"):
+        make_user(name)
+        client = logged_in_client(name)
+        client.post("/u/alice/follow/")
+        bob.post(f"/u/{name}/follow/")
+    page = body(bob.get("/u/alice/"))
+    assert "Followed by" in page and "(4 in all)" in page
+    assert len(re.findall(r'class="muted in-common">.*?</p>', page, re.S)) == 1
+    assert "and 1 other you follow" in page
+
+
+def test_followers_and_following_pages(alice, bob, settings):
+    bob.post("/u/alice/follow/")
+    assert 'href="/u/bob/"' in body(alice.get("/u/alice/followers/"))
+    assert 'href="/u/alice/"' in body(alice.get("/u/bob/following/"))
+    assert alice.get("/u/ghost/followers/").status_code == 404
+
+
+def test_older_link_pages_without_repeats(alice, settings):
+    settings.TIMELINE_PAGE_SIZE = 3
+    for i in range(7):
+        alice.post("/post/", {"text": f"n{i}"})
+    seen: list[int] = []
+    url = "/"
+    while url:
+        page = body(alice.get(url))
+        seen += status_ids(page)
+        match = re.search(r'<a rel="next"[^>]*href="([^"]+)"', page)
+        url = "/" + match.group(1).replace("&amp;", "&") if match else None
+    assert len(seen) == 7 and seen == sorted(seen, reverse=True)
+
+
+def test_untrusted_text_is_escaped_everywhere(alice, bob):
+    alice.post("/post/", {"text": '<script>alert("x")</script>'})
+    bob.post("/u/alice/follow/")
+    for url in ("/", "/timeline/", "/u/alice/"):
+        page = body(bob.get(url))
+        assert "<script>alert" not in page
+        assert "&lt;script&gt;alert" in page
+
+
+class CountingClient:
+    """Wrap the Redis client and count round trips: each command or pipeline sent."""
+
+    def __init__(self, client):
+        self._client = client
+        self.round_trips = 0
+
+    def __getattr__(self, name):
+        return getattr(self._client, name)
+
+    def execute_command(self, *args, **kwargs):
+        self.round_trips += 1
+        return self._client.execute_command(*args, **kwargs)
+
+    def pipeline(self, *args, **kwargs):
+        pipe = self._client.pipeline(*args, **kwargs)
+        execute = pipe.execute
+
+        def counted(*a, **k):
+            self.round_trips += 1
+            return execute(*a, **k)
+
+        pipe.execute = counted
+        return pipe
+
+
+def count_round_trips(client: Client, url: str) -> int:
+    counter = CountingClient(get_redis())
+    original = get_redis()
+    set_redis(counter)
+    try:
+        assert client.get(url).status_code == 200
+    finally:
+        set_redis(original)
+    return counter.round_trips
+
+
+@pytest.mark.parametrize("posts", [1, 30, 90])
+def test_a_page_costs_a_constant_number_of_round_trips(alice, bob, posts):
+    author = user_get_by_username(username="alice")
+    for i in range(posts):
+        services.status_create(author=author, text=f"status {i}")
+    bob.post("/u/alice/follow/")
+    bob.get("/u/alice/")  # the process learns alice's id once
+    assert count_round_trips(bob, "/") == 2
+    assert count_round_trips(bob, "/timeline/") == 2
+    assert count_round_trips(bob, "/u/alice/") == 2
+    assert count_round_trips(Client(), "/timeline/") == 2
+    sid = int(get_redis().zrange(keys.posts(author.id), 0, 0)[0])
+    assert count_round_trips(bob, f"/s/{sid}/") == 1

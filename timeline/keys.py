@@ -1,0 +1,55 @@
+"""Redis key names for statuses, follows and timelines. Pure functions, no I/O.
+
+Per-user keys carry the user id as a hash tag (`{42}`), shared with `accounts/keys.py`,
+so everything one user owns sits in one Cluster slot: a script may read
+`following:{42}` and write `home:{42}` atomically. Steps that span users (fan-out, the
+two sides of a follow) are separate single-slot steps, each idempotent.
+
+| key                  | type   | members -> score                          | cap / reason                              |
+|----------------------|--------|-------------------------------------------|-------------------------------------------|
+| `statuses:next_id`   | string | last status id handed out (INCR)          | one key; ids are unique and time-ordered  |
+| `status:<sid>`       | hash   | uid, author (username), text, created     | one per status; deleted with it           |
+| `posts:{<uid>}`      | zset   | status id -> status id                    | uncapped: the author's own record, the    |
+|                      |        |                                           | source of backfills and of the profile    |
+| `home:{<uid>}`       | zset   | status id -> status id                    | HOME_TIMELINE_CAP (1000), trimmed on add  |
+| `followers:{<uid>}`  | zset   | follower uid -> follow time (microsecs)   | one entry per follower (the graph itself) |
+| `following:{<uid>}`  | zset   | followee uid -> follow time (microsecs)   | one entry per followee (the graph itself) |
+| `followlock:{<uid>}` | string | token of the follow/unfollow in progress  | TTL 10 s; serializes one user's follows   |
+| `timeline:global`    | zset   | status id -> status id                    | GLOBAL_TIMELINE_CAP (1000), trimmed on add|
+
+Scores equal members in the status zsets so that pages are cut by id
+(`ZREVRANGEBYSCORE key max_id -inf LIMIT 0 n`), and integer members and scores keep a
+capped timeline in a compact listpack (see `config/embedded.py: TUNING`).
+"""
+
+
+def status_ids() -> str:
+    return "statuses:next_id"
+
+
+def status(sid: int) -> str:
+    return f"status:{sid}"
+
+
+def posts(uid: int) -> str:
+    return f"posts:{{{uid}}}"
+
+
+def home(uid: int) -> str:
+    return f"home:{{{uid}}}"
+
+
+def followers(uid: int) -> str:
+    return f"followers:{{{uid}}}"
+
+
+def following(uid: int) -> str:
+    return f"following:{{{uid}}}"
+
+
+def follow_lock(uid: int) -> str:
+    return f"followlock:{{{uid}}}"
+
+
+def global_timeline() -> str:
+    return "timeline:global"
