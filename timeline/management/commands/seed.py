@@ -1,0 +1,80 @@
+from __future__ import annotations
+
+import sys
+
+from django.core.management.base import BaseCommand, CommandError
+
+from config.redis import get_redis
+from timeline.seeding import Progress, seed
+
+DEMO_PASSWORD = "retwis-demo-password"
+
+
+class Command(BaseCommand):
+    help = (
+        "Fill Redis with realistic users, a power-law follow graph and statuses. "
+        f"Every seeded user (user<id>) logs in with the password {DEMO_PASSWORD!r}."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--users", type=int, default=1000)
+        parser.add_argument(
+            "--follows-per-user", type=int, default=20, help="average (exponential)"
+        )
+        parser.add_argument("--statuses-per-user", type=int, default=10)
+        parser.add_argument("--seed", type=int, default=42, help="random seed")
+        parser.add_argument("--password", default=DEMO_PASSWORD)
+        parser.add_argument(
+            "--days", type=int, default=28, help="history to spread over"
+        )
+        parser.add_argument(
+            "--append", action="store_true", help="add to a store that holds data"
+        )
+        parser.add_argument(
+            "--flush",
+            action="store_true",
+            help="delete EVERYTHING in the Redis db first",
+        )
+        parser.add_argument(
+            "--yes", action="store_true", help="do not ask before --flush"
+        )
+        parser.add_argument("--quiet", action="store_true", help="no progress bar")
+
+    def handle(self, *args, **opts):
+        if opts["users"] < 2:
+            raise CommandError("--users must be at least 2.")
+        r = get_redis()
+        if opts["flush"]:
+            if not opts["yes"] and not self._confirm(r):
+                raise CommandError("Not flushed; nothing written.")
+            r.flushdb()
+        elif r.dbsize() and not opts["append"]:
+            raise CommandError(
+                f"The store already holds {r.dbsize()} keys. Use --append to add "
+                "to it, or --flush to replace it (asks first)."
+            )
+        report = seed(
+            users=opts["users"],
+            follows_per_user=opts["follows_per_user"],
+            statuses_per_user=opts["statuses_per_user"],
+            password=opts["password"],
+            random_seed=opts["seed"],
+            days=opts["days"],
+            progress=Progress(stream=sys.stderr, enabled=not opts["quiet"]),
+        )
+        self.stdout.write(
+            f"Seeded {report.users} users, {report.follows} follows, "
+            f"{report.statuses} statuses and {report.home_entries} home timeline "
+            f"entries in {report.seconds:.1f}s: {report.commands} Redis commands, "
+            f"{report.commands_per_second:,.0f} commands/s.\n"
+            f"Log in as any user<id> (e.g. user{1 if not opts['append'] else 'N'}) "
+            f"with the password {opts['password']!r}."
+        )
+
+    def _confirm(self, r) -> bool:
+        if not sys.stdin.isatty():
+            raise CommandError("--flush needs --yes when there is no terminal to ask.")
+        answer = input(
+            f"Delete all {r.dbsize()} keys in this Redis database? Type 'yes': "
+        )
+        return answer.strip().lower() == "yes"

@@ -1,0 +1,337 @@
+"""Batched equivalents of the services, for `manage.py seed`.
+
+They write exactly the keys and values `accounts.services` and `timeline.services`
+write (same key builders, same hash fields, same scores), many at a time, so seeded
+data is indistinguishable from data made through the site. Home timelines are filled
+as if every status had been fanned out when it was posted: each holds the newest
+HOME_TIMELINE_CAP statuses of its owner and of the people they follow.
+"""
+
+from __future__ import annotations
+
+import bisect
+import heapq
+import itertools
+import random
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from django.conf import settings
+from django.contrib.auth.hashers import make_password
+
+from accounts import keys as account_keys
+from config.redis import get_redis
+from timeline import keys
+
+WORDS = [
+    "redis",
+    "django",
+    "timeline",
+    "follow",
+    "post",
+    "status",
+    "coffee",
+    "morning",
+    "deploy",
+    "cluster",
+    "weekend",
+    "music",
+    "rain",
+    "sunny",
+    "train",
+    "book",
+    "reading",
+    "shipping",
+    "bug",
+    "fix",
+    "release",
+    "party",
+    "cat",
+    "dog",
+    "garden",
+    "lunch",
+    "run",
+    "bike",
+    "code",
+    "review",
+    "test",
+    "green",
+    "fast",
+    "memory",
+    "listpack",
+    "pipeline",
+    "lua",
+    "atomic",
+    "slot",
+    "hash",
+    "tag",
+    "cache",
+    "queue",
+    "fan",
+    "out",
+    "home",
+    "profile",
+    "friend",
+    "idea",
+    "today",
+    "tomorrow",
+    "city",
+    "river",
+    "mountain",
+    "sea",
+    "night",
+    "moon",
+    "star",
+    "tea",
+    "pizza",
+    "game",
+    "movie",
+]
+
+DAY = 86400
+
+
+@dataclass
+class SeedReport:
+    users: int = 0
+    follows: int = 0
+    statuses: int = 0
+    home_entries: int = 0
+    commands: int = 0
+    seconds: float = 0.0
+    phases: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def commands_per_second(self) -> float:
+        return self.commands / self.seconds if self.seconds else 0.0
+
+
+class _Writer:
+    """Queue commands into a pipeline and send it every `batch` commands."""
+
+    def __init__(self, report: SeedReport, batch: int = 2000):
+        self.pipe = get_redis().pipeline(transaction=False)
+        self.report = report
+        self.batch = batch
+
+    def __getattr__(self, name):
+        command = getattr(self.pipe, name)
+
+        def queued(*args, **kwargs):
+            command(*args, **kwargs)
+            if len(self.pipe) >= self.batch:
+                self.flush()
+
+        return queued
+
+    def flush(self) -> None:
+        if len(self.pipe):
+            self.report.commands += len(self.pipe)
+            self.pipe.execute()
+
+
+class Progress:
+    """A one-line progress bar on a terminal; a line per phase elsewhere."""
+
+    def __init__(self, stream=None, enabled: bool = True):
+        self.stream = stream or sys.stderr
+        self.enabled = enabled
+        self.tty = hasattr(self.stream, "isatty") and self.stream.isatty()
+
+    def update(self, phase: str, done: int, total: int) -> None:
+        if not self.enabled or not self.tty:
+            return
+        width = 30
+        filled = width * done // max(total, 1)
+        self.stream.write(
+            f"\r{phase:<10} [{'#' * filled}{'.' * (width - filled)}] {done}/{total}"
+        )
+        self.stream.flush()
+
+    def finish(self, phase: str, total: int, seconds: float) -> None:
+        if not self.enabled:
+            return
+        start = "\r" if self.tty else ""
+        self.stream.write(f"{start}{phase:<10} {total} in {seconds:.1f}s{' ' * 30}\n")
+        self.stream.flush()
+
+
+def _power_law_picker(n: int, rng: random.Random, alpha: float) -> Callable[[], int]:
+    """Pick indexes 0..n-1 with probability ~ 1/(rank+1)^alpha, ranks shuffled."""
+    ranks = list(range(n))
+    rng.shuffle(ranks)  # the most followed users are spread over the id range
+    cumulative = list(itertools.accumulate(1.0 / (r + 1) ** alpha for r in range(n)))
+    total = cumulative[-1]
+
+    def pick() -> int:
+        return ranks[bisect.bisect_left(cumulative, rng.random() * total)]
+
+    return pick
+
+
+def _text(rng: random.Random) -> str:
+    words = rng.choices(WORDS, k=rng.randint(3, 24))
+    text = " ".join(words).capitalize()
+    return text[: settings.STATUS_MAX_LENGTH]
+
+
+def seed(
+    *,
+    users: int,
+    follows_per_user: int,
+    statuses_per_user: int,
+    password: str,
+    random_seed: int,
+    days: int = 28,
+    alpha: float = 1.0,
+    progress: Progress | None = None,
+) -> SeedReport:
+    """Create users, a power-law follow graph and statuses; fill home timelines."""
+    progress = progress or Progress(enabled=False)
+    rng = random.Random(random_seed)
+    report = SeedReport()
+    started = time.monotonic()
+    r = get_redis()
+    now = time.time()
+    home_cap = settings.HOME_TIMELINE_CAP
+
+    # --- users: ids reserved in one INCRBY, names claimed with SET NX -------------
+    phase_start = time.monotonic()
+    last_uid = int(r.incrby(account_keys.user_ids(), users))
+    uids = list(range(last_uid - users + 1, last_uid + 1))
+    password_hash = make_password(password)  # one hash: every seeded user shares it
+    names: dict[int, str] = {}
+    writer = _Writer(report)
+    for i, uid in enumerate(uids):
+        name = f"user{uid}"
+        created = now - days * DAY - rng.random() * DAY
+        writer.hset(
+            account_keys.user(uid),
+            mapping={
+                "username": name,
+                "password": password_hash,
+                "created": f"{created:.3f}",
+            },
+        )
+        names[uid] = name
+        if i % 5000 == 0:
+            progress.update("users", i, users)
+    writer.flush()
+    _claim_names(names, report, rng)
+    report.users = users
+    progress.finish("users", users, time.monotonic() - phase_start)
+    report.phases["users"] = time.monotonic() - phase_start
+
+    # --- follows: power-law popularity, distinct microsecond times ------------------
+    phase_start = time.monotonic()
+    pick = _power_law_picker(users, rng, alpha)
+    following: dict[int, list[int]] = {}
+    for i, uid in enumerate(uids):
+        want = min(users - 1, max(1, int(rng.expovariate(1 / follows_per_user))))
+        chosen: set[int] = set()
+        for _ in range(want * 3):
+            if len(chosen) >= want:
+                break
+            other = uids[pick()]
+            if other != uid:
+                chosen.add(other)
+        following[uid] = sorted(chosen)
+        if i % 5000 == 0:
+            progress.update("follows", i, users)
+    followers: dict[int, dict[int, int]] = {}
+    start_us = int((now - days * DAY) * 1_000_000)
+    span_us = days * DAY * 1_000_000
+    writer = _Writer(report)
+    tick = itertools.count()
+    for uid, followees in following.items():
+        if not followees:
+            continue
+        scores: dict[int, int] = {}
+        for followee in followees:
+            # Distinct times: a random instant plus a unique tie-breaker.
+            scores[followee] = start_us + rng.randrange(span_us) + next(tick) % 997
+            followers.setdefault(followee, {})[uid] = scores[followee]
+        writer.zadd(keys.following(uid), scores)
+        report.follows += len(scores)
+    for followee, by in followers.items():
+        writer.zadd(keys.followers(followee), by)
+    writer.flush()
+    progress.finish("follows", report.follows, time.monotonic() - phase_start)
+    report.phases["follows"] = time.monotonic() - phase_start
+
+    # --- statuses: times spread over the past weeks, ids in time order --------------
+    phase_start = time.monotonic()
+    total = users * statuses_per_user
+    times = sorted(now - rng.random() * days * DAY for _ in range(total))
+    last_sid = int(r.incrby(keys.status_ids(), total))
+    first_sid = last_sid - total + 1
+    authors = [uids[rng.randrange(users)] for _ in range(total)]
+    by_author: dict[int, list[int]] = {}
+    writer = _Writer(report)
+    for i, (created, author) in enumerate(zip(times, authors, strict=True)):
+        sid = first_sid + i
+        writer.hset(
+            keys.status(sid),
+            mapping={
+                "uid": author,
+                "author": names[author],
+                "text": _text(rng),
+                "created": f"{created:.3f}",
+            },
+        )
+        by_author.setdefault(author, []).append(sid)
+        if i % 20000 == 0:
+            progress.update("statuses", i, total)
+    for author, sids in by_author.items():
+        for start in range(0, len(sids), 1000):
+            chunk = sids[start : start + 1000]
+            writer.zadd(keys.posts(author), {sid: sid for sid in chunk})
+    oldest_global = max(first_sid, last_sid - settings.GLOBAL_TIMELINE_CAP + 1)
+    newest = range(oldest_global, last_sid + 1)
+    if newest:
+        writer.zadd(keys.global_timeline(), {sid: sid for sid in newest})
+    writer.flush()
+    report.statuses = total
+    progress.finish("statuses", total, time.monotonic() - phase_start)
+    report.phases["statuses"] = time.monotonic() - phase_start
+
+    # --- homes: what fan-out would have left, newest HOME_TIMELINE_CAP -------------
+    phase_start = time.monotonic()
+    writer = _Writer(report, batch=200)
+    for i, uid in enumerate(uids):
+        sources = [by_author.get(a, ()) for a in (uid, *following.get(uid, ()))]
+        merged = heapq.merge(*(reversed(s) for s in sources if s), reverse=True)
+        home = list(itertools.islice(merged, home_cap))
+        if home:
+            writer.zadd(keys.home(uid), {sid: sid for sid in home})
+            report.home_entries += len(home)
+        if i % 2000 == 0:
+            progress.update("homes", i, users)
+    writer.flush()
+    progress.finish("homes", report.home_entries, time.monotonic() - phase_start)
+    report.phases["homes"] = time.monotonic() - phase_start
+
+    report.seconds = time.monotonic() - started
+    return report
+
+
+def _claim_names(names: dict[int, str], report: SeedReport, rng: random.Random) -> None:
+    """Point each name at its id with SET NX; a name already taken gets a suffix."""
+    r = get_redis()
+    pending = dict(names)
+    while pending:
+        pipe = r.pipeline(transaction=False)
+        items = list(pending.items())
+        for uid, name in items:
+            pipe.set(account_keys.username(name), uid, nx=True)
+        claimed = pipe.execute()
+        report.commands += len(items)
+        pending = {}
+        for (uid, name), ok in zip(items, claimed, strict=True):
+            if not ok:
+                fresh = f"{name[:22]}_{rng.randrange(10**6)}"
+                r.hset(account_keys.user(uid), "username", fresh)
+                names[uid] = fresh
+                pending[uid] = fresh
