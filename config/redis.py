@@ -113,3 +113,33 @@ class Batch:
         replies = self.pipe.execute() if len(self.pipe) else []
         for start, count, parse, deferred in self._pending:
             deferred.value = parse(replies[start : start + count])
+
+
+class RoundTripCounter:
+    """Count round trips to a real server while active (tests and benchmarks).
+
+    Every command, and every pipeline, reaches the server in one
+    `send_packed_command` call and waits for its replies: one round trip each.
+    """
+
+    def __init__(self):
+        self.count = 0
+        self._original = None
+
+    def __enter__(self):
+        from redis.connection import AbstractConnection
+
+        self._original = original = AbstractConnection.send_packed_command
+        counter = self
+
+        def counted(connection, *args, **kwargs):
+            counter.count += 1
+            return original(connection, *args, **kwargs)
+
+        AbstractConnection.send_packed_command = counted
+        return self
+
+    def __exit__(self, *exc):
+        from redis.connection import AbstractConnection
+
+        AbstractConnection.send_packed_command = self._original

@@ -1,6 +1,9 @@
 from django.urls import include, path
 
+from config import views
+
 urlpatterns = [
+    path("healthz/", views.healthz, name="healthz"),
     path("", include("accounts.urls")),
     path("", include("timeline.urls")),
 ]

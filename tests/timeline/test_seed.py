@@ -7,9 +7,9 @@ from django.core.management import CommandError, call_command
 
 from accounts import keys as account_keys
 from accounts import services as account_services
+from tests.helpers import make_user
 from timeline import keys
 from timeline.management.commands.seed import DEMO_PASSWORD
-from tests.helpers import make_user
 
 
 def run_seed(*args: str) -> str:
@@ -19,7 +19,9 @@ def run_seed(*args: str) -> str:
 
 
 def test_seed_creates_users_follows_statuses_and_homes(r):
-    output = run_seed("--users", "60", "--follows-per-user", "5", "--statuses-per-user", "3")
+    output = run_seed(
+        "--users", "60", "--follows-per-user", "5", "--statuses-per-user", "3"
+    )
     assert "Seeded 60 users" in output and "180 statuses" in output
     uids = range(1, 61)
     assert sum(r.zcard(keys.following(u)) for u in uids) == sum(
