@@ -8,6 +8,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import RegexValidator
 
 from accounts.domain import USERNAME_RE
+from config.forms import AccessibleForm
 
 username_validator = RegexValidator(
     USERNAME_RE,
@@ -15,7 +16,7 @@ username_validator = RegexValidator(
 )
 
 
-class SignupForm(forms.Form):
+class SignupForm(AccessibleForm):
     username = forms.CharField(
         min_length=3,
         max_length=30,
@@ -47,7 +48,7 @@ class SignupForm(forms.Form):
         return cleaned
 
 
-class LoginForm(forms.Form):
+class LoginForm(AccessibleForm):
     username = forms.CharField(
         max_length=30,
         widget=forms.TextInput(attrs={"autocomplete": "username", "autofocus": True}),

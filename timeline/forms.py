@@ -3,10 +3,11 @@ from __future__ import annotations
 from django import forms
 from django.conf import settings
 
+from config.forms import AccessibleForm
 from timeline.services import normalize_text
 
 
-class StatusForm(forms.Form):
+class StatusForm(AccessibleForm):
     text = forms.CharField(
         label="What's happening?",
         strip=False,

@@ -16,6 +16,8 @@ two sides of a follow) are separate single-slot steps, each idempotent.
 | `following:{<uid>}`  | zset   | followee uid -> follow time (microsecs)   | one entry per followee (the graph itself) |
 | `followlock:{<uid>}` | string | token of the follow/unfollow in progress  | TTL 10 s; serializes one user's follows   |
 | `timeline:global`    | zset   | status id -> status id                    | GLOBAL_TIMELINE_CAP (1000), trimmed on add|
+| `users:popular`      | zset   | uid -> follower count, set after a follow | top POPULAR_CAP (100), trimmed on write;  |
+|                      |        | or unfollow from that user's ZCARD        | suggestions for new users                 |
 
 Scores equal members in the status zsets so that pages are cut by id
 (`ZREVRANGEBYSCORE key max_id -inf LIMIT 0 n`), and integer members and scores keep a
@@ -53,3 +55,7 @@ def follow_lock(uid: int) -> str:
 
 def global_timeline() -> str:
     return "timeline:global"
+
+
+def popular_users() -> str:
+    return "users:popular"

@@ -24,6 +24,7 @@ from django.contrib.auth.hashers import make_password
 from accounts import keys as account_keys
 from config.redis import get_redis
 from timeline import keys
+from timeline.services import POPULAR_CAP
 
 WORDS = [
     "redis",
@@ -257,6 +258,9 @@ def seed(
         report.follows += len(scores)
     for followee, by in followers.items():
         writer.zadd(keys.followers(followee), by)
+    popular = heapq.nlargest(POPULAR_CAP, followers.items(), key=lambda kv: len(kv[1]))
+    if popular:
+        writer.zadd(keys.popular_users(), {uid: len(by) for uid, by in popular})
     writer.flush()
     progress.finish("follows", report.follows, time.monotonic() - phase_start)
     report.phases["follows"] = time.monotonic() - phase_start

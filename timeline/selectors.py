@@ -250,3 +250,21 @@ def people_page(
     users = [users_d.value[m] for m, _ in shown if m in users_d.value]
     next_cursor = shown[-1][1] - 1 if len(rows) > size else None
     return viewer_d.value, owner, PeoplePage(users=users, next_cursor=next_cursor)
+
+
+def suggestions_get(*, viewer_id: int, limit: int = 5) -> list[User]:
+    """The most followed people the viewer does not follow yet (for an empty home)."""
+    r = get_redis()
+    candidates = [int(u) for u in r.zrevrange(keys.popular_users(), 0, 4 * limit)]
+    candidates = [u for u in candidates if u != viewer_id]
+    if not candidates:
+        return []
+    batch = Batch()
+    followed_d = batch.queue(
+        lambda pipe: pipe.zmscore(keys.following(viewer_id), candidates),
+        lambda replies: replies[0],
+    )
+    users_d = users_queue(batch, uids=candidates)
+    batch.execute()
+    fresh = [u for u, s in zip(candidates, followed_d.value, strict=True) if s is None]
+    return [users_d.value[u] for u in fresh if u in users_d.value][:limit]

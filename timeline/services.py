@@ -208,6 +208,7 @@ def follow_create(*, follower: User, followee_id: int) -> bool:
     with _FollowLock(follower.id):
         added = r.zadd(keys.following(follower.id), {followee_id: now_us}, nx=True)
         r.zadd(keys.followers(followee_id), {follower.id: now_us}, nx=True)
+        _popularity_update(followee_id)
         newest = r.zrevrange(keys.posts(followee_id), 0, settings.FOLLOW_BACKFILL - 1)
         if newest:
             _timeline_add(
@@ -225,6 +226,7 @@ def follow_delete(*, follower: User, followee_id: int) -> bool:
     with _FollowLock(follower.id):
         removed = r.zrem(keys.following(follower.id), followee_id)
         r.zrem(keys.followers(followee_id), follower.id)
+        _popularity_update(followee_id)
         # From here no fan-out can add the followee's statuses to this home (the add
         # checks `following` atomically), so one sweep removes them for good.
         oldest = r.zrange(keys.home(follower.id), 0, 0, withscores=True)
@@ -233,3 +235,23 @@ def follow_delete(*, follower: User, followee_id: int) -> bool:
             for start in range(0, len(theirs), 1000):
                 r.zrem(keys.home(follower.id), *theirs[start : start + 1000])
     return bool(removed)
+
+
+POPULAR_CAP = 100
+
+
+def _popularity_update(uid: int) -> None:
+    """Record the user's true follower count in the capped popularity ranking.
+
+    Setting the count read from ZCARD (not incrementing) makes the step idempotent
+    and self-correcting: a count written stale by a race is fixed by the next follow.
+    """
+    r = get_redis()
+    count = r.zcard(keys.followers(uid))
+    pipe = r.pipeline(transaction=False)
+    if count:
+        pipe.zadd(keys.popular_users(), {uid: count})
+        pipe.zremrangebyrank(keys.popular_users(), 0, -(POPULAR_CAP + 1))
+    else:
+        pipe.zrem(keys.popular_users(), uid)
+    pipe.execute()

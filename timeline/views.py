@@ -26,6 +26,8 @@ def home(request, form: StatusForm | None = None):
     if page is None:
         return render(request, "timeline/welcome.html")
     context = {"page": page, "form": form or StatusForm()}
+    if not page.statuses and int_param(request, "max_id") is None:
+        context["suggestions"] = selectors.suggestions_get(viewer_id=viewer.id)
     return render(request, "timeline/home.html", context, status=400 if form else 200)
 
 

@@ -35,8 +35,52 @@
     });
   }
 
+  // "Older" loads the next page in place; without JS it is an ordinary link.
+  function bindOlder(link) {
+    link.addEventListener("click", function (event) {
+      var list = document.querySelector("ol.statuses");
+      if (!list || !window.fetch || !window.DOMParser) return;
+      event.preventDefault();
+      link.setAttribute("aria-busy", "true");
+      link.textContent = "Loading…";
+      fetch(link.href, { credentials: "same-origin" })
+        .then(function (response) {
+          if (!response.ok) throw new Error(response.status);
+          return response.text();
+        })
+        .then(function (html) {
+          var doc = new DOMParser().parseFromString(html, "text/html");
+          var items = doc.querySelectorAll("ol.statuses > li");
+          var first = null;
+          items.forEach(function (item) {
+            var node = document.importNode(item, true);
+            list.appendChild(node);
+            if (!first) first = node;
+          });
+          refreshTimes(list);
+          var pager = link.closest(".pager");
+          var next = doc.querySelector(".pager a[rel=next]");
+          if (next) {
+            link.href = next.getAttribute("href");
+            link.textContent = "Older";
+            link.removeAttribute("aria-busy");
+          } else if (pager) {
+            pager.remove();
+          }
+          if (first) {
+            first.setAttribute("tabindex", "-1");
+            first.focus();
+          }
+        })
+        .catch(function () {
+          window.location.href = link.href; // fall back to the plain link
+        });
+    });
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
     document.querySelectorAll("textarea[data-counter]").forEach(bindCounter);
+    document.querySelectorAll(".pager a[rel=next]").forEach(bindOlder);
     refreshTimes();
     setInterval(refreshTimes, 30000);
   });

@@ -310,3 +310,19 @@ def test_concurrent_posts_all_reach_every_follower(r, users):
     assert r.zcard(keys.posts(alice.id)) == 120
     for reader in readers:
         assert {int(s) for s in r.zrange(keys.home(reader.id), 0, -1)} == set(made)
+
+
+def test_popularity_ranking_holds_true_follower_counts(r, users):
+    follow(users["bob"], users["alice"])
+    follow(users["carol"], users["alice"])
+    follow(users["carol"], users["bob"])
+    follow(users["carol"], users["bob"])  # repeated: counted once
+    assert r.zrevrange(keys.popular_users(), 0, -1, withscores=True) == [
+        (str(users["alice"].id), 2.0),
+        (str(users["bob"].id), 1.0),
+    ]
+    unfollow(users["carol"], users["bob"])
+    assert r.zscore(keys.popular_users(), users["bob"].id) is None
+    suggested = selectors.suggestions_get(viewer_id=users["dave"].id)
+    assert [u.username for u in suggested] == ["alice"]
+    assert selectors.suggestions_get(viewer_id=users["bob"].id) == []

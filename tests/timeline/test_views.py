@@ -180,3 +180,17 @@ def test_a_page_costs_a_constant_number_of_round_trips(alice, bob, posts):
     assert count_round_trips(Client(), "/timeline/") == 2
     sid = int(get_redis().zrange(keys.posts(author.id), 0, 0)[0])
     assert count_round_trips(bob, f"/s/{sid}/") == 1
+
+
+def test_new_users_empty_home_explains_and_suggests_popular_people(alice, bob):
+    make_user("carol")
+    logged_in_client("carol").post("/u/alice/follow/")
+    bob.post("/u/alice/follow/")
+    newcomer = make_user("newbie")
+    client = logged_in_client(newcomer.username)
+    page = body(client.get("/"))
+    assert "Your home is empty" in page
+    assert 'action="/u/alice/follow/"' in page
+    client.post("/u/alice/follow/")
+    page = body(client.get("/"))
+    assert 'action="/u/alice/follow/"' not in page
