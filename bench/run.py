@@ -528,7 +528,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--duration", type=int, default=10, help="seconds per wrk run")
     parser.add_argument("--connections", type=int, default=100)
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=2 * (os.cpu_count() or 1) + 1,
+        help="gunicorn sync workers (default: 2 x cores + 1, as gunicorn advises)",
+    )
     parser.add_argument(
         "--fanout", type=lambda s: [int(x) for x in s.split(",")],
         default=[10, 1000, 10_000, 100_000],

@@ -47,6 +47,10 @@ HOME_TIMELINE_CAP = env.int("HOME_TIMELINE_CAP", default=1000)
 GLOBAL_TIMELINE_CAP = env.int("GLOBAL_TIMELINE_CAP", default=1000)
 FOLLOW_BACKFILL = env.int("FOLLOW_BACKFILL", default=200)
 FANOUT_BATCH = env.int("FANOUT_BATCH", default=1000)
+# Readers per fan-out script call on a single server. On Redis Cluster (REDIS_CLUSTER)
+# each call instead carries the readers of one hash slot.
+FANOUT_GROUP = env.int("FANOUT_GROUP", default=250)
+REDIS_CLUSTER = env.bool("REDIS_CLUSTER", default=False)
 STATUS_MAX_LENGTH = 280
 
 # --- Django ------------------------------------------------------------------------

@@ -22,6 +22,7 @@ import time
 from collections.abc import Iterable
 
 from django.conf import settings
+from redis.crc import key_slot
 
 from accounts.domain import User
 from config.redis import LuaScript, get_redis
@@ -35,21 +36,25 @@ from timeline.domain import (
     Status,
 )
 
-# KEYS: home, following of one reader. ARGV: author uid, reader uid, cap, sid...
-# Adds the statuses when the reader is the author or still follows the author.
+# KEYS: (home, following) of one or more readers. ARGV: author uid, cap, the author's
+# own home key, sid... Adds the statuses to each home whose owner is the author or
+# still follows the author, then trims it to the cap. One reader's check-and-add is
+# atomic in that reader's slot; a call carries several readers only where they share
+# a slot (Cluster) or the server is a single node.
 _TIMELINE_ADD = LuaScript(
     """
-local home, following = KEYS[1], KEYS[2]
-local author, reader, cap = ARGV[1], ARGV[2], tonumber(ARGV[3])
-if author ~= reader and not redis.call('ZSCORE', following, author) then
-  return 0
-end
+local author, cap, own = ARGV[1], tonumber(ARGV[2]), ARGV[3]
 local added = 0
-for i = 4, #ARGV do
-  added = added + redis.call('ZADD', home, ARGV[i], ARGV[i])
-end
-if redis.call('ZCARD', home) > cap then
-  redis.call('ZREMRANGEBYRANK', home, 0, -(cap + 1))
+for i = 1, #KEYS, 2 do
+  local home = KEYS[i]
+  if home == own or redis.call('ZSCORE', KEYS[i + 1], author) then
+    for j = 4, #ARGV do
+      added = added + redis.call('ZADD', home, ARGV[j], ARGV[j])
+    end
+    if redis.call('ZCARD', home) > cap then
+      redis.call('ZREMRANGEBYRANK', home, 0, -(cap + 1))
+    end
+  end
 end
 return added
 """
@@ -114,16 +119,28 @@ def status_fanout(*, author_id: int, sid: int) -> int:
     pipe = r.pipeline(transaction=False)
     pipe.zadd(keys.global_timeline(), {sid: sid})
     pipe.zremrangebyrank(keys.global_timeline(), 0, -(cap_global + 1))
-    _timeline_add(pipe, reader=author_id, author_id=author_id, sids=[sid])
+    _timeline_add(pipe, readers=[author_id], author_id=author_id, sids=[sid])
     pipe.execute()
     homes = 1
     for batch in _follower_batches(author_id):
         pipe = r.pipeline(transaction=False)
-        for follower in batch:
-            _timeline_add(pipe, reader=follower, author_id=author_id, sids=[sid])
+        for group in _reader_groups(batch):
+            _timeline_add(pipe, readers=group, author_id=author_id, sids=[sid])
         pipe.execute()
         homes += len(batch)
     return homes
+
+
+def _reader_groups(readers: list[int]) -> list[list[int]]:
+    """Split readers into script calls: one hash slot per call on Redis Cluster,
+    FANOUT_GROUP readers per call on a single server."""
+    if settings.REDIS_CLUSTER:
+        by_slot: dict[int, list[int]] = {}
+        for reader in readers:
+            by_slot.setdefault(key_slot(keys.home(reader).encode()), []).append(reader)
+        return list(by_slot.values())
+    size = settings.FANOUT_GROUP
+    return [readers[i : i + size] for i in range(0, len(readers), size)]
 
 
 def _follower_batches(uid: int) -> Iterable[list[int]]:
@@ -144,10 +161,12 @@ def _follower_batches(uid: int) -> Iterable[list[int]]:
         yield batch
 
 
-def _timeline_add(pipe, *, reader: int, author_id: int, sids: list[int]) -> None:
+def _timeline_add(pipe, *, readers: list[int], author_id: int, sids: list[int]) -> None:
     _TIMELINE_ADD(
-        keys=[keys.home(reader), keys.following(reader)],
-        args=[author_id, reader, settings.HOME_TIMELINE_CAP, *sids],
+        keys=[
+            k for reader in readers for k in (keys.home(reader), keys.following(reader))
+        ],
+        args=[author_id, settings.HOME_TIMELINE_CAP, keys.home(author_id), *sids],
         client=pipe,
     )
 
@@ -213,7 +232,7 @@ def follow_create(*, follower: User, followee_id: int) -> bool:
         if newest:
             _timeline_add(
                 r,
-                reader=follower.id,
+                readers=[follower.id],
                 author_id=followee_id,
                 sids=[int(s) for s in newest],
             )

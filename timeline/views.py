@@ -59,7 +59,8 @@ def status_detail(request, sid: int):
     viewer_resolved(request, viewer)
     if status is None:
         raise Http404("No such status")
-    return render(request, "timeline/status.html", {"status": status})
+    context = {"status": status, "statuses": [status]}
+    return render(request, "timeline/status.html", context)
 
 
 @require_POST

@@ -326,3 +326,35 @@ def test_popularity_ranking_holds_true_follower_counts(r, users):
     suggested = selectors.suggestions_get(viewer_id=users["dave"].id)
     assert [u.username for u in suggested] == ["alice"]
     assert selectors.suggestions_get(viewer_id=users["bob"].id) == []
+
+
+@pytest.mark.parametrize("cluster", [False, True])
+def test_fanout_in_groups_reaches_every_follower(r, settings, cluster):
+    settings.REDIS_CLUSTER = cluster
+    settings.FANOUT_GROUP = 3
+    settings.FANOUT_BATCH = 7
+    author = make_user("author")
+    readers = [make_user(f"reader{i}") for i in range(20)]
+    for reader in readers:
+        follow(reader, author)
+    unfollow(readers[5], author)
+    status = post(author, "to all")
+    for i, reader in enumerate(readers):
+        expected = None if i == 5 else float(status.id)
+        assert r.zscore(keys.home(reader.id), status.id) == expected
+
+
+def test_cluster_groups_hold_one_hash_slot_each(settings):
+    from redis.crc import key_slot
+
+    settings.REDIS_CLUSTER = True
+    readers = list(range(1, 5000))
+    groups = services._reader_groups(readers)
+    assert sorted(r for g in groups for r in g) == readers
+    for group in groups:
+        slots = {
+            key_slot(k.encode())
+            for u in group
+            for k in (keys.home(u), keys.following(u))
+        }
+        assert len(slots) == 1
