@@ -1,0 +1,102 @@
+"""Browser tests: Playwright for Python driving Debian's Chromium against the site
+served in this process, on the real Redis of the test run.
+
+Chromium is found through the CHROMIUM_PATH setting (environment) or the PATH
+(`chromium`, `chromium-browser`, `google-chrome`). With none installed the tests are
+skipped with a reason that says how to install one, except under CI (CI=true), where
+`.ci/run` installs Chromium and a missing or broken browser fails the run.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import threading
+from pathlib import Path
+
+import pytest
+from django.contrib.staticfiles.handlers import StaticFilesHandler
+from django.core.handlers.wsgi import WSGIHandler
+from django.core.servers.basehttp import ThreadedWSGIServer, WSGIRequestHandler
+
+VENDOR = Path(__file__).parent / "vendor"
+DESKTOP = {"width": 1280, "height": 900}
+PHONE = {"width": 390, "height": 844}
+
+
+def chromium_path() -> str | None:
+    configured = os.environ.get("CHROMIUM_PATH")
+    if configured:
+        return configured
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        found = shutil.which(name)
+        if found:
+            return found
+    return None
+
+
+@pytest.fixture(scope="session")
+def browser():
+    path = chromium_path()
+    if path is None:
+        if os.environ.get("CI"):
+            pytest.fail("CI must run the browser tests, but no Chromium was found")
+        pytest.skip(
+            "No Chromium found: `apt-get install chromium`, or set CHROMIUM_PATH"
+        )
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=path,
+            headless=True,
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-quic",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+            ],
+        )
+        yield browser
+        browser.close()
+
+
+class _QuietHandler(WSGIRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="session")
+def site():
+    """The site served by a threaded WSGI server in this process (static files too).
+
+    It sees what each test sets up: the Redis client swapped in by the autouse fixture
+    and settings changed with pytest-django's `settings`. pytest-django's own
+    live_server would flush a database we do not have.
+    """
+    server = ThreadedWSGIServer(("127.0.0.1", 0), _QuietHandler)
+    server.set_app(StaticFilesHandler(WSGIHandler()))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture
+def new_page(browser, site):
+    """Open pages in fresh browser contexts (separate cookie jars): one per person."""
+    contexts = []
+
+    def make(viewport=DESKTOP, **kwargs):
+        context = browser.new_context(base_url=site, viewport=viewport, **kwargs)
+        context.set_default_timeout(10_000)
+        contexts.append(context)
+        return context.new_page()
+
+    yield make
+    for context in contexts:
+        context.close()

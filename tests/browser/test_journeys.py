@@ -1,0 +1,252 @@
+"""What people do on the site, done the way they do it: in a real browser."""
+
+from __future__ import annotations
+
+from urllib.parse import urlparse
+
+import pytest
+
+from accounts.selectors import user_get_by_username
+from tests.browser.conftest import PHONE, VENDOR
+from tests.helpers import PASSWORD, make_user
+from timeline import services
+
+pytestmark = [pytest.mark.real_redis, pytest.mark.browser]
+
+
+def navigating(page, action) -> None:
+    """Do what submits a form or follows a link, and wait for the new page."""
+    with page.expect_navigation():
+        action()
+
+
+def path_of(page) -> str:
+    return urlparse(page.url).path
+
+
+def sign_up(page, username: str) -> None:
+    page.goto("/signup/")
+    page.get_by_label("Username").fill(username)
+    page.get_by_label("Password", exact=True).fill(PASSWORD)
+    page.get_by_label("Password (again)").fill(PASSWORD)
+    navigating(page, page.get_by_role("button", name="Sign up").click)
+    assert path_of(page) == "/"
+
+
+def log_in(page, username: str, password: str = PASSWORD) -> None:
+    page.goto("/login/")
+    page.get_by_label("Username").fill(username)
+    page.get_by_label("Password").fill(password)
+    navigating(page, page.get_by_role("button", name="Log in").click)
+
+
+def post(page, text: str) -> None:
+    page.goto("/")
+    page.get_by_label("What's happening?").fill(text)
+    navigating(page, page.get_by_role("button", name="Post").click)
+    assert path_of(page) == "/"
+
+
+def statuses(page) -> list[str]:
+    return page.locator("li.status .status-text").all_inner_texts()
+
+
+def test_sign_up_post_and_see_the_post(new_page):
+    page = new_page()
+    sign_up(page, "alice")
+    assert page.get_by_text("Welcome, alice!").is_visible()
+    post(page, "Hello from a real browser\nsecond line")
+    assert statuses(page) == ["Hello from a real browser\nsecond line"]
+    assert page.locator("li.status time").first.inner_text() == "just now"
+    navigating(page, page.get_by_role("link", name="@alice").first.click)
+    assert page.title() == "@alice · Profile · Retwis"
+    assert "1 status 0 followers" in " ".join(
+        page.locator(".counts").inner_text().split()
+    )
+
+
+def test_follow_see_on_home_then_unfollow_and_it_disappears(new_page):
+    make_user("alice")
+    make_user("bob")
+    alice, bob = new_page(), new_page()
+    log_in(alice, "alice")
+    post(alice, "Alice's news")
+    log_in(bob, "bob")
+    bob.goto("/u/alice/")
+    navigating(bob, bob.get_by_role("button", name="Follow").click)
+    assert bob.get_by_role("button", name="Unfollow").is_visible()
+    bob.goto("/")
+    assert statuses(bob) == ["Alice's news"]
+    bob.goto("/u/alice/")
+    navigating(bob, bob.get_by_role("button", name="Unfollow").click)
+    bob.goto("/")
+    assert statuses(bob) == []
+    assert bob.get_by_text("Your home is empty").is_visible()
+
+
+def test_delete_a_status(new_page):
+    make_user("alice")
+    page = new_page()
+    log_in(page, "alice")
+    post(page, "soon deleted")
+    post(page, "kept")
+    delete = page.locator("li.status", has_text="soon deleted").get_by_role(
+        "button", name="Delete this status"
+    )
+    navigating(page, delete.click)
+    assert page.get_by_text("Status deleted.").is_visible()
+    assert statuses(page) == ["kept"]
+
+
+def test_after_log_out_the_back_button_shows_nothing_private(new_page):
+    make_user("alice")
+    page = new_page()
+    log_in(page, "alice")
+    post(page, "private-ish home content")
+    page.goto("/")
+    assert "private-ish home content" in page.content()
+    navigating(page, page.get_by_role("button", name="Log out").click)
+    page.go_back()
+    page.wait_for_load_state()
+    assert "private-ish home content" not in page.content()
+    assert page.get_by_role("button", name="Log out").count() == 0
+
+
+def test_older_loads_the_next_page_in_place(new_page, settings):
+    settings.TIMELINE_PAGE_SIZE = 3
+    alice = make_user("alice")
+    for i in range(7):
+        services.status_create(author=alice, text=f"status number {i}")
+    page = new_page()
+    page.goto("/timeline/")
+    assert len(statuses(page)) == 3
+    url = page.url
+    page.get_by_role("link", name="Older").click()
+    page.wait_for_function("document.querySelectorAll('li.status').length === 6")
+    assert page.url == url  # loaded in place, no navigation
+    page.get_by_role("link", name="Older").click()
+    page.wait_for_function("document.querySelectorAll('li.status').length === 7")
+    assert page.get_by_role("link", name="Older").count() == 0
+    assert statuses(page) == [f"status number {i}" for i in range(6, -1, -1)]
+
+
+def test_older_works_without_javascript(browser, site, settings):
+    settings.TIMELINE_PAGE_SIZE = 3
+    alice = make_user("alice")
+    for i in range(5):
+        services.status_create(author=alice, text=f"n{i}")
+    context = browser.new_context(base_url=site, java_script_enabled=False)
+    page = context.new_page()
+    page.goto("/timeline/")
+    navigating(page, page.get_by_role("link", name="Older").click)
+    assert "max_id=" in page.url
+    assert statuses(page) == ["n1", "n0"]
+    context.close()
+
+
+def test_wrong_password_shows_one_clear_message(new_page):
+    make_user("alice")
+    page = new_page()
+    log_in(page, "alice", "not-the-password")
+    assert page.get_by_role("alert").inner_text() == "Wrong username or password."
+    assert page.get_by_role("button", name="Log out").count() == 0
+
+
+def test_compose_counter_counts_characters_live(new_page):
+    make_user("alice")
+    page = new_page()
+    log_in(page, "alice")
+    page.get_by_label("What's happening?").fill("😀" * 10)
+    assert page.locator("#compose-counter").inner_text() == "270 characters left"
+    page.get_by_label("What's happening?").fill("x" * 281)
+    assert page.locator("#compose-counter").inner_text() == "-1 characters left"
+
+
+def tab_to(page, selector: str, limit: int = 40) -> None:
+    """Press Tab until the element matching `selector` has the focus."""
+    for _ in range(limit):
+        page.keyboard.press("Tab")
+        if page.evaluate(
+            "s => document.activeElement && document.activeElement.matches(s)", selector
+        ):
+            return
+    raise AssertionError(f"Tab never reached {selector}")
+
+
+def test_whole_journey_with_the_keyboard_only(new_page):
+    page = new_page()
+    page.goto("/")
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.textContent") == "Skip to content"
+    tab_to(page, 'a[href="/signup/"]')
+    navigating(page, lambda: page.keyboard.press("Enter"))
+    assert path_of(page) == "/signup/"
+    # The username field has the focus on arrival.
+    page.keyboard.type("keyboarder")
+    page.keyboard.press("Tab")
+    page.keyboard.type(PASSWORD)
+    tab_to(page, "#id_password2")
+    page.keyboard.type(PASSWORD)
+    navigating(page, lambda: page.keyboard.press("Enter"))
+    assert path_of(page) == "/"
+    tab_to(page, "#id_text")
+    page.keyboard.type("typed without a mouse")
+    tab_to(page, 'form[action="/post/"] button[type=submit]')
+    navigating(page, lambda: page.keyboard.press("Enter"))
+    assert statuses(page) == ["typed without a mouse"]
+    tab_to(page, 'form[action="/logout/"] button')
+    navigating(page, lambda: page.keyboard.press("Enter"))
+    assert (
+        page.get_by_role("navigation").get_by_role("link", name="Log in").is_visible()
+    )
+
+
+def test_phone_viewport_single_column_without_sideways_scroll(new_page):
+    make_user("alice")
+    alice = user_get_by_username(username="alice")
+    services.status_create(author=alice, text="a" * 280)
+    page = new_page(viewport=PHONE, is_mobile=True, has_touch=True)
+    log_in(page, "alice")
+    for url in ("/", "/u/alice/", "/timeline/", "/login/"):
+        page.goto(url)
+        assert page.evaluate(
+            "document.documentElement.scrollWidth <= window.innerWidth"
+        ), url
+    page.goto("/")
+    box = page.locator("li.status").first.bounding_box()
+    assert box["width"] > PHONE["width"] * 0.85  # one full-width column
+    assert page.get_by_role("button", name="Post").is_visible()
+
+
+def run_axe(page) -> list[dict]:
+    page.add_script_tag(path=str(VENDOR / "axe.min.js"))
+    result = page.evaluate(
+        """async () => {
+            const r = await axe.run(document, {
+                runOnly: {type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21aa']}
+            });
+            return r.violations.map(v => ({id: v.id, impact: v.impact,
+                nodes: v.nodes.map(n => n.target.join(' '))}));
+        }"""
+    )
+    return [v for v in result if v["impact"] in ("serious", "critical")]
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_main_pages_have_no_serious_accessibility_violations(new_page, scheme):
+    alice = make_user("alice")
+    bob = make_user("bob")
+    services.follow_create(follower=bob, followee_id=alice.id)
+    services.status_create(author=alice, text="accessible <em>text</em>")
+    visitor = new_page(color_scheme=scheme)
+    for url in ("/", "/signup/", "/login/", "/timeline/", "/u/alice/"):
+        visitor.goto(url)
+        assert run_axe(visitor) == [], url
+    visitor.goto("/login/")
+    navigating(visitor, visitor.get_by_role("button", name="Log in").click)  # errors
+    assert run_axe(visitor) == [], "login errors"
+    member = new_page(color_scheme=scheme)
+    log_in(member, "bob")
+    for url in ("/", "/u/alice/", "/u/alice/followers/", "/u/bob/"):
+        member.goto(url)
+        assert run_axe(member) == [], url
