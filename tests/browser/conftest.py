@@ -10,29 +10,15 @@ skipped with a reason that says how to install one, except under CI (CI=true), w
 from __future__ import annotations
 
 import os
-import shutil
-import threading
 from pathlib import Path
 
 import pytest
-from django.contrib.staticfiles.handlers import StaticFilesHandler
-from django.core.handlers.wsgi import WSGIHandler
-from django.core.servers.basehttp import ThreadedWSGIServer, WSGIRequestHandler
+
+from config.liveserver import CHROMIUM_ARGS, chromium_path, serve_in_thread
 
 VENDOR = Path(__file__).parent / "vendor"
 DESKTOP = {"width": 1280, "height": 900}
 PHONE = {"width": 390, "height": 844}
-
-
-def chromium_path() -> str | None:
-    configured = os.environ.get("CHROMIUM_PATH")
-    if configured:
-        return configured
-    for name in ("chromium", "chromium-browser", "google-chrome"):
-        found = shutil.which(name)
-        if found:
-            return found
-    return None
 
 
 @pytest.fixture(scope="session")
@@ -50,40 +36,22 @@ def browser():
         browser = playwright.chromium.launch(
             executable_path=path,
             headless=True,
-            args=[
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-quic",
-                "--no-first-run",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-            ],
+            args=CHROMIUM_ARGS,
         )
         yield browser
         browser.close()
 
 
-class _QuietHandler(WSGIRequestHandler):
-    def log_message(self, *args):
-        pass
-
-
 @pytest.fixture(scope="session")
 def site():
-    """The site served by a threaded WSGI server in this process (static files too).
+    """The site served from a thread of this process.
 
     It sees what each test sets up: the Redis client swapped in by the autouse fixture
     and settings changed with pytest-django's `settings`. pytest-django's own
     live_server would flush a database we do not have.
     """
-    server = ThreadedWSGIServer(("127.0.0.1", 0), _QuietHandler)
-    server.set_app(StaticFilesHandler(WSGIHandler()))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    with serve_in_thread() as url:
+        yield url
 
 
 @pytest.fixture

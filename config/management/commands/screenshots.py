@@ -1,0 +1,99 @@
+import shutil
+import tempfile
+from pathlib import Path
+
+import redis
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
+
+from accounts.services import session_create, user_create
+from config.embedded import start_server
+from config.liveserver import CHROMIUM_ARGS, chromium_path, serve_in_thread
+from config.redis import get_redis, set_redis
+from timeline import services
+from timeline.seeding import seed
+
+PAGES = [
+    ("welcome", "/", False),
+    ("signup", "/signup/", False),
+    ("home", "/", True),
+    ("profile", "/u/{name}/", True),
+    ("everyone", "/timeline/", True),
+]
+VIEWPORTS = {
+    "desktop": {"width": 1280, "height": 900},
+    "phone": {"width": 390, "height": 844},
+}
+
+
+class Command(BaseCommand):
+    help = (
+        "Save screenshots of the main pages (desktop and phone) of a demo site: its "
+        "own temporary Redis, demo data, Debian's Chromium. Touches no real data."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument(
+            "--out", default=str(settings.BASE_DIR / "docs" / "screenshots")
+        )
+
+    def handle(self, *args, out: str, **options):
+        path = chromium_path()
+        if path is None:
+            raise CommandError(
+                "No Chromium: apt-get install chromium, or set CHROMIUM_PATH"
+            )
+        from playwright.sync_api import sync_playwright
+
+        out_dir = Path(out)
+        out_dir.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix="retwis-shots-"))
+        url, proc = start_server(tmp, persist=False, daemonize=False)
+        set_redis(redis.Redis.from_url(url, decode_responses=True))
+        try:
+            cookie = self._demo_data()
+            with serve_in_thread() as site, sync_playwright() as playwright:
+                browser = playwright.chromium.launch(
+                    executable_path=path, headless=True, args=CHROMIUM_ARGS
+                )
+                for device, viewport in VIEWPORTS.items():
+                    context = browser.new_context(base_url=site, viewport=viewport)
+                    for name, page_path, logged_in in PAGES:
+                        if logged_in:
+                            context.add_cookies(
+                                [{"name": settings.AUTH_COOKIE_NAME, "value": cookie,
+                                  "url": site}]
+                            )  # fmt: skip
+                        page = context.new_page()
+                        page.goto(page_path.format(name="ada"))
+                        target = out_dir / f"{name}-{device}.png"
+                        page.screenshot(path=str(target), full_page=False)
+                        page.close()
+                        self.stdout.write(f"saved {target}")
+                    context.close()
+                browser.close()
+        finally:
+            set_redis(None)  # the next use builds the configured client again
+            proc.terminate()
+            proc.wait(timeout=10)
+            shutil.rmtree(tmp, ignore_errors=True)
+
+    def _demo_data(self) -> str:
+        """A small seeded world plus 'ada', who follows a few people and posts."""
+        seed(
+            users=40,
+            follows_per_user=6,
+            statuses_per_user=4,
+            password="demo-pass-1234",
+            random_seed=7,
+        )
+        ada = user_create(username="ada", password="demo-pass-1234")
+        for uid in (1, 2, 3, 5, 8):
+            services.follow_create(follower=ada, followee_id=uid)
+        services.status_create(
+            author=ada,
+            text="Trying out Retwis: every status, follow and timeline lives in Redis.",
+        )
+        services.status_create(author=ada, text="Line breaks work too.\nLike this.")
+        get_redis().ping()
+        return session_create(uid=ada.id).cookie_value()
