@@ -7,6 +7,7 @@ from the embedded server when that is empty). Tests swap the client through
 
 from __future__ import annotations
 
+import hashlib
 import os
 import threading
 
@@ -65,16 +66,23 @@ def _build_client() -> redis.Redis:
     )
 
 
+_SCRIPTS: list[LuaScript] = []
+
+
 class LuaScript:
     """A Lua script registered once per client and run with EVALSHA.
 
-    Works with a client or a pipeline (`client=pipe`): redis-py loads the script
-    before the pipeline runs when the server does not know it yet.
+    Calling it works with a client or a pipeline (`client=pipe`); redis-py then checks
+    with SCRIPT EXISTS before the pipeline runs, an extra round trip. Reads queued in
+    a `Batch` use `queue()` instead: a bare EVALSHA, and the batch loads the scripts
+    and runs again in the rare case the server answers NOSCRIPT (after a restart).
     """
 
     def __init__(self, source: str):
         self.source = source
+        self.sha = hashlib.sha1(source.encode()).hexdigest()
         self._script: redis.commands.core.Script | None = None
+        _SCRIPTS.append(self)
 
     def __call__(self, *, keys: list[str], args: list, client=None):
         owner = get_redis()
@@ -83,6 +91,16 @@ class LuaScript:
         return self._script(
             keys=keys, args=args, client=client if client is not None else owner
         )
+
+    def queue(self, pipe, *, keys: list[str], args: list) -> None:
+        pipe.evalsha(self.sha, len(keys), *keys, *args)
+
+
+def load_scripts() -> None:
+    """Load every script of the site into the server (after a NOSCRIPT)."""
+    client = get_redis()
+    for script in _SCRIPTS:
+        client.script_load(script.source)
 
 
 class Deferred:
@@ -99,20 +117,32 @@ class Batch:
     """
 
     def __init__(self):
-        self.pipe = get_redis().pipeline(transaction=False)
-        self._pending: list[tuple[int, int, object, Deferred]] = []
+        self._pending: list[tuple[object, object, Deferred]] = []
 
     def queue(self, build, parse) -> Deferred:
-        start = len(self.pipe)
-        build(self.pipe)
         deferred = Deferred()
-        self._pending.append((start, len(self.pipe) - start, parse, deferred))
+        self._pending.append((build, parse, deferred))
         return deferred
 
     def execute(self) -> None:
-        replies = self.pipe.execute() if len(self.pipe) else []
-        for start, count, parse, deferred in self._pending:
+        try:
+            replies, spans = self._run()
+        except redis.exceptions.NoScriptError:
+            load_scripts()  # the server lost its scripts (restart, SCRIPT FLUSH)
+            replies, spans = self._run()
+        for (_, parse, deferred), (start, count) in zip(
+            self._pending, spans, strict=True
+        ):
             deferred.value = parse(replies[start : start + count])
+
+    def _run(self) -> tuple[list, list[tuple[int, int]]]:
+        pipe = get_redis().pipeline(transaction=False)
+        spans = []
+        for build, _, _ in self._pending:
+            start = len(pipe)
+            build(pipe)
+            spans.append((start, len(pipe) - start))
+        return (pipe.execute() if len(pipe) else []), spans
 
 
 class RoundTripCounter:

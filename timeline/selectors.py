@@ -17,7 +17,7 @@ from accounts.selectors import (
     users_queue,
     viewer_queue,
 )
-from config.redis import Batch, Deferred, get_redis
+from config.redis import Batch, Deferred, LuaScript, get_redis
 from timeline import keys
 from timeline.domain import MAX_STATUS_ID, Page, PeoplePage, Profile, Status
 
@@ -47,7 +47,32 @@ def _ids_queue(batch: Batch, key: str, max_id: int | None, size: int) -> Deferre
     return batch.queue(build, lambda replies: [int(sid) for sid in replies[0]])
 
 
+# Read many status hashes in one command: redis-py's cost per pipelined command was
+# about a fifth of a page's time (docs/BENCHMARKS.md). A script may only touch keys of
+# one slot on Redis Cluster, so there (REDIS_CLUSTER) each hash is an HMGET of its own.
+_STATUSES_READ = LuaScript(
+    """
+local out = {}
+for i, key in ipairs(KEYS) do
+  out[i] = redis.call('HMGET', key, 'uid', 'author', 'text', 'created')
+end
+return out
+"""
+)
+
+
 def _statuses_queue(batch: Batch, sids: list[int]) -> Deferred:
+    if sids and not settings.REDIS_CLUSTER:
+        return batch.queue(
+            lambda pipe: _STATUSES_READ.queue(
+                pipe, keys=[keys.status(sid) for sid in sids], args=[]
+            ),
+            lambda replies: [
+                _status(sid, values)
+                for sid, values in zip(sids, replies[0], strict=True)
+            ],
+        )
+
     def build(pipe):
         for sid in sids:
             pipe.hmget(keys.status(sid), STATUS_FIELDS)

@@ -194,3 +194,11 @@ def test_new_users_empty_home_explains_and_suggests_popular_people(alice, bob):
     client.post("/u/alice/follow/")
     page = body(client.get("/"))
     assert 'action="/u/alice/follow/"' not in page
+
+
+@pytest.mark.real_redis
+def test_pages_recover_when_the_server_forgets_its_scripts(alice, r):
+    alice.post("/post/", {"text": "still here"})
+    r.script_flush()
+    assert status_ids(body(alice.get("/timeline/"))) != []
+    assert "still here" in body(alice.get("/"))
