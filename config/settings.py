@@ -87,6 +87,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.messages.context_processors.messages",
                 "accounts.context_processors.viewer",
+                "config.context_processors.assets",
             ],
         },
     },
