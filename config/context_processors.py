@@ -15,5 +15,5 @@ def _assets() -> dict[str, str]:
 
 
 def assets(request):
-    """`assets.css`, `assets.js`, `assets.favicon`: the static files every page links."""
+    """`assets.css`, `.js`, `.favicon`: the static files every page links."""
     return {"assets": _assets()}
