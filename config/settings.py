@@ -55,10 +55,11 @@ STATUS_MAX_LENGTH = 280
 
 # --- Django ------------------------------------------------------------------------
 INSTALLED_APPS = [
+    # First, so that its runserver (embedded Redis, demo-data hint) wins over
+    # staticfiles' own.
+    "config",
     "django.contrib.messages",
     "django.contrib.staticfiles",
-    "django.contrib.humanize",
-    "config",
     "accounts",
     "timeline",
 ]

@@ -1,0 +1,28 @@
+import redis
+from django.contrib.staticfiles.management.commands.runserver import (
+    Command as StaticRunserver,
+)
+
+from config.redis import get_redis
+
+
+class Command(StaticRunserver):
+    """runserver that starts the embedded Redis up front and offers demo data.
+
+    With REDIS_URL unset the first request would start the embedded server anyway;
+    doing it here puts the "data lives in ..." line at the top of the log.
+    """
+
+    def inner_run(self, *args, **options):
+        try:
+            keys = get_redis().dbsize()
+        except redis.RedisError as error:
+            self.stderr.write(f"Redis is not answering ({error}); pages will show 503.")
+        else:
+            if keys == 0:
+                self.stdout.write(
+                    "The store is empty. For demo data (1,000 users who all log in with "
+                    "the password 'retwis-demo-password'), run in another terminal:\n"
+                    "    .venv/bin/python manage.py seed\n"
+                )
+        super().inner_run(*args, **options)

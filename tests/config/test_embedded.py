@@ -1,0 +1,54 @@
+"""The embedded Redis: one server per data folder, shared, and keeping its data."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import redis
+
+from config.embedded import ensure_embedded_redis, stop_embedded_redis
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+
+pytestmark = pytest.mark.real_redis
+
+START_AND_REPORT = """
+import sys, redis
+from config.embedded import ensure_embedded_redis
+url = ensure_embedded_redis(sys.argv[1])
+print(redis.Redis.from_url(url).info("server")["run_id"])
+"""
+
+
+def test_data_survives_a_restart(tmp_path):
+    url = ensure_embedded_redis(tmp_path)
+    try:
+        redis.Redis.from_url(url).set("kept", "yes")
+        assert stop_embedded_redis(tmp_path) is True
+        assert stop_embedded_redis(tmp_path) is False  # nothing left running
+        url = ensure_embedded_redis(tmp_path)
+        assert redis.Redis.from_url(url).get("kept") == b"yes"
+        assert (tmp_path / "appendonly.aof").exists()
+    finally:
+        stop_embedded_redis(tmp_path)
+
+
+def test_processes_starting_at_once_share_one_server(tmp_path):
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", START_AND_REPORT, str(tmp_path)],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(4)
+    ]
+    try:
+        run_ids = {proc.communicate(timeout=30)[0].strip() for proc in procs}
+        assert all(proc.returncode == 0 for proc in procs)
+        assert len(run_ids) == 1 and "" not in run_ids
+    finally:
+        stop_embedded_redis(tmp_path)
