@@ -103,6 +103,25 @@ def load_scripts() -> None:
         client.script_load(script.source)
 
 
+def pipeline_run(build) -> list:
+    """Send the commands `build(pipe)` queues in one round trip and return the replies.
+
+    Scripts go as bare EVALSHA (`LuaScript.queue`); if the server lost them, they are
+    loaded and the whole pipeline runs again, so only idempotent steps belong here.
+    """
+
+    def run() -> list:
+        pipe = get_redis().pipeline(transaction=False)
+        build(pipe)
+        return pipe.execute() if len(pipe) else []
+
+    try:
+        return run()
+    except redis.exceptions.NoScriptError:
+        load_scripts()
+        return run()
+
+
 class Deferred:
     """The parsed result of reads queued in a `Batch`, available after `execute()`."""
 
@@ -125,24 +144,18 @@ class Batch:
         return deferred
 
     def execute(self) -> None:
-        try:
-            replies, spans = self._run()
-        except redis.exceptions.NoScriptError:
-            load_scripts()  # the server lost its scripts (restart, SCRIPT FLUSH)
-            replies, spans = self._run()
-        for (_, parse, deferred), (start, count) in zip(
-            self._pending, spans, strict=True
-        ):
-            deferred.value = parse(replies[start : start + count])
+        spans: list[tuple[int, int]] = []
 
-    def _run(self) -> tuple[list, list[tuple[int, int]]]:
-        pipe = get_redis().pipeline(transaction=False)
-        spans = []
-        for build, _, _ in self._pending:
-            start = len(pipe)
-            build(pipe)
-            spans.append((start, len(pipe) - start))
-        return (pipe.execute() if len(pipe) else []), spans
+        def build(pipe) -> None:
+            spans.clear()
+            for queue_commands, _, _ in self._pending:
+                start = len(pipe)
+                queue_commands(pipe)
+                spans.append((start, len(pipe) - start))
+
+        replies = pipeline_run(build)
+        for (_, parse, deferred), (start, n) in zip(self._pending, spans, strict=True):
+            deferred.value = parse(replies[start : start + n])
 
 
 class RoundTripCounter:

@@ -25,7 +25,7 @@ from django.conf import settings
 from redis.crc import key_slot
 
 from accounts.domain import User
-from config.redis import LuaScript, get_redis
+from config.redis import LuaScript, get_redis, pipeline_run
 from timeline import keys
 from timeline.domain import (
     Busy,
@@ -86,22 +86,26 @@ def status_create(*, author: User, text: str) -> Status:
             f"A status is at most {settings.STATUS_MAX_LENGTH} characters "
             f"(this one has {len(text)})."
         )
-    r = get_redis()
-    sid = int(r.incr(keys.status_ids()))
+    sid = int(get_redis().incr(keys.status_ids()))
     created = round(time.time(), 3)
-    pipe = r.pipeline(transaction=False)
-    pipe.hset(
-        keys.status(sid),
-        mapping={
-            "uid": author.id,
-            "author": author.username,
-            "text": text,
-            "created": f"{created:.3f}",
-        },
-    )
-    pipe.zadd(keys.posts(author.id), {sid: sid})
-    pipe.execute()
-    status_fanout(author_id=author.id, sid=sid)
+
+    def store(pipe) -> None:
+        pipe.hset(
+            keys.status(sid),
+            mapping={
+                "uid": author.id,
+                "author": author.username,
+                "text": text,
+                "created": f"{created:.3f}",
+            },
+        )
+        pipe.zadd(keys.posts(author.id), {sid: sid})
+        _fanout_head(pipe, author_id=author.id, sid=sid)
+
+    # In one round trip and in this order: the hash (unreachable until referenced),
+    # the author's posts (now it exists), then the start of the fan-out.
+    replies = pipeline_run(store)
+    _fanout_write(author_id=author.id, sid=sid, first_followers=replies[-1])
     return Status(
         id=sid, author_id=author.id, author=author.username, text=text, created=created
     )
@@ -111,22 +115,42 @@ def status_fanout(*, author_id: int, sid: int) -> int:
     """Add a status to the global timeline and the homes of the author and followers.
 
     Idempotent: running it again (say, after an interrupted post) adds nothing twice.
-    Followers are read and written in batches of FANOUT_BATCH, one pipeline each.
     Returns the number of homes written to.
     """
-    r = get_redis()
-    cap_global = settings.GLOBAL_TIMELINE_CAP
-    pipe = r.pipeline(transaction=False)
+    replies = pipeline_run(
+        lambda pipe: _fanout_head(pipe, author_id=author_id, sid=sid)
+    )
+    return _fanout_write(author_id=author_id, sid=sid, first_followers=replies[-1])
+
+
+def _fanout_head(pipe, *, author_id: int, sid: int) -> None:
+    """Queue the global timeline, the author's own home and a first read of followers.
+
+    The read asks for one more follower than a batch: when fewer come back, that one
+    command saw them all and no scan is needed (most authors have few followers).
+    """
     pipe.zadd(keys.global_timeline(), {sid: sid})
-    pipe.zremrangebyrank(keys.global_timeline(), 0, -(cap_global + 1))
+    pipe.zremrangebyrank(keys.global_timeline(), 0, -(settings.GLOBAL_TIMELINE_CAP + 1))
     _timeline_add(pipe, readers=[author_id], author_id=author_id, sids=[sid])
-    pipe.execute()
+    pipe.zrange(keys.followers(author_id), 0, settings.FANOUT_BATCH)
+
+
+def _fanout_write(*, author_id: int, sid: int, first_followers: list) -> int:
+    """Add the status to every follower's home, FANOUT_BATCH homes per round trip."""
+    if len(first_followers) <= settings.FANOUT_BATCH:
+        batches: Iterable[list[int]] = [[int(f) for f in first_followers]]
+    else:
+        batches = _follower_batches(author_id)
     homes = 1
-    for batch in _follower_batches(author_id):
-        pipe = r.pipeline(transaction=False)
-        for group in _reader_groups(batch):
-            _timeline_add(pipe, readers=group, author_id=author_id, sids=[sid])
-        pipe.execute()
+    for batch in batches:
+        if not batch:
+            continue
+        pipeline_run(
+            lambda pipe, batch=batch: [
+                _timeline_add(pipe, readers=group, author_id=author_id, sids=[sid])
+                for group in _reader_groups(batch)
+            ]
+        )
         homes += len(batch)
     return homes
 
@@ -162,12 +186,12 @@ def _follower_batches(uid: int) -> Iterable[list[int]]:
 
 
 def _timeline_add(pipe, *, readers: list[int], author_id: int, sids: list[int]) -> None:
-    _TIMELINE_ADD(
+    _TIMELINE_ADD.queue(
+        pipe,
         keys=[
             k for reader in readers for k in (keys.home(reader), keys.following(reader))
         ],
         args=[author_id, settings.HOME_TIMELINE_CAP, keys.home(author_id), *sids],
-        client=pipe,
     )
 
 
@@ -180,17 +204,18 @@ def status_delete(*, user: User, sid: int) -> None:
     if int(owner) != user.id:
         raise Forbidden("Only its author can delete a status.")
     # The hash goes first: from then on every stale reference is skipped on render.
-    pipe = r.pipeline(transaction=False)
-    pipe.delete(keys.status(sid))
-    pipe.zrem(keys.posts(user.id), sid)
-    pipe.zrem(keys.global_timeline(), sid)
-    pipe.zrem(keys.home(user.id), sid)
-    pipe.execute()
+    pipeline_run(
+        lambda pipe: (
+            pipe.delete(keys.status(sid)),
+            pipe.zrem(keys.posts(user.id), sid),
+            pipe.zrem(keys.global_timeline(), sid),
+            pipe.zrem(keys.home(user.id), sid),
+        )
+    )
     for batch in _follower_batches(user.id):
-        pipe = r.pipeline(transaction=False)
-        for follower in batch:
-            pipe.zrem(keys.home(follower), sid)
-        pipe.execute()
+        pipeline_run(
+            lambda pipe, batch=batch: [pipe.zrem(keys.home(f), sid) for f in batch]
+        )
 
 
 class _FollowLock:
@@ -222,55 +247,72 @@ def follow_create(*, follower: User, followee_id: int) -> bool:
     """
     if follower.id == followee_id:
         raise CannotFollowSelf()
-    r = get_redis()
     now_us = time.time_ns() // 1000
     with _FollowLock(follower.id):
-        added = r.zadd(keys.following(follower.id), {followee_id: now_us}, nx=True)
-        r.zadd(keys.followers(followee_id), {follower.id: now_us}, nx=True)
-        _popularity_update(followee_id)
-        newest = r.zrevrange(keys.posts(followee_id), 0, settings.FOLLOW_BACKFILL - 1)
-        if newest:
-            _timeline_add(
-                r,
-                readers=[follower.id],
-                author_id=followee_id,
-                sids=[int(s) for s in newest],
+        added, _, count, newest = pipeline_run(
+            lambda pipe: (
+                pipe.zadd(keys.following(follower.id), {followee_id: now_us}, nx=True),
+                pipe.zadd(keys.followers(followee_id), {follower.id: now_us}, nx=True),
+                pipe.zcard(keys.followers(followee_id)),
+                pipe.zrevrange(
+                    keys.posts(followee_id), 0, settings.FOLLOW_BACKFILL - 1
+                ),
             )
+        )
+
+        def finish(pipe) -> None:
+            _popularity_queue(pipe, followee_id, count)
+            if newest:
+                sids = [int(sid) for sid in newest]
+                _timeline_add(
+                    pipe, readers=[follower.id], author_id=followee_id, sids=sids
+                )
+
+        pipeline_run(finish)
     return bool(added)
 
 
 def follow_delete(*, follower: User, followee_id: int) -> bool:
     """Unfollow a user and drop their statuses from the home; False if not following."""
-    r = get_redis()
+    home = keys.home(follower.id)
     with _FollowLock(follower.id):
-        removed = r.zrem(keys.following(follower.id), followee_id)
-        r.zrem(keys.followers(followee_id), follower.id)
-        _popularity_update(followee_id)
+        removed, _, count, oldest = pipeline_run(
+            lambda pipe: (
+                pipe.zrem(keys.following(follower.id), followee_id),
+                pipe.zrem(keys.followers(followee_id), follower.id),
+                pipe.zcard(keys.followers(followee_id)),
+                pipe.zrange(home, 0, 0, withscores=True),
+            )
+        )
         # From here no fan-out can add the followee's statuses to this home (the add
         # checks `following` atomically), so one sweep removes them for good.
-        oldest = r.zrange(keys.home(follower.id), 0, 0, withscores=True)
-        if oldest:
-            theirs = r.zrangebyscore(keys.posts(followee_id), oldest[0][1], "+inf")
+        theirs = (
+            get_redis().zrangebyscore(keys.posts(followee_id), oldest[0][1], "+inf")
+            if oldest
+            else []
+        )
+
+        def finish(pipe) -> None:
+            _popularity_queue(pipe, followee_id, count)
             for start in range(0, len(theirs), 1000):
-                r.zrem(keys.home(follower.id), *theirs[start : start + 1000])
+                pipe.zrem(home, *theirs[start : start + 1000])
+
+        pipeline_run(finish)
     return bool(removed)
 
 
 POPULAR_CAP = 100
 
 
-def _popularity_update(uid: int) -> None:
+def _popularity_queue(pipe, uid: int, count: int) -> None:
     """Record the user's true follower count in the capped popularity ranking.
 
-    Setting the count read from ZCARD (not incrementing) makes the step idempotent
-    and self-correcting: a count written stale by a race is fixed by the next follow.
+    Setting the count just read with ZCARD (not incrementing) makes the step
+    idempotent and self-correcting: a count a race left stale is fixed by the next
+    follow or unfollow of that user.
     """
-    r = get_redis()
-    count = r.zcard(keys.followers(uid))
-    pipe = r.pipeline(transaction=False)
     if count:
         pipe.zadd(keys.popular_users(), {uid: count})
         pipe.zremrangebyrank(keys.popular_users(), 0, -(POPULAR_CAP + 1))
     else:
         pipe.zrem(keys.popular_users(), uid)
-    pipe.execute()

@@ -230,57 +230,48 @@ def test_user_cache_notices_a_replaced_store(r, users):
     assert selectors.profile_get(credentials=None, username="alice")[1] is None
 
 
-class _Interleave:
-    """A client that runs `action` in another thread the first time `key` is ZADDed.
-
-    It waits briefly for that thread, as a concurrent request would run: a step that
-    is not protected lets the other request finish in the middle of this one.
-    """
-
-    def __init__(self, client, key: str, action):
-        self._client, self._key, self._action = client, key, action
-        self.threads: list[threading.Thread] = []
-
-    def __getattr__(self, name):
-        return getattr(self._client, name)
-
-    def zadd(self, key, *args, **kwargs):
-        if key == self._key and not self.threads:
-            thread = threading.Thread(target=self._action)
-            self.threads.append(thread)
-            thread.start()
-            thread.join(timeout=0.5)
-        return self._client.zadd(key, *args, **kwargs)
-
-
 @pytest.mark.real_redis
-def test_unfollow_landing_inside_a_follow_cannot_split_the_pair(r, users, monkeypatch):
+def test_unfollow_arriving_during_a_follow_waits_for_it(r, users, monkeypatch):
     alice, bob = users["alice"], users["bob"]
     post(alice, "before")
-    client = _Interleave(r, keys.followers(alice.id), lambda: unfollow(bob, alice))
-    monkeypatch.setattr(services, "get_redis", lambda: client)
+    run = services.pipeline_run
+    other: list[threading.Thread] = []
+    waited: list[bool] = []
+
+    def pipeline_run_with_an_unfollow_arriving(build):
+        if not other:  # the follow's first write, with its lock held
+            thread = threading.Thread(target=unfollow, args=(bob, alice))
+            other.append(thread)
+            thread.start()
+            thread.join(timeout=0.5)
+            waited.append(thread.is_alive())
+        return run(build)
+
+    monkeypatch.setattr(
+        services, "pipeline_run", pipeline_run_with_an_unfollow_arriving
+    )
     follow(bob, alice)
-    client.threads[0].join()
-    follows = r.zscore(keys.following(bob.id), alice.id) is not None
-    followed = r.zscore(keys.followers(alice.id), bob.id) is not None
-    assert follows == followed
+    other[0].join()
+    assert waited == [True], "the unfollow ran in the middle of the follow"
+    # The unfollow came second: nothing of the follow is left on either side.
+    assert r.zscore(keys.following(bob.id), alice.id) is None
+    assert r.zscore(keys.followers(alice.id), bob.id) is None
     alices = {int(s) for s in r.zrange(keys.posts(alice.id), 0, -1)}
-    in_home = {int(s) for s in r.zrange(keys.home(bob.id), 0, -1)}
-    assert (in_home >= alices) if follows else not (in_home & alices)
+    assert not alices & {int(s) for s in r.zrange(keys.home(bob.id), 0, -1)}
 
 
 @pytest.mark.real_redis
 def test_fanout_racing_an_unfollow_leaves_nothing_behind(r, users, monkeypatch):
     alice, bob = users["alice"], users["bob"]
     follow(bob, alice)
-    read_followers = services._follower_batches
+    write = services._fanout_write
 
-    def followers_then_unfollow(uid):
-        batches = list(read_followers(uid))  # the fan-out has read bob as a follower
+    def unfollow_then_write(**kwargs):
+        assert str(bob.id) in kwargs["first_followers"]  # the fan-out saw bob...
         unfollow(bob, alice)  # ...and bob unfollows before it writes
-        yield from batches
+        return write(**kwargs)
 
-    monkeypatch.setattr(services, "_follower_batches", followers_then_unfollow)
+    monkeypatch.setattr(services, "_fanout_write", unfollow_then_write)
     status = post(alice, "racing")
     assert r.zscore(keys.home(bob.id), status.id) is None
     assert r.zscore(keys.following(bob.id), alice.id) is None

@@ -202,3 +202,6 @@ def test_pages_recover_when_the_server_forgets_its_scripts(alice, r):
     r.script_flush()
     assert status_ids(body(alice.get("/timeline/"))) != []
     assert "still here" in body(alice.get("/"))
+    r.script_flush()
+    assert alice.post("/post/", {"text": "posted after a flush"}).status_code == 302
+    assert "posted after a flush" in body(alice.get("/"))

@@ -21,8 +21,9 @@ class Command(StaticRunserver):
         else:
             if keys == 0:
                 self.stdout.write(
-                    "The store is empty. For demo data (1,000 users who all log in with "
-                    "the password 'retwis-demo-password'), run in another terminal:\n"
+                    "The store is empty. For demo data (1,000 users who all log in "
+                    "with the password 'retwis-demo-password'), run in another "
+                    "terminal:\n"
                     "    .venv/bin/python manage.py seed\n"
                 )
         super().inner_run(*args, **options)
