@@ -7,6 +7,9 @@ them together.
 | key                         | type   | contents                                   | cap / TTL                         |
 |-----------------------------|--------|--------------------------------------------|-----------------------------------|
 | `users:next_id`             | string | last user id handed out (INCR)             | one key                           |
+| `store:epoch`               | string | random token naming this store's lifetime  | one key; set NX by the first      |
+|                             |        | (processes drop remembered names if it     | sign-up; a flush removes it       |
+|                             |        | changes)                                   |                                   |
 | `user:{<uid>}`              | hash   | username (display spelling), password      | one per user; never grows         |
 |                             |        | (Django hash), created (unix seconds)      |                                   |
 | `username:<lowercase name>` | string | uid; claimed with SET NX, so one per name  | one per user                      |
@@ -44,3 +47,7 @@ def login_failures_user(name: str) -> str:
 
 def login_failures_client(client: str) -> str:
     return f"loginfail:client:{client}"
+
+
+def store_epoch() -> str:
+    return "store:epoch"

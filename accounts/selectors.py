@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import secrets
 import time
 from collections.abc import Iterable
 
@@ -30,48 +31,90 @@ def user_get(*, uid: int) -> User | None:
     return _user(uid, get_redis().hmget(keys.user(uid), USER_FIELDS))
 
 
-# Usernames and ids never change once claimed, so a process may remember which id a
-# name points to and skip a round trip on profile pages. Callers check the name in the
-# user hash they read anyway (`user_id_forget` on a mismatch), so a store replaced
-# under a running site cannot serve a wrong profile.
-_UID_BY_NAME: dict[str, int] = {}
-_UID_CACHE_MAX = 100_000
-on_client_change(_UID_BY_NAME.clear)
+class _Remembered:
+    """What this process remembers of the store: usernames <-> ids.
+
+    Usernames and ids never change once claimed, so remembering them saves profile
+    pages a round trip. A page that relies on them reads the store's epoch (a token
+    set when the store gets its first user) in its first round trip; `remembered_valid`
+    drops everything learned under another epoch, so a store flushed or replaced
+    under a running site is noticed at once.
+    """
+
+    MAX = 100_000
+
+    def __init__(self):
+        self.clear()
+
+    def clear(self) -> None:
+        self.epoch: str | None = None
+        self.uid_by_name: dict[str, int] = {}
+        self.name_by_uid: dict[int, str] = {}
+
+    def learn(self, users: Iterable[User]) -> None:
+        if self.epoch is None:
+            return
+        if len(self.name_by_uid) >= self.MAX:
+            epoch = self.epoch
+            self.clear()
+            self.epoch = epoch
+        for user in users:
+            self.uid_by_name[user.username.lower()] = user.id
+            self.name_by_uid[user.id] = user.username
+
+
+_REMEMBERED = _Remembered()
+on_client_change(_REMEMBERED.clear)
+
+
+def epoch_queue(batch: Batch) -> Deferred:
+    """Queue a read of the store's epoch, for `remembered_valid`."""
+    return batch.queue(
+        lambda pipe: pipe.get(keys.store_epoch()), lambda replies: replies[0]
+    )
+
+
+def remembered_valid(epoch: str | None) -> bool:
+    """Whether what the process remembers belongs to the store with this epoch.
+
+    When it does not, everything remembered is dropped and learning starts again
+    under this epoch.
+    """
+    if epoch is not None and epoch == _REMEMBERED.epoch:
+        return True
+    _REMEMBERED.clear()
+    if epoch is None:  # a store from before epochs: give it one (once)
+        get_redis().set(keys.store_epoch(), secrets.token_hex(8), nx=True)
+    _REMEMBERED.epoch = epoch
+    return False
+
+
+def remember_users(users: Iterable[User]) -> None:
+    """Remember these users' names and ids (under the epoch last validated)."""
+    _REMEMBERED.learn(users)
+
+
+def remembered_uid(username: str) -> int | None:
+    return _REMEMBERED.uid_by_name.get(username.lower())
+
+
+def remembered_usernames(uids: Iterable[int]) -> dict[int, str]:
+    known = _REMEMBERED.name_by_uid
+    return {uid: known[uid] for uid in uids if uid in known}
 
 
 def user_id_by_username(*, username: str) -> int | None:
-    """The id claimed by this username (any case), or None."""
+    """The id claimed by this username (any case), or None: one round trip."""
     if not USERNAME_RE.match(username):
         return None
-    name = username.lower()
-    cached = _UID_BY_NAME.get(name)
-    if cached is not None:
-        return cached
-    uid = get_redis().get(keys.username(name))
-    if not uid:
-        return None
-    if len(_UID_BY_NAME) >= _UID_CACHE_MAX:
-        _UID_BY_NAME.clear()
-    _UID_BY_NAME[name] = int(uid)
-    return int(uid)
-
-
-def user_id_forget(*, username: str) -> None:
-    """Drop a remembered name -> id mapping that turned out wrong."""
-    _UID_BY_NAME.pop(username.lower(), None)
+    uid = get_redis().get(keys.username(username))
+    return int(uid) if uid else None
 
 
 def user_get_by_username(*, username: str) -> User | None:
     """The user with this username (any case), or None."""
     uid = user_id_by_username(username=username)
-    if uid is None:
-        return None
-    user = user_get(uid=uid)
-    if user is None or user.username.lower() != username.lower():
-        user_id_forget(username=username)
-        uid = user_id_by_username(username=username)
-        user = user_get(uid=uid) if uid else None
-    return user
+    return user_get(uid=uid) if uid else None
 
 
 def users_queue(batch: Batch, *, uids: Iterable[int]) -> Deferred:

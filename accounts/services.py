@@ -91,7 +91,8 @@ def user_create(*, username: str, password: str) -> User:
         },
     )
     pipe.set(keys.username(username), uid, nx=True)
-    _, claimed = pipe.execute()
+    pipe.set(keys.store_epoch(), secrets.token_hex(8), nx=True)
+    _, claimed, _ = pipe.execute()
     if not claimed:
         r.delete(keys.user(uid))
         raise UsernameTaken(username)

@@ -12,8 +12,12 @@ from django.conf import settings
 
 from accounts.domain import AnonymousUser, Credentials, User
 from accounts.selectors import (
+    epoch_queue,
+    remember_users,
+    remembered_uid,
+    remembered_usernames,
+    remembered_valid,
     user_id_by_username,
-    user_id_forget,
     users_queue,
     viewer_queue,
 )
@@ -144,19 +148,38 @@ def status_get(
     return viewer.value, (found.value[0] if found.value else None)
 
 
+def _profile_uid(username: str, *, fresh: bool) -> tuple[int | None, bool]:
+    """The id of a username and whether it came from the process's memory."""
+    if not fresh:
+        uid = remembered_uid(username)
+        if uid is not None:
+            return uid, True
+    return user_id_by_username(username=username), False
+
+
+def _is_owner(owner: User | None, username: str) -> bool:
+    return owner is not None and owner.username.lower() == username.lower()
+
+
 def profile_get(
-    *, credentials: Credentials | None, username: str, max_id: int | None = None
+    *,
+    credentials: Credentials | None,
+    username: str,
+    max_id: int | None = None,
+    fresh: bool = False,
 ) -> tuple[User | AnonymousUser, Profile | None]:
     """The viewer and a profile: counts, statuses, follow state, people in common.
 
-    Two round trips when the name's id is known to this process (after the first
-    visit), one more to resolve a new name and one more to name people in common.
+    Two round trips once this process knows the name (and the names of the people in
+    common); a name seen for the first time costs one more, and so do people in
+    common whose names it has not seen yet.
     """
-    uid = user_id_by_username(username=username)
+    uid, remembered = _profile_uid(username, fresh=fresh)
     if uid is None:
         return _viewer_only(credentials), None
     size = settings.TIMELINE_PAGE_SIZE
     first = Batch()
+    epoch_d = epoch_queue(first)
     viewer_d = viewer_queue(first, credentials=credentials)
     owner_d = users_queue(first, uids=[uid])
 
@@ -178,15 +201,16 @@ def profile_get(
         relation_d = first.queue(relation_build, lambda replies: replies)
     first.execute()
 
+    memory_valid = remembered_valid(epoch_d.value)
     viewer = viewer_d.value
     owner = owner_d.value.get(uid)
-    if owner is None or owner.username.lower() != username.lower():
-        # A remembered id that no longer matches (the store was replaced): look again.
-        user_id_forget(username=username)
-        fresh = user_id_by_username(username=username)
-        if fresh is None or fresh == uid:
-            return viewer, None
-        return profile_get(credentials=credentials, username=username, max_id=max_id)
+    if not _is_owner(owner, username):
+        if remembered:  # remembered from another store: look the name up afresh
+            return profile_get(
+                credentials=credentials, username=username, max_id=max_id, fresh=True
+            )
+        return viewer, None
+    remember_users([owner, *([viewer] if viewer.is_authenticated else [])])
 
     follows, followed = False, []
     if relation_d is not None and viewer.is_authenticated:
@@ -206,16 +230,15 @@ def profile_get(
     second.execute()
 
     in_common_ids = common_d.value if common_d is not None else []
-    in_common: list[User] = []
-    if in_common_ids:
+    shown_ids = in_common_ids[:IN_COMMON_SHOWN]
+    names = remembered_usernames(shown_ids) if memory_valid else {}
+    missing = [i for i in shown_ids if i not in names]
+    if missing:
         third = Batch()
-        names_d = users_queue(third, uids=in_common_ids[:IN_COMMON_SHOWN])
+        users_d = users_queue(third, uids=missing)
         third.execute()
-        in_common = [
-            names_d.value[i]
-            for i in in_common_ids[:IN_COMMON_SHOWN]
-            if i in names_d.value
-        ]
+        remember_users(users_d.value.values())
+        names.update({i: u.username for i, u in users_d.value.items()})
     statuses, followers, following = counts_d.value
     return viewer, Profile(
         user=owner,
@@ -223,7 +246,9 @@ def profile_get(
         followers=int(followers),
         following=int(following),
         viewer_follows=follows,
-        in_common=in_common,
+        in_common=[
+            User(id=i, username=names[i], created=0) for i in shown_ids if i in names
+        ],
         in_common_count=len(in_common_ids),
         page=_page(keys.posts(uid), ids_d.value, found_d.value, size),
     )
@@ -242,17 +267,19 @@ def people_page(
     username: str,
     relation: str,
     cursor: int | None = None,
+    fresh: bool = False,
 ) -> tuple[User | AnonymousUser, User | None, PeoplePage | None]:
     """The viewer, a user, and a page of their followers or followees, newest first.
 
     The cursor is the follow time (microseconds) below which the next page starts.
     """
     key_of = {"followers": keys.followers, "following": keys.following}[relation]
-    uid = user_id_by_username(username=username)
+    uid, remembered = _profile_uid(username, fresh=fresh)
     if uid is None:
         return _viewer_only(credentials), None, None
     size = settings.TIMELINE_PAGE_SIZE
     first = Batch()
+    epoch_d = epoch_queue(first)
     viewer_d = viewer_queue(first, credentials=credentials)
     owner_d = users_queue(first, uids=[uid])
     top = cursor if cursor is not None else "+inf"
@@ -263,9 +290,17 @@ def people_page(
         lambda replies: [(int(m), int(s)) for m, s in replies[0]],
     )
     first.execute()
+    remembered_valid(epoch_d.value)
     owner = owner_d.value.get(uid)
-    if owner is None or owner.username.lower() != username.lower():
-        user_id_forget(username=username)
+    if not _is_owner(owner, username):
+        if remembered:
+            return people_page(
+                credentials=credentials,
+                username=username,
+                relation=relation,
+                cursor=cursor,
+                fresh=True,
+            )
         return viewer_d.value, None, None
     rows = rows_d.value
     shown = rows[:size]
@@ -273,6 +308,7 @@ def people_page(
     users_d = users_queue(second, uids=[m for m, _ in shown])
     second.execute()
     users = [users_d.value[m] for m, _ in shown if m in users_d.value]
+    remember_users([owner, *users])
     next_cursor = shown[-1][1] - 1 if len(rows) > size else None
     return viewer_d.value, owner, PeoplePage(users=users, next_cursor=next_cursor)
 

@@ -174,9 +174,16 @@ def test_a_page_costs_a_constant_number_of_round_trips(alice, bob, posts):
     for i in range(posts):
         services.status_create(author=author, text=f"status {i}")
     bob.post("/u/alice/follow/")
+    for name in ("carol", "dave"):  # people bob follows who follow alice too
+        make_user(name)
+        logged_in_client(name).post("/u/alice/follow/")
+        bob.post(f"/u/{name}/follow/")
     assert count_round_trips(bob, "/") == 2
     assert count_round_trips(bob, "/timeline/") == 2
+    profile = body(bob.get("/u/alice/"))
+    assert "Followed by" in profile and "(2 in all)" in profile
     assert count_round_trips(bob, "/u/alice/") == 2
+    assert count_round_trips(bob, "/u/alice/followers/") == 2
     assert count_round_trips(Client(), "/timeline/") == 2
     sid = int(get_redis().zrange(keys.posts(author.id), 0, 0)[0])
     assert count_round_trips(bob, f"/s/{sid}/") == 1
@@ -205,3 +212,19 @@ def test_pages_recover_when_the_server_forgets_its_scripts(alice, r):
     r.script_flush()
     assert alice.post("/post/", {"text": "posted after a flush"}).status_code == 302
     assert "posted after a flush" in body(alice.get("/"))
+
+
+def test_remembered_names_never_outlive_a_replaced_store(alice, bob, r):
+    make_user("carol")
+    logged_in_client("carol").post("/u/alice/follow/")
+    bob.post("/u/carol/follow/")
+    assert "@carol" in body(bob.get("/u/alice/"))  # the process learns the names
+    r.flushall()
+    for name in ("carol", "alice", "bob", "zoe"):  # same names, other ids
+        make_user(name)
+    zoe = logged_in_client("zoe")
+    logged_in_client("bob").post("/u/alice/follow/")
+    zoe.post("/u/bob/follow/")
+    page = body(zoe.get("/u/alice/"))
+    assert 'href="/u/bob/">@bob</a> you follow (1 in all)' in page
+    assert "@carol" not in page
