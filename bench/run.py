@@ -544,6 +544,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.tiny:
         args.users, args.duration, args.runs = 60, 1, 1
         args.connections, args.fanout = 10, [10, 100]
+    # A plain SIGTERM would skip the cleanup that stops our servers.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     if not shutil.which("wrk"):
         print("wrk not found: apt-get install wrk", file=sys.stderr)
         return 2
