@@ -75,7 +75,3 @@ class TooManyAttempts(AccountError):
     def __init__(self, retry_after: int):
         super().__init__(retry_after)
         self.retry_after = retry_after
-
-
-class NotFound(AccountError):
-    pass

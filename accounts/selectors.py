@@ -163,9 +163,3 @@ def viewer_get(*, credentials: Credentials | None) -> User | AnonymousUser:
     viewer = viewer_queue(batch, credentials=credentials)
     batch.execute()
     return viewer.value
-
-
-def session_count(*, uid: int) -> int:
-    """How many devices hold a live session for this user."""
-    now = time.time()
-    return sum(1 for v in get_redis().hvals(keys.sessions(uid)) if float(v) > now)

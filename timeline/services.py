@@ -246,7 +246,7 @@ def follow_create(*, follower: User, followee_id: int) -> bool:
     Safe to repeat: a second call completes whatever a first one left undone.
     """
     if follower.id == followee_id:
-        raise CannotFollowSelf()
+        raise CannotFollowSelf("You cannot follow yourself.")
     now_us = time.time_ns() // 1000
     with _FollowLock(follower.id):
         added, _, count, newest = pipeline_run(

@@ -99,30 +99,24 @@ def _followee_id(username: str) -> int:
     return uid
 
 
+def _change_follow(request, username: str, change):
+    try:
+        change(follower=request.user, followee_id=_followee_id(username))
+    except (CannotFollowSelf, Busy) as error:
+        messages.error(request, str(error))
+    return redirect(safe_next(request, f"/u/{username}/"))
+
+
 @require_POST
 @login_required
 def follow(request, username: str):
-    try:
-        services.follow_create(
-            follower=request.user, followee_id=_followee_id(username)
-        )
-    except CannotFollowSelf:
-        messages.error(request, "You cannot follow yourself.")
-    except Busy as error:
-        messages.error(request, str(error))
-    return redirect(safe_next(request, f"/u/{username}/"))
+    return _change_follow(request, username, services.follow_create)
 
 
 @require_POST
 @login_required
 def unfollow(request, username: str):
-    try:
-        services.follow_delete(
-            follower=request.user, followee_id=_followee_id(username)
-        )
-    except Busy as error:
-        messages.error(request, str(error))
-    return redirect(safe_next(request, f"/u/{username}/"))
+    return _change_follow(request, username, services.follow_delete)
 
 
 def _people(request, username: str, relation: str, title: str):
