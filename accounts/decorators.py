@@ -15,7 +15,10 @@ def login_required(view):
     @wraps(view)
     def wrapper(request, *args, **kwargs):
         if not request.user.is_authenticated:
-            query = urlencode({"next": request.get_full_path()})
+            # After logging in, come back here; a form's target cannot be revisited
+            # with a GET, so an anonymous POST returns to the page it came from.
+            back = request.get_full_path() if request.method == "GET" else "/"
+            query = urlencode({"next": back})
             return redirect(f"{settings.LOGIN_URL}?{query}")
         return view(request, *args, **kwargs)
 

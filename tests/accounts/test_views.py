@@ -240,3 +240,14 @@ def test_redis_outage_gives_503_page_for_logged_in_user(redis_client):
     assert "Temporarily unavailable" in response.content.decode()
     set_redis(redis_client)
     assert 'action="/logout/"' in client.get("/").content.decode()
+
+
+def test_login_required_sends_visitors_to_login_and_back():
+    make_user("max")
+    response = Client().post("/logout/everywhere/")
+    assert response["Location"] == "/login/?next=%2F"
+    client = Client()
+    login = client.post(
+        "/login/?next=/u/max/", {"username": "max", "password": PASSWORD}
+    )
+    assert login["Location"] == "/u/max/"

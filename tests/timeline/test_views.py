@@ -56,7 +56,8 @@ def test_blank_and_too_long_posts_refused_with_message(alice, r):
 
 def test_post_requires_login_and_post_method(alice):
     response = Client().post("/post/", {"text": "anon"})
-    assert response.status_code == 302 and response["Location"].startswith("/login/")
+    assert response.status_code == 302 and response["Location"] == "/login/?next=%2F"
+    assert Client().get("/u/alice/followers/?cursor=5").status_code == 200
     assert alice.get("/post/").status_code == 405
 
 
