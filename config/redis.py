@@ -72,10 +72,10 @@ _SCRIPTS: list[LuaScript] = []
 class LuaScript:
     """A Lua script registered once per client and run with EVALSHA.
 
-    Calling it works with a client or a pipeline (`client=pipe`); redis-py then checks
-    with SCRIPT EXISTS before the pipeline runs, an extra round trip. Reads queued in
-    a `Batch` use `queue()` instead: a bare EVALSHA, and the batch loads the scripts
-    and runs again in the rare case the server answers NOSCRIPT (after a restart).
+    Calling it runs it on the client at once. In a pipeline, `queue()` adds a bare
+    EVALSHA: redis-py's own way (`client=pipe`) would ask SCRIPT EXISTS first, one
+    more round trip each time. `pipeline_run` (and so `Batch`) loads the scripts and
+    runs again in the rare case the server answers NOSCRIPT (after a restart).
     """
 
     def __init__(self, source: str):
