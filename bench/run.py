@@ -32,28 +32,34 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 PYTHON = sys.executable
 
-WRK_POST = """
+# A logged-in form POST: the auth cookie and a CSRF cookie the body's token matches.
+WRK_FORM = """
 wrk.method = "POST"
 wrk.headers["Content-Type"] = "application/x-www-form-urlencoded"
 wrk.headers["Cookie"] = "{cookie}; csrftoken={csrf}"
 local n = 0
+"""
+
+WRK_POST = (
+    WRK_FORM
+    + """
 request = function()
   n = n + 1
   return wrk.format(nil, "/post/", nil, "csrfmiddlewaretoken={csrf}&text=bench+status+" .. n)
 end
 """
+)
 
-WRK_FOLLOW = """
-wrk.method = "POST"
-wrk.headers["Content-Type"] = "application/x-www-form-urlencoded"
-wrk.headers["Cookie"] = "{cookie}; csrftoken={csrf}"
-local n = 0
+WRK_FOLLOW = (
+    WRK_FORM
+    + """
 request = function()
   n = n + 1
   local action = (n % 2 == 1) and "follow" or "unfollow"
   return wrk.format(nil, "/u/{target}/" .. action .. "/", nil, "csrfmiddlewaretoken={csrf}")
 end
 """
+)
 
 WRK_GET = """
 wrk.headers["Cookie"] = "{cookie}"
