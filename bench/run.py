@@ -253,7 +253,7 @@ class Bench:
         from django.test import Client
         from django.test.utils import setup_test_environment
 
-        from config.redis import RoundTripCounter
+        from tests.roundtrips import RoundTripCounter
 
         setup_test_environment()
         client = Client(HTTP_HOST="127.0.0.1")

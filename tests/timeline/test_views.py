@@ -6,8 +6,9 @@ import pytest
 from django.test import Client
 
 from accounts.selectors import user_get_by_username
-from config.redis import RoundTripCounter, get_redis
+from config.redis import get_redis
 from tests.helpers import logged_in_client, make_user
+from tests.roundtrips import RoundTripCounter
 from timeline import keys, services
 
 
