@@ -1,0 +1,1 @@
+"""The benchmark: `.venv/bin/python bench/run.py` (see bench/run.py)."""

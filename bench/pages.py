@@ -1,0 +1,154 @@
+"""What the benchmark asks of the site: whose pages, which requests, and their round trips.
+
+Needs Django set up (`bench/run.py` does it): paths come from `reverse()`, the viewer's
+login from `accounts.services`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from bench.load import Page
+
+TRIVIAL = "trivial view (/healthz/, no Redis)"
+
+# A logged-in form POST: the auth cookie and a CSRF cookie the body's token matches.
+WRK_FORM = """
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/x-www-form-urlencoded"
+wrk.headers["Cookie"] = "{cookie}; csrftoken={csrf}"
+local n = 0
+"""
+
+WRK_POST = (
+    WRK_FORM
+    + """
+request = function()
+  n = n + 1
+  return wrk.format(nil, "{post}", nil, "csrfmiddlewaretoken={csrf}&text=bench+status+" .. n)
+end
+"""
+)
+
+WRK_FOLLOW = (
+    WRK_FORM
+    + """
+request = function()
+  n = n + 1
+  local path = (n % 2 == 1) and "{follow}" or "{unfollow}"
+  return wrk.format(nil, path, nil, "csrfmiddlewaretoken={csrf}")
+end
+"""
+)
+
+WRK_GET = """
+wrk.headers["Cookie"] = "{cookie}"
+"""
+
+
+@dataclass(frozen=True)
+class People:
+    """The viewer the pages are seen by, and the most followed user."""
+
+    viewer_id: int
+    viewer_name: str
+    celebrity_name: str
+    cookie: str  # the viewer's auth cookie, `name=value`
+    csrf: str = "b" * 32
+
+
+def pick_people(*, users: int, follows_per_user: int) -> People:
+    """A viewer with a full-enough home and a typical following; the most followed."""
+    from django.conf import settings
+
+    from accounts.selectors import user_get
+    from accounts.services import session_create
+    from config.redis import get_redis
+    from timeline import keys
+
+    sample = range(1, users + 1, max(1, users // 2000))
+    pipe = get_redis().pipeline(transaction=False)
+    for uid in sample:
+        pipe.zcard(keys.followers(uid))
+        pipe.zcard(keys.following(uid))
+        pipe.zcard(keys.home(uid))
+    replies = pipe.execute()
+    rows = [
+        (uid, replies[3 * i], replies[3 * i + 1], replies[3 * i + 2])
+        for i, uid in enumerate(sample)
+    ]
+    celebrity = max(rows, key=lambda row: row[1])[0]
+    rows.sort(key=lambda row: (row[3] < 30, abs(row[2] - follows_per_user)))
+    viewer = next(row[0] for row in rows if row[0] != celebrity)
+    credentials = session_create(uid=viewer)
+    return People(
+        viewer_id=viewer,
+        viewer_name=user_get(uid=viewer).username,
+        celebrity_name=user_get(uid=celebrity).username,
+        cookie=f"{settings.AUTH_COOKIE_NAME}={credentials.cookie_value()}",
+    )
+
+
+def _paths(people: People) -> dict[str, str]:
+    from django.urls import reverse
+
+    celebrity = {"username": people.celebrity_name}
+    return {
+        "trivial": reverse("healthz"),
+        "home": reverse("timeline:home"),
+        "profile": reverse("timeline:profile", kwargs=celebrity),
+        "global": reverse("timeline:global_timeline"),
+        "post": reverse("timeline:post_status"),
+        "follow": reverse("timeline:follow", kwargs=celebrity),
+        "unfollow": reverse("timeline:unfollow", kwargs=celebrity),
+    }
+
+
+def load_pages(people: People) -> list[Page]:
+    """The requests measured under load, the trivial view first."""
+    paths = _paths(people)
+    fmt = {"cookie": people.cookie, "csrf": people.csrf, **paths}
+    get = WRK_GET.format(**fmt)
+    return [
+        Page(TRIVIAL, paths["trivial"]),
+        Page("home (logged in)", paths["home"], get),
+        Page("profile (most followed user)", paths["profile"], get),
+        Page("global timeline (logged in)", paths["global"], get),
+        Page("post a status", paths["post"], WRK_POST.format(**fmt)),
+        Page("follow + unfollow", paths["home"], WRK_FOLLOW.format(**fmt)),
+    ]
+
+
+def count_round_trips(people: People) -> dict[str, int]:
+    """Redis round trips of one request per page, served in this process."""
+    from django.test import Client
+    from django.test.utils import setup_test_environment
+    from django.urls import reverse
+
+    from tests.roundtrips import RoundTripCounter
+
+    setup_test_environment()
+    paths = _paths(people)
+    login = reverse("accounts:login")
+    client = Client(HTTP_HOST="127.0.0.1")
+    client.cookies.load(people.cookie)
+    # Warm what a process remembers between requests, as the served site has.
+    client.get(paths["profile"])
+    client.post(paths["follow"])
+    client.post(paths["unfollow"])
+    counts = {}
+    for name, method, path, data in [
+        ("home (logged in)", "get", paths["home"], None),
+        ("profile (most followed user)", "get", paths["profile"], None),
+        ("global timeline (logged in)", "get", paths["global"], None),
+        ("post a status", "post", paths["post"], {"text": "counted"}),
+        ("follow", "post", paths["follow"], None),
+        ("unfollow", "post", paths["unfollow"], None),
+    ]:
+        with RoundTripCounter() as counter:
+            response = getattr(client, method)(path, data or {})
+        redirect = response.get("Location", "")
+        if response.status_code not in (200, 302) or redirect.startswith(login):
+            raise RuntimeError(f"{method.upper()} {path}: {response.status_code}")
+        counts[name] = counter.count
+    return counts

@@ -1,0 +1,91 @@
+"""The servers a benchmark run starts: its own redis-server and the site under gunicorn."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+
+def site_env(*, redis_url: str, static_root: Path) -> dict[str, str]:
+    """The site's environment under test: production settings on the bench's Redis."""
+    return {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+        "REDIS_URL": redis_url,
+        "DEBUG": "false",
+        "SECRET_KEY": "bench-" + "x" * 50,
+        "ALLOWED_HOSTS": "127.0.0.1,localhost",
+        "SECURE_SSL_REDIRECT": "false",
+        "AUTH_COOKIE_SECURE": "false",
+        "CSRF_COOKIE_SECURE": "false",
+        "SESSION_COOKIE_SECURE": "false",
+        "STATIC_ROOT": str(static_root),
+    }
+
+
+def start_redis(directory: Path) -> tuple[str, subprocess.Popen]:
+    """A redis-server on the Unix socket `directory/redis.sock`, AOF as in production."""
+    from config.embedded import start_server
+
+    url, proc = start_server(directory, persist=True, daemonize=False)
+    assert proc is not None
+    return url, proc
+
+
+def collectstatic(*, env: dict[str, str], cwd: Path) -> None:
+    """Gather static files where the production settings serve them from."""
+    subprocess.run(
+        [sys.executable, "manage.py", "collectstatic", "--noinput", "-v", "0"],
+        cwd=cwd, env=env, check=True,
+    )  # fmt: skip
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_gunicorn(
+    *, app: str, workers: int, env: dict[str, str], cwd: Path, run_dir: Path
+) -> tuple[subprocess.Popen, str]:
+    """Serve `app` with gunicorn sync workers; return the process and its base URL."""
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", app, "--workers", str(workers),
+         "--bind", f"127.0.0.1:{port}", "--log-level", "warning"],
+        cwd=cwd, env=env,
+    )  # fmt: skip
+    try:
+        _wait_until_listening(port, timeout=30)
+    except BaseException:
+        stop(proc)
+        raise
+    return proc, f"http://127.0.0.1:{port}"
+
+
+def _wait_until_listening(port: int, *, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return
+        except OSError:
+            time.sleep(0.1)
+    raise RuntimeError("gunicorn did not start")
+
+
+def stop(proc: subprocess.Popen) -> None:
+    """Stop a server we started: SIGTERM, then SIGKILL if it lingers."""
+    if proc.poll() is not None:
+        return
+    proc.terminate()
+    try:
+        proc.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()

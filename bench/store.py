@@ -1,0 +1,149 @@
+"""Figures read from the store itself: memory per item, fan-out against plain ZADD.
+
+Needs Django set up on the bench's own Redis (`bench/run.py` does it).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import time
+from pathlib import Path
+
+
+def redis_cpu_seconds() -> float:
+    """CPU time the server has used so far (user + system)."""
+    from config.redis import get_redis
+
+    info = get_redis().info("cpu")
+    return float(info["used_cpu_user"]) + float(info["used_cpu_sys"])
+
+
+def memory(*, users: int, statuses_per_user: int) -> dict:
+    """MEMORY USAGE of a sample of each kind of key, per item."""
+    from accounts import keys as account_keys
+    from config.redis import get_redis
+    from timeline import keys
+
+    r = get_redis()
+    sample = list(range(1, users + 1, max(1, users // 500)))
+
+    def usage(key_list: list[str]) -> int:
+        pipe = r.pipeline(transaction=False)
+        for key in key_list:
+            pipe.memory_usage(key, samples=0)
+        return sum(u or 0 for u in pipe.execute())
+
+    def sizes(key_list: list[str]) -> int:
+        pipe = r.pipeline(transaction=False)
+        for key in key_list:
+            pipe.zcard(key)
+        return sum(pipe.execute())
+
+    # Seeded users are named user<id> (timeline.seeding).
+    user_bytes = usage([account_keys.user(u) for u in sample]) + usage(
+        [account_keys.username(f"user{u}") for u in sample]
+    )
+    sids = list(range(1, users * statuses_per_user + 1, 97))[:500]
+    status_bytes = usage([keys.status(s) for s in sids])
+    posts_keys = [keys.posts(u) for u in sample]
+    edge_keys = [keys.following(u) for u in sample] + [
+        keys.followers(u) for u in sample
+    ]
+    home_keys = [keys.home(u) for u in sample]
+    posts_count = sizes(posts_keys)
+    edges = sizes([keys.following(u) for u in sample])
+    home_entries = sizes(home_keys)
+    pipe = r.pipeline(transaction=False)
+    for key in home_keys:
+        pipe.object("encoding", key)
+    encodings: dict[str, int] = {}
+    for encoding in pipe.execute():
+        encodings[str(encoding)] = encodings.get(str(encoding), 0) + 1
+    info = r.info("memory")
+    return {
+        "used_memory": info["used_memory"],
+        "allocator": info.get("mem_allocator"),
+        "per_user": user_bytes / len(sample),
+        "per_status": (status_bytes / len(sids) if sids else 0)
+        + usage(posts_keys) / max(posts_count, 1),
+        "per_follow_edge": usage(edge_keys) / max(edges, 1),
+        "per_timeline_entry": usage(home_keys) / max(home_entries, 1),
+        "home_encodings": encodings,
+        "home_entries_sampled": home_entries,
+    }
+
+
+def fanout(sizes: list[int]) -> list[dict]:
+    """Time one post to `size` synthetic followers (median of 3), for each size."""
+    from accounts.services import user_create
+    from config.redis import get_redis
+    from timeline import keys
+    from timeline.services import status_create
+
+    r = get_redis()
+    results = []
+    base_uid = 10_000_000  # synthetic followers, far above the seeded ids
+    for size in sizes:
+        author = user_create(
+            username=f"fan_{size}_{os.getpid() % 1000}", password="x" * 12
+        )
+        followers = list(range(base_uid, base_uid + size))
+        base_uid += size
+        pipe = r.pipeline(transaction=False)
+        for start in range(0, size, 1000):
+            chunk = followers[start : start + 1000]
+            pipe.zadd(keys.followers(author.id), {f: i for i, f in enumerate(chunk)})
+            for f in chunk:
+                pipe.zadd(keys.following(f), {author.id: 1})
+            pipe.execute()
+        times = []
+        for i in range(3):
+            started = time.perf_counter()
+            status_create(author=author, text=f"fan-out {size} #{i}")
+            times.append(time.perf_counter() - started)
+        median = statistics.median(times)
+        results.append(
+            {"followers": size, "seconds": median, "inserts_per_s": (size + 1) / median}
+        )
+        # The synthetic followers' keys go again (they are not users).
+        for start in range(0, size, 5000):
+            chunk = followers[start : start + 5000]
+            r.delete(
+                *[keys.home(f) for f in chunk], *[keys.following(f) for f in chunk]
+            )
+    return results
+
+
+def zadd_ceiling(size: int, *, redis_socket: Path) -> dict:
+    """How fast the same server takes plain ZADDs: from redis-py, and redis-benchmark."""
+    from config.redis import get_redis
+
+    r = get_redis()
+    pipe = r.pipeline(transaction=False)
+    started = time.perf_counter()
+    for i in range(size):
+        pipe.zadd(f"bench:zadd:{i}", {1: 1})
+        if len(pipe) >= 1000:
+            pipe.execute()
+    pipe.execute()
+    python_rate = size / (time.perf_counter() - started)
+    for start in range(0, size, 5000):
+        r.delete(*[f"bench:zadd:{i}" for i in range(start, min(size, start + 5000))])
+    ceiling: dict = {"python_pipelined_zadd_per_s": python_rate}
+    if shutil.which("redis-benchmark"):
+        out = subprocess.run(
+            ["redis-benchmark", "-s", str(redis_socket), "-n", str(max(size, 100_000)),
+             "-P", "64", "-r", "100000", "-q", "zadd", "bench:rb:__rand_int__", "1",
+             "__rand_int__"],
+            check=True, capture_output=True, text=True,
+        ).stdout  # fmt: skip
+        rate = re.findall(r"([\d.]+) requests per second", out)
+        ceiling["redis_benchmark_zadd_p64_per_s"] = float(rate[-1]) if rate else None
+        found = list(r.scan_iter(match="bench:rb:*", count=10_000))
+        for start in range(0, len(found), 5000):
+            r.delete(*found[start : start + 5000])
+    return ceiling
