@@ -1,4 +1,4 @@
-"""The benchmark command itself runs end to end (on a tiny data set)."""
+"""The benchmark: end to end on a tiny data set, and its parts on their own."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from bench import report
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -29,15 +31,114 @@ def test_bench_runs_end_to_end_on_a_tiny_data_set(tmp_path):
         timeout=300,
     )
     assert result.returncode == 0, result.stderr[-3000:]
-    report = out.read_text()
+    text = out.read_text()
     for section in ("Pages under load", "round trips", "Fan-out", "Memory", "Seeding"):
-        assert section in report
-    pages = report.split("## Redis round trips")[0]
+        assert section in text
+    pages = text.split("## Redis round trips")[0]
     rows = re.findall(
         r"^\| (home|profile|global|post|follow)[^|]*\| ([\d,]+) \|", pages, re.M
     )
     assert len(rows) == 5 and all(int(rps.replace(",", "")) > 0 for _, rps in rows)
     # Every request under load succeeded (the last column counts failures).
     assert re.findall(r"\| (\d+) \|$", pages, re.M) == ["0"] * 6
-    assert "| home (logged in) | 2 |" in report
-    assert re.search(r"per home timeline entry: [\d.]+ bytes", report)
+    assert "| home (logged in) | 2 |" in text
+    assert re.search(r"per home timeline entry: [\d.]+ bytes", text)
+
+
+# --- the report, from plain data ------------------------------------------------------
+
+
+def page_run(rps: float, **changes) -> dict:
+    run = {
+        "rps": rps,
+        "p50_ms": 10.0,
+        "p99_ms": 30.0,
+        "requests": int(rps * 10),
+        "non_2xx_3xx": 0,
+        "socket_errors": {"connect": 0, "read": 0, "write": 0, "timeout": 0},
+        "redis_cpu_us_per_req": 100.0,
+    }
+    return {**run, **changes}
+
+
+def report_data(**pages: list[dict]) -> dict:
+    """A run's data as bench/run.py collects it, with the given pages' rounds."""
+    return {
+        "environment": {
+            "machine": "test",
+            "cores": 2,
+            "python": "3.11",
+            "redis_version": "7.0",
+            "workers": 5,
+            "connections": 100,
+            "seconds": 10,
+            "rounds": 3,
+        },
+        "seed": {
+            "users": 60,
+            "follows": 900,
+            "statuses": 600,
+            "home_entries": 9000,
+            "commands": 1000,
+            "seconds": 0.5,
+            "commands_per_second": 2000.0,
+            "phases": {"users": 0.4},
+        },
+        "trivial": "trivial",
+        "pages": pages or {"trivial": [page_run(1000)], "home": [page_run(400)]},
+        "round_trips": {"home": 2},
+        "fanout": [{"followers": 10, "seconds": 0.001, "inserts_per_s": 11000.0}],
+        "zadd_ceiling": {"python_pipelined_zadd_per_s": 50000.0},
+        "memory": {
+            "used_memory": 2**20,
+            "allocator": "jemalloc",
+            "per_user": 500.0,
+            "per_status": 500.0,
+            "per_follow_edge": 30.0,
+            "per_timeline_entry": 8.0,
+            "home_encodings": {"listpack": 60},
+            "home_entries_sampled": 9000,
+        },
+    }
+
+
+def table_row(text: str, name: str) -> list[str]:
+    line = next(x for x in text.splitlines() if x.startswith(f"| {name} |"))
+    return [cell.strip() for cell in line.strip("|").split("|")]
+
+
+def test_report_gives_each_page_its_ratio_to_the_trivial_view():
+    text = report.render(report_data())
+    for heading in ("Pages under load", "Redis round trips", "Fan-out", "Memory"):
+        assert f"\n## {heading}" in text
+    assert "\n## Seeding\n\n- 60 users, 900 follows, 600 statuses" in text
+    assert table_row(text, "home")[1:3] == ["400", "0.40x"]
+    assert table_row(text, "trivial")[1:3] == ["1,000", "1.00x"]
+
+
+def test_report_says_so_when_the_trivial_view_measured_zero():
+    data = report_data(
+        trivial=[page_run(0, requests=0, p50_ms=0, p99_ms=0)], home=[page_run(400)]
+    )
+    text = report.render(data)
+    assert table_row(text, "trivial")[1] == "0"
+    assert table_row(text, "home")[2] == "n/a (trivial view: 0 req/s)"
+    assert "The trivial view has no figure in round(s) 1;" in text
+
+
+def test_report_ratio_leaves_out_rounds_without_a_trivial_figure():
+    data = report_data(
+        trivial=[page_run(0), page_run(1000), page_run(500)],
+        home=[page_run(400), page_run(300), page_run(200)],
+    )
+    # Round 1 has no trivial figure to compare with; rounds 2 and 3 give 0.3x, 0.4x.
+    assert table_row(report.render(data), "home")[2] == "0.35x (2 of 3 rounds)"
+
+
+def test_report_shows_a_missing_figure_as_missing():
+    data = report_data(trivial=[page_run(1000)], home=[page_run(400)])
+    del data["pages"]["home"][0]["p99_ms"]
+    data["zadd_ceiling"]["python_pipelined_zadd_per_s"] = 0.0
+    text = report.render(data)
+    assert table_row(text, "home")[4] == "missing"
+    assert "pipelined ZADD: n/a" in text
