@@ -74,10 +74,31 @@ def wrk_run(
     return parse_wrk(out)
 
 
+# Each page runs this long before any measured round, as
+# ../shared/peers/ours-vs-retwis.sh does: a worker's first requests of a page load
+# code, templates and connections, and are not what the page costs.
+WARM_UP_SECONDS = 3
+WARM_UP_ATTEMPTS = 3
+
+
 def measure_pages(
     pages: list[Page], run: Callable[[Page, int], dict], *, rounds: int, seconds: int
 ) -> dict[str, list[dict]]:
-    """Run every page `rounds` times, interleaved so drift hits all pages alike."""
+    """Warm every page, then run each `rounds` times, interleaved so drift hits all.
+
+    A page whose warm-up gets no answer is tried again; one that still gets none
+    stops the run, rather than be measured at nothing.
+    """
+    warm_up = min(WARM_UP_SECONDS, seconds)
+    for page in pages:
+        for _ in range(WARM_UP_ATTEMPTS):
+            if run(page, warm_up)["requests"]:
+                break
+        else:
+            raise RuntimeError(
+                f"{page.name} ({page.path}): no answer in {WARM_UP_ATTEMPTS} "
+                f"warm-up runs of {warm_up}s"
+            )
     results: dict[str, list[dict]] = {page.name: [] for page in pages}
     for _ in range(rounds):
         for page in pages:

@@ -5,9 +5,10 @@
 
 Starts its own redis-server (AOF everysec, as in production) and the site under
 gunicorn with production settings, seeds data with `timeline.seeding.seed` in this
-process, drives pages with wrk at 100 concurrent connections and compares each page
-with a trivial Django view (`/healthz/`, no Redis) measured on the same server in the
-same run. Prints a Markdown report and writes it to bench/out/report.md, with every
+process, waits until every gunicorn worker has loaded the site, warms every page with
+a short wrk run, then drives pages with wrk at 100 concurrent connections in
+interleaved rounds and compares each page with a trivial Django view (`/healthz/`,
+no Redis) measured on the same server in the same rounds. Prints a Markdown report and writes it to bench/out/report.md, with every
 figure in bench/out/report.json. Needs Debian's wrk (and redis-benchmark from
 redis-tools for the ZADD ceiling).
 

@@ -50,33 +50,55 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+READY_HOOKS = Path(__file__).with_name("gunicorn_ready.py")
+
+
 def start_gunicorn(
-    *, app: str, workers: int, env: dict[str, str], cwd: Path, run_dir: Path
+    *,
+    app: str,
+    workers: int,
+    env: dict[str, str],
+    cwd: Path,
+    run_dir: Path,
+    timeout: float = 60,
 ) -> tuple[subprocess.Popen, str]:
-    """Serve `app` with gunicorn sync workers; return the process and its base URL."""
+    """Serve `app` with gunicorn sync workers; return once every worker has loaded it.
+
+    Returns the process and the base URL.
+    """
+    ready_dir = run_dir / "gunicorn-ready"
+    ready_dir.mkdir(parents=True)
     port = free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", app, "--workers", str(workers),
-         "--bind", f"127.0.0.1:{port}", "--log-level", "warning"],
-        cwd=cwd, env=env,
+        [sys.executable, "-m", "gunicorn", app, "--config", str(READY_HOOKS),
+         "--workers", str(workers), "--bind", f"127.0.0.1:{port}",
+         "--log-level", "warning"],
+        cwd=cwd, env={**env, "BENCH_READY_DIR": str(ready_dir)},
     )  # fmt: skip
     try:
-        _wait_until_listening(port, timeout=30)
+        wait_for_workers(ready_dir, workers, proc=proc, timeout=timeout)
     except BaseException:
         stop(proc)
         raise
     return proc, f"http://127.0.0.1:{port}"
 
 
-def _wait_until_listening(port: int, *, timeout: float) -> None:
+def wait_for_workers(
+    ready_dir: Path, workers: int, *, proc: subprocess.Popen, timeout: float
+) -> None:
+    """Wait until `workers` workers have reported ready (bench/gunicorn_ready.py)."""
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return
-        except OSError:
-            time.sleep(0.1)
-    raise RuntimeError("gunicorn did not start")
+    while (ready := len(list(ready_dir.iterdir()))) < workers:
+        if proc.poll() is not None:
+            raise RuntimeError(
+                f"gunicorn exited (code {proc.returncode}) with {ready} of "
+                f"{workers} workers ready"
+            )
+        if time.monotonic() > deadline:
+            raise RuntimeError(
+                f"{ready} of {workers} gunicorn workers ready after {timeout:.0f}s"
+            )
+        time.sleep(0.05)
 
 
 def stop(proc: subprocess.Popen) -> None:

@@ -7,11 +7,12 @@ import re
 import shutil
 import subprocess
 import sys
+import urllib.request
 from pathlib import Path
 
 import pytest
 
-from bench import report
+from bench import load, report, servers
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -45,7 +46,7 @@ def test_bench_runs_end_to_end_on_a_tiny_data_set(tmp_path):
     assert re.search(r"per home timeline entry: [\d.]+ bytes", text)
 
 
-# --- the report, from plain data ------------------------------------------------------
+# --- the report, from plain data ---------------------------------------------------
 
 
 def page_run(rps: float, **changes) -> dict:
@@ -142,3 +143,63 @@ def test_report_shows_a_missing_figure_as_missing():
     text = report.render(data)
     assert table_row(text, "home")[4] == "missing"
     assert "pipelined ZADD: n/a" in text
+
+
+# --- readiness: every worker up, every page warm ------------------------------------
+
+SLOW_APP = """
+import os, pathlib, time
+
+time.sleep(1)  # a worker loading a large site: gunicorn's port is open meanwhile
+pathlib.Path(os.environ["LOADED_DIR"], str(os.getpid())).touch()
+
+
+def app(environ, start_response):
+    start_response("200 OK", [("Content-Type", "text/plain")])
+    return [b"ok"]
+"""
+
+
+def test_gunicorn_counts_as_started_once_every_worker_has_loaded_the_app(tmp_path):
+    (tmp_path / "slow_app.py").write_text(SLOW_APP)
+    loaded = tmp_path / "loaded"
+    loaded.mkdir()
+    proc, base_url = servers.start_gunicorn(
+        app="slow_app:app",
+        workers=2,
+        env={**os.environ, "LOADED_DIR": str(loaded)},
+        cwd=tmp_path,
+        run_dir=tmp_path / "run",
+    )
+    try:
+        assert len(list(loaded.iterdir())) == 2
+        with urllib.request.urlopen(base_url + "/", timeout=5) as response:
+            assert response.read() == b"ok"
+    finally:
+        servers.stop(proc)
+
+
+def test_no_page_is_measured_cold():
+    pages = [load.Page("trivial", "/healthz/"), load.Page("home", "/")]
+    calls: dict[str, int] = {}
+
+    def run(page: load.Page, seconds: int) -> dict:
+        # A page's first run meets cold workers: here it gets no answer at all.
+        calls[page.name] = calls.get(page.name, 0) + 1
+        return page_run(0, requests=0) if calls[page.name] == 1 else page_run(500)
+
+    results = load.measure_pages(pages, run, rounds=2, seconds=10)
+    assert {name: [r["rps"] for r in runs] for name, runs in results.items()} == {
+        "trivial": [500, 500],
+        "home": [500, 500],
+    }
+
+
+def test_a_page_that_answers_nothing_after_warm_up_stops_the_run():
+    pages = [load.Page("trivial", "/healthz/"), load.Page("home", "/")]
+
+    def run(page: load.Page, seconds: int) -> dict:
+        return page_run(0, requests=0) if page.name == "home" else page_run(500)
+
+    with pytest.raises(RuntimeError, match="home"):
+        load.measure_pages(pages, run, rounds=1, seconds=10)
