@@ -48,11 +48,12 @@ wrk.headers["Cookie"] = "{cookie}"
 
 @dataclass(frozen=True)
 class People:
-    """The viewer the pages are seen by, and the most followed user."""
+    """The viewer the pages are seen by, a status on their home, the most followed."""
 
     viewer_id: int
     viewer_name: str
     celebrity_name: str
+    status_id: int  # the newest status on the viewer's home
     cookie: str  # the viewer's auth cookie, `name=value`
     csrf: str = "b" * 32
 
@@ -80,11 +81,15 @@ def pick_people(*, users: int, follows_per_user: int) -> People:
     celebrity = max(rows, key=lambda row: row[1])[0]
     rows.sort(key=lambda row: (row[3] < 30, abs(row[2] - follows_per_user)))
     viewer = next(row[0] for row in rows if row[0] != celebrity)
+    newest = get_redis().zrevrange(keys.home(viewer), 0, 0)
+    if not newest:
+        raise RuntimeError(f"user {viewer} has an empty home: seed more statuses")
     credentials = session_create(uid=viewer)
     return People(
         viewer_id=viewer,
         viewer_name=user_get(uid=viewer).username,
         celebrity_name=user_get(uid=celebrity).username,
+        status_id=int(newest[0]),
         cookie=f"{settings.AUTH_COOKIE_NAME}={credentials.cookie_value()}",
     )
 
@@ -97,11 +102,27 @@ def _paths(people: People) -> dict[str, str]:
         "trivial": reverse("healthz"),
         "home": reverse("timeline:home"),
         "profile": reverse("timeline:profile", kwargs=celebrity),
+        "status": reverse("timeline:status_detail", kwargs={"sid": people.status_id}),
+        "followers": reverse("timeline:followers", kwargs=celebrity),
+        "following": reverse(
+            "timeline:following", kwargs={"username": people.viewer_name}
+        ),
         "global": reverse("timeline:global_timeline"),
         "post": reverse("timeline:post_status"),
         "follow": reverse("timeline:follow", kwargs=celebrity),
         "unfollow": reverse("timeline:unfollow", kwargs=celebrity),
     }
+
+
+# The GET pages: their names in the report, and which path each one asks for.
+GET_PAGES = [
+    ("home (logged in)", "home"),
+    ("profile (most followed user)", "profile"),
+    ("status (newest on the viewer's home)", "status"),
+    ("followers (most followed user)", "followers"),
+    ("following (the viewer)", "following"),
+    ("global timeline (logged in)", "global"),
+]
 
 
 def load_pages(people: People) -> list[Page]:
@@ -111,9 +132,7 @@ def load_pages(people: People) -> list[Page]:
     get = WRK_GET.format(**fmt)
     return [
         Page(TRIVIAL, paths["trivial"]),
-        Page("home (logged in)", paths["home"], get),
-        Page("profile (most followed user)", paths["profile"], get),
-        Page("global timeline (logged in)", paths["global"], get),
+        *(Page(name, paths[key], get) for name, key in GET_PAGES),
         Page("post a status", paths["post"], WRK_POST.format(**fmt)),
         Page("follow + unfollow", paths["home"], WRK_FOLLOW.format(**fmt)),
     ]
@@ -132,19 +151,17 @@ def count_round_trips(people: People) -> dict[str, int]:
     login = reverse("accounts:login")
     client = Client(HTTP_HOST="127.0.0.1")
     client.cookies.load(people.cookie)
-    # Warm what a process remembers between requests, as the served site has.
-    client.get(paths["profile"])
-    client.post(paths["follow"])
-    client.post(paths["unfollow"])
-    counts = {}
-    for name, method, path, data in [
-        ("home (logged in)", "get", paths["home"], None),
-        ("profile (most followed user)", "get", paths["profile"], None),
-        ("global timeline (logged in)", "get", paths["global"], None),
+    requests = [
+        *((name, "get", paths[key], None) for name, key in GET_PAGES),
         ("post a status", "post", paths["post"], {"text": "counted"}),
         ("follow", "post", paths["follow"], None),
         ("unfollow", "post", paths["unfollow"], None),
-    ]:
+    ]
+    # Count on a warm process, as the one serving the load is.
+    for _, method, path, data in requests:
+        getattr(client, method)(path, data or {})
+    counts = {}
+    for name, method, path, data in requests:
         with RoundTripCounter() as counter:
             response = getattr(client, method)(path, data or {})
         redirect = response.get("Location", "")
