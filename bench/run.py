@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import dataclasses
 import json
 import os
 import platform
@@ -52,6 +51,8 @@ def collect(args: argparse.Namespace, stack: contextlib.ExitStack) -> dict:
     import django
 
     django.setup()
+    from django.core.management.base import OutputWrapper
+
     from config.redis import get_redis
     from timeline.management.commands.seed import DEMO_PASSWORD
     from timeline.seeding import Progress, seed
@@ -74,12 +75,9 @@ def collect(args: argparse.Namespace, stack: contextlib.ExitStack) -> dict:
         statuses_per_user=args.statuses,
         password=DEMO_PASSWORD,
         random_seed=42,
-        progress=Progress(stream=sys.stderr),
+        progress=Progress(OutputWrapper(sys.stderr)),
     )
-    data["seed"] = {
-        **dataclasses.asdict(seeded),
-        "commands_per_second": seeded.commands_per_second,
-    }
+    data["seed"] = seeded.as_dict()
     people = pages.pick_people(users=args.users, follows_per_user=args.follows)
     data["memory"] = store.memory(  # before the load adds statuses
         users=args.users, statuses_per_user=args.statuses

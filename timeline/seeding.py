@@ -13,13 +13,13 @@ import bisect
 import heapq
 import itertools
 import random
-import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 from django.conf import settings
 from django.contrib.auth.hashers import make_password
+from django.core.management.base import OutputWrapper
 
 from accounts import keys as account_keys
 from config.redis import get_redis
@@ -96,6 +96,8 @@ DAY = 86400
 
 @dataclass
 class SeedReport:
+    """What a seeding run wrote, and how long each phase took (seconds)."""
+
     users: int = 0
     follows: int = 0
     statuses: int = 0
@@ -107,6 +109,10 @@ class SeedReport:
     @property
     def commands_per_second(self) -> float:
         return self.commands / self.seconds if self.seconds else 0.0
+
+    def as_dict(self) -> dict:
+        """Every figure as plain data, the rate included (the benchmark's report)."""
+        return {**asdict(self), "commands_per_second": self.commands_per_second}
 
 
 class _Writer:
@@ -134,29 +140,35 @@ class _Writer:
 
 
 class Progress:
-    """A one-line progress bar on a terminal; a line per phase elsewhere."""
+    """Seeding progress: a bar redrawn in place on a terminal, else a line per phase.
 
-    def __init__(self, stream=None, enabled: bool = True):
-        self.stream = stream or sys.stderr
-        self.enabled = enabled
-        self.tty = hasattr(self.stream, "isatty") and self.stream.isatty()
+    Writes to a management command's output (`self.stdout`, a Django OutputWrapper);
+    `Progress()` writes nothing.
+    """
+
+    WIDTH = 30
+
+    def __init__(self, out: OutputWrapper | None = None):
+        self.out = out
+        self.tty = out is not None and out.isatty()
 
     def update(self, phase: str, done: int, total: int) -> None:
-        if not self.enabled or not self.tty:
+        if not self.tty:
             return
-        width = 30
-        filled = width * done // max(total, 1)
-        self.stream.write(
-            f"\r{phase:<10} [{'#' * filled}{'.' * (width - filled)}] {done}/{total}"
-        )
-        self.stream.flush()
+        filled = self.WIDTH * done // max(total, 1)
+        bar = "#" * filled + "." * (self.WIDTH - filled)
+        self._write(f"\r{phase:<10} [{bar}] {done}/{total}")
 
     def finish(self, phase: str, total: int, seconds: float) -> None:
-        if not self.enabled:
+        if self.out is None:
             return
-        start = "\r" if self.tty else ""
-        self.stream.write(f"{start}{phase:<10} {total} in {seconds:.1f}s{' ' * 30}\n")
-        self.stream.flush()
+        # On a terminal, the line overwrites the bar (and blanks what it leaves).
+        start, blank = ("\r", " " * (self.WIDTH + 20)) if self.tty else ("", "")
+        self._write(f"{start}{phase:<10} {total} in {seconds:.1f}s{blank}\n")
+
+    def _write(self, text: str) -> None:
+        self.out.write(text, ending="")
+        self.out.flush()
 
 
 def _power_law_picker(n: int, rng: random.Random, alpha: float) -> Callable[[], int]:
@@ -190,7 +202,7 @@ def seed(
     progress: Progress | None = None,
 ) -> SeedReport:
     """Create users, a power-law follow graph and statuses; fill home timelines."""
-    progress = progress or Progress(enabled=False)
+    progress = progress or Progress()
     rng = random.Random(random_seed)
     report = SeedReport()
     started = time.monotonic()

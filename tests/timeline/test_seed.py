@@ -1,20 +1,23 @@
 from __future__ import annotations
 
 import io
+import re
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.core.management.base import OutputWrapper
 
 from accounts import keys as account_keys
 from accounts import services as account_services
 from tests.helpers import make_user
 from timeline import keys
-from timeline.management.commands.seed import DEMO_PASSWORD
+from timeline.management.commands.seed import DEMO_PASSWORD, Command
+from timeline.seeding import Progress
 
 
 def run_seed(*args: str) -> str:
     out = io.StringIO()
-    call_command("seed", "--quiet", *args, stdout=out)
+    call_command("seed", *args, stdout=out, stderr=io.StringIO())
     return out.getvalue()
 
 
@@ -77,3 +80,72 @@ def test_flush_without_yes_needs_a_terminal(r):
     assert r.get(account_keys.username("keepme")) is not None
     run_seed("--users", "5", "--flush", "--yes")
     assert r.get(account_keys.username("keepme")) is None
+
+
+@pytest.mark.parametrize(
+    "option, default",
+    [
+        ("--users", "1000"),
+        ("--follows-per-user", "20"),
+        ("--statuses-per-user", "10"),
+        ("--seed", "42"),
+        ("--password", DEMO_PASSWORD),
+        ("--days", "28"),
+        ("--append", "False"),
+        ("--flush", "False"),
+        ("--yes", "False"),
+        ("--quiet", "False"),
+        ("--verbosity", "1"),
+    ],
+)
+def test_seed_help_explains_each_option_and_its_default(option, default):
+    help_text = Command().create_parser("manage.py", "seed").format_help()
+    # An option's entry runs from its name to the next option's, wrapped or not.
+    entry = re.search(
+        rf"^  (?:-\w \S+, )?{option}\b(.*?)(?=^  -|\Z)", help_text, re.M | re.S
+    )
+    assert entry, f"{option} is not in seed --help"
+    words = " ".join(entry.group(1).split())
+    assert re.fullmatch(
+        rf"(?:\S+ )?\w.{{8,}} \(default: {re.escape(default)}\)", words
+    ), words
+
+
+@pytest.mark.parametrize("quiet", [["--verbosity", "0"], ["--quiet"]])
+def test_seed_at_verbosity_0_prints_nothing(quiet, capsys):
+    out, err = io.StringIO(), io.StringIO()
+    call_command("seed", "--users", "20", *quiet, stdout=out, stderr=err)
+    assert out.getvalue() == err.getvalue() == ""
+    assert capsys.readouterr() == ("", "")
+
+
+def test_seed_prints_progress_of_each_phase_then_the_summary(capsys):
+    out = io.StringIO()
+    call_command("seed", "--users", "20", stdout=out, stderr=io.StringIO())
+    lines = out.getvalue().splitlines()
+    assert [line.split()[0] for line in lines[:4]] == [
+        "users",
+        "follows",
+        "statuses",
+        "homes",
+    ]
+    assert re.fullmatch(r"users +20 in [\d.]+s", lines[0].rstrip())
+    assert lines[4].startswith("Seeded 20 users, ")
+    assert "password 'retwis-demo-password'" in lines[5]
+    assert capsys.readouterr() == ("", "")  # nothing beside the command's own output
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_redraws_one_line_on_a_terminal():
+    terminal = Terminal()
+    progress = Progress(OutputWrapper(terminal))
+    progress.update("users", 0, 10)
+    progress.update("users", 5, 10)
+    progress.finish("users", 10, 0.25)
+    bar, done = terminal.getvalue().rsplit("\r", 1)
+    assert "\n" not in bar and bar.endswith("[###############...............] 5/10")
+    assert done.rstrip(" \n") == "users      10 in 0.2s" and done.endswith("\n")

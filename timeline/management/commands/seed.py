@@ -1,13 +1,18 @@
 from __future__ import annotations
 
+import argparse
 import sys
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, DjangoHelpFormatter
 
 from config.redis import get_redis
 from timeline.seeding import Progress, seed
 
 DEMO_PASSWORD = "retwis-demo-password"
+
+
+class HelpFormatter(DjangoHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
+    """Django's option order, and every option's default after its help."""
 
 
 class Command(BaseCommand):
@@ -16,33 +21,66 @@ class Command(BaseCommand):
         f"Every seeded user (user<id>) logs in with the password {DEMO_PASSWORD!r}."
     )
 
+    def create_parser(self, prog_name, subcommand, **kwargs):
+        kwargs.setdefault("formatter_class", HelpFormatter)
+        return super().create_parser(prog_name, subcommand, **kwargs)
+
     def add_arguments(self, parser):
-        parser.add_argument("--users", type=int, default=1000)
         parser.add_argument(
-            "--follows-per-user", type=int, default=20, help="average (exponential)"
-        )
-        parser.add_argument("--statuses-per-user", type=int, default=10)
-        parser.add_argument("--seed", type=int, default=42, help="random seed")
-        parser.add_argument("--password", default=DEMO_PASSWORD)
-        parser.add_argument(
-            "--days", type=int, default=28, help="history to spread over"
+            "--users", type=int, default=1000, help="how many users to create"
         )
         parser.add_argument(
-            "--append", action="store_true", help="add to a store that holds data"
+            "--follows-per-user",
+            type=int,
+            default=20,
+            help="average people each user follows (exponentially distributed)",
+        )
+        parser.add_argument(
+            "--statuses-per-user",
+            type=int,
+            default=10,
+            help="statuses per user on average (authors picked at random)",
+        )
+        parser.add_argument(
+            "--seed",
+            type=int,
+            default=42,
+            help="random seed: the same seed, the same data",
+        )
+        parser.add_argument(
+            "--password",
+            default=DEMO_PASSWORD,
+            help="the password every seeded user logs in with",
+        )
+        parser.add_argument(
+            "--days",
+            type=int,
+            default=28,
+            help="how many days of history the statuses and follows spread over",
+        )
+        parser.add_argument(
+            "--append",
+            action="store_true",
+            help="add to a store that already holds data",
         )
         parser.add_argument(
             "--flush",
             action="store_true",
-            help="delete EVERYTHING in the Redis db first",
+            help="delete EVERYTHING in the Redis database first (asks unless --yes)",
         )
         parser.add_argument(
             "--yes", action="store_true", help="do not ask before --flush"
         )
-        parser.add_argument("--quiet", action="store_true", help="no progress bar")
+        parser.add_argument(
+            "--quiet",
+            action="store_true",
+            help="print nothing but errors: the same as --verbosity 0",
+        )
 
     def handle(self, *args, **opts):
         if opts["users"] < 2:
             raise CommandError("--users must be at least 2.")
+        verbosity = 0 if opts["quiet"] else opts["verbosity"]
         r = get_redis()
         if opts["flush"]:
             if not opts["yes"] and not self._confirm(r):
@@ -60,16 +98,17 @@ class Command(BaseCommand):
             password=opts["password"],
             random_seed=opts["seed"],
             days=opts["days"],
-            progress=Progress(stream=sys.stderr, enabled=not opts["quiet"]),
+            progress=Progress(self.stdout if verbosity >= 1 else None),
         )
-        self.stdout.write(
-            f"Seeded {report.users} users, {report.follows} follows, "
-            f"{report.statuses} statuses and {report.home_entries} home timeline "
-            f"entries in {report.seconds:.1f}s: {report.commands} Redis commands, "
-            f"{report.commands_per_second:,.0f} commands/s.\n"
-            f"Log in as any user<id> (e.g. user{1 if not opts['append'] else 'N'}) "
-            f"with the password {opts['password']!r}."
-        )
+        if verbosity >= 1:
+            self.stdout.write(
+                f"Seeded {report.users} users, {report.follows} follows, "
+                f"{report.statuses} statuses and {report.home_entries} home timeline "
+                f"entries in {report.seconds:.1f}s: {report.commands} Redis commands, "
+                f"{report.commands_per_second:,.0f} commands/s.\n"
+                f"Log in as any user<id> (e.g. user{1 if not opts['append'] else 'N'}) "
+                f"with the password {opts['password']!r}."
+            )
 
     def _confirm(self, r) -> bool:
         if not sys.stdin.isatty():
