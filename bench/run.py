@@ -1,6 +1,6 @@
 """Benchmarks: pages under load, round trips, fan-out, memory and seeding.
 
-    .venv/bin/python bench/run.py            # the full run (about 6 minutes)
+    .venv/bin/python bench/run.py            # the full run (about 8 minutes)
     .venv/bin/python bench/run.py --tiny     # end to end on a tiny data set (seconds)
 
 Starts its own redis-server (AOF everysec, as in production) and the site under
