@@ -5,8 +5,8 @@ Needs Django set up on the bench's own Redis (`bench/run.py` does it).
 
 from __future__ import annotations
 
+import csv
 import os
-import re
 import shutil
 import statistics
 import subprocess
@@ -137,12 +137,13 @@ def zadd_ceiling(size: int, *, redis_socket: Path) -> dict:
     if shutil.which("redis-benchmark"):
         out = subprocess.run(
             ["redis-benchmark", "-s", str(redis_socket), "-n", str(max(size, 100_000)),
-             "-P", "64", "-r", "100000", "-q", "zadd", "bench:rb:__rand_int__", "1",
+             "-P", "64", "-r", "100000", "--csv", "zadd", "bench:rb:__rand_int__", "1",
              "__rand_int__"],
             check=True, capture_output=True, text=True,
         ).stdout  # fmt: skip
-        rate = re.findall(r"([\d.]+) requests per second", out)
-        ceiling["redis_benchmark_zadd_p64_per_s"] = float(rate[-1]) if rate else None
+        rows = list(csv.DictReader(out.splitlines()))
+        rate = rows[-1].get("rps") if rows else None
+        ceiling["redis_benchmark_zadd_p64_per_s"] = float(rate) if rate else None
         found = list(r.scan_iter(match="bench:rb:*", count=10_000))
         for start in range(0, len(found), 5000):
             r.delete(*found[start : start + 5000])
