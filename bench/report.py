@@ -92,7 +92,12 @@ def _setup(data: dict) -> str:
             f"- Site: gunicorn {env['workers']} sync workers, DEBUG=false",
             f"- Data: {_seed_summary(data.get('seed', {}))}",
             f"- Load: wrk -t2 -c{env['connections']} -d{env['seconds']}s, "
-            f"{env['rounds']} round(s) per page, pages interleaved; medians shown",
+            f"{env['rounds']} round(s) per page, pages interleaved; medians shown"
+            + (
+                f"; each page warmed for {env['warm_up_seconds']}s first"
+                if "warm_up_seconds" in env
+                else ""
+            ),
         ]
     )
 

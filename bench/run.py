@@ -67,6 +67,7 @@ def collect(args: argparse.Namespace, stack: contextlib.ExitStack) -> dict:
             "connections": args.connections,
             "seconds": args.duration,
             "rounds": args.runs,
+            "warm_up_seconds": min(load.WARM_UP_SECONDS, args.duration),
         }
     }
     seeded = seed(
