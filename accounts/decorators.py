@@ -8,6 +8,8 @@ from urllib.parse import urlencode
 from django.conf import settings
 from django.shortcuts import redirect
 
+from config.reverse import url_for
+
 
 def login_required(view):
     """Send anonymous visitors to the login page, then back here."""
@@ -17,9 +19,13 @@ def login_required(view):
         if not request.user.is_authenticated:
             # After logging in, come back here; a form's target cannot be revisited
             # with a GET, so an anonymous POST returns to the page it came from.
-            back = request.get_full_path() if request.method == "GET" else "/"
+            back = (
+                request.get_full_path()
+                if request.method == "GET"
+                else url_for("timeline:home")
+            )
             query = urlencode({"next": back})
-            return redirect(f"{settings.LOGIN_URL}?{query}")
+            return redirect(f"{url_for(settings.LOGIN_URL)}?{query}")
         return view(request, *args, **kwargs)
 
     return wrapper

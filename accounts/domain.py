@@ -5,23 +5,55 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import ClassVar
 
-USERNAME_RE = re.compile(r"^[A-Za-z0-9_]{3,30}$", re.ASCII)
+from config.reverse import url_for
+
+USERNAME_MAX_LENGTH = 30
+USERNAME_RE = re.compile(rf"^[A-Za-z0-9_]{{3,{USERNAME_MAX_LENGTH}}}$", re.ASCII)
+USERNAME_RULE = f"Use 3 to {USERNAME_MAX_LENGTH} letters, digits or underscores."
 TOKEN_RE = re.compile(r"^[A-Za-z0-9_-]{43}$", re.ASCII)
 UID_RE = re.compile(r"^[1-9][0-9]{0,17}$", re.ASCII)
 
 
 @dataclass(frozen=True, slots=True)
 class User:
+    """A user as pages see it. The one owner of the `user:{<uid>}` hash layout.
+
+    The hash holds `username`, `created` and `password` (a Django password hash,
+    read only by the login service through `PASSWORD_FIELD`).
+    """
+
     id: int
     username: str
     created: float
 
-    is_authenticated = True
+    is_authenticated: ClassVar[bool] = True
+    FIELDS: ClassVar[tuple[str, ...]] = ("username", "created")
+    PASSWORD_FIELD: ClassVar[str] = "password"
+
+    @classmethod
+    def from_fields(cls, uid: int, values: list[str | None]) -> User | None:
+        """The user from an HMGET of `FIELDS`; None when the hash does not exist."""
+        username, created = values
+        if username is None:
+            return None
+        return cls(id=uid, username=username, created=float(created or 0))
+
+    def to_hash(self, *, password_hash: str) -> dict[str, str]:
+        return {
+            "username": self.username,
+            "created": f"{self.created:.3f}",
+            self.PASSWORD_FIELD: password_hash,
+        }
 
     @property
     def created_at(self) -> datetime:
         return datetime.fromtimestamp(self.created, tz=UTC)
+
+    @property
+    def url(self) -> str:
+        return url_for("timeline:profile", self.username)
 
 
 @dataclass(frozen=True, slots=True)

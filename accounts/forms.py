@@ -7,21 +7,18 @@ from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import ValidationError
 from django.core.validators import RegexValidator
 
-from accounts.domain import USERNAME_RE
+from accounts.domain import USERNAME_MAX_LENGTH, USERNAME_RE, USERNAME_RULE
 from config.forms import AccessibleForm
 
-username_validator = RegexValidator(
-    USERNAME_RE,
-    "Use 3 to 30 letters, digits or underscores.",
-)
+# The one username rule (accounts.domain), as the service applies it too.
+username_validator = RegexValidator(USERNAME_RE, USERNAME_RULE)
 
 
 class SignupForm(AccessibleForm):
     username = forms.CharField(
-        min_length=3,
-        max_length=30,
+        max_length=USERNAME_MAX_LENGTH,
         validators=[username_validator],
-        help_text="3 to 30 letters, digits or underscores.",
+        help_text=USERNAME_RULE,
         widget=forms.TextInput(attrs={"autocomplete": "username", "autofocus": True}),
     )
     password = forms.CharField(
@@ -50,7 +47,7 @@ class SignupForm(AccessibleForm):
 
 class LoginForm(AccessibleForm):
     username = forms.CharField(
-        max_length=30,
+        max_length=USERNAME_MAX_LENGTH,
         widget=forms.TextInput(attrs={"autocomplete": "username", "autofocus": True}),
     )
     password = forms.CharField(

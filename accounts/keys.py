@@ -7,11 +7,8 @@ them together.
 | key                         | type   | contents                                   | cap / TTL                         |
 |-----------------------------|--------|--------------------------------------------|-----------------------------------|
 | `users:next_id`             | string | last user id handed out (INCR)             | one key                           |
-| `store:epoch`               | string | random token naming this store's lifetime  | one key; set NX by the first      |
-|                             |        | (processes drop remembered names if it     | sign-up; a flush removes it       |
-|                             |        | changes)                                   |                                   |
-| `user:{<uid>}`              | hash   | username (display spelling), password      | one per user; never grows         |
-|                             |        | (Django hash), created (unix seconds)      |                                   |
+| `user:{<uid>}`              | hash   | username (display spelling), password      | one per user; never grows;        |
+|                             |        | (Django hash), created (unix seconds)      | fields: `accounts.domain.User`    |
 | `username:<lowercase name>` | string | uid; claimed with SET NX, so one per name  | one per user                      |
 | `sessions:{<uid>}`          | hash   | sha256(token) hex -> expiry (unix seconds) | AUTH_MAX_DEVICES fields; key TTL  |
 |                             |        |                                            | = the latest expiry               |
@@ -49,5 +46,6 @@ def login_failures_client(client: str) -> str:
     return f"loginfail:client:{client}"
 
 
-def store_epoch() -> str:
+def legacy_store_epoch() -> str:
+    """Layout 1 only: a per-store token; `manage.py upgrade_store` deletes it."""
     return "store:epoch"

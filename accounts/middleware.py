@@ -1,4 +1,4 @@
-"""Resolve `request.user` lazily from the auth cookie."""
+"""Give each request its read batch, with the auth check queued first."""
 
 from __future__ import annotations
 
@@ -7,14 +7,15 @@ from django.utils.cache import patch_cache_control, patch_vary_headers
 from django.utils.functional import SimpleLazyObject
 
 from accounts.domain import Credentials
-from accounts.selectors import viewer_get
+from accounts.selectors import PageReads
 
 
 class AuthenticationMiddleware:
-    """Parse the cookie (no I/O) and look the user up only when a view asks.
+    """Parse the auth cookie (no I/O) and queue its check in `request.reads`.
 
-    A page that reads the viewer together with its own data (see
-    `accounts.selectors.viewer_queue`) replaces `request.user` with what it found.
+    The check reaches Redis with the page's own first reads, in one round trip, or
+    when something reads `request.user` first. A cookie that proved nothing is
+    cleared on the way out.
     """
 
     def __init__(self, get_response):
@@ -24,28 +25,16 @@ class AuthenticationMiddleware:
         raw = request.COOKIES.get(settings.AUTH_COOKIE_NAME)
         credentials = Credentials.parse(raw)
         request.credentials = credentials
-        request.auth_refused = False
-
-        def load():
-            viewer = viewer_get(credentials=credentials)
-            viewer_resolved(request, viewer)
-            return viewer
-
-        request.user = SimpleLazyObject(load)
+        request.reads = reads = PageReads(credentials)
+        request.user = SimpleLazyObject(lambda: reads.viewer.value)
         response = self.get_response(request)
         if raw is not None:
             # Pages for a signed-in person are private: never cached, never shared.
             patch_vary_headers(response, ("Cookie",))
             patch_cache_control(response, private=True, no_store=True)
-            stale = credentials is None or request.auth_refused
-            if stale and settings.AUTH_COOKIE_NAME not in response.cookies:
+            refused = credentials is None or (
+                reads.viewer.done and not reads.viewer.value.is_authenticated
+            )
+            if refused and settings.AUTH_COOKIE_NAME not in response.cookies:
                 response.delete_cookie(settings.AUTH_COOKIE_NAME, samesite="Lax")
         return response
-
-
-def viewer_resolved(request, viewer) -> None:
-    """Record who the credentials proved; a refused cookie is cleared on the way out."""
-    request.user = viewer
-    request.auth_refused = (
-        request.credentials is not None and not viewer.is_authenticated
-    )

@@ -1,17 +1,15 @@
-"""Reads of users and sessions. Every Redis hash becomes a `User` in `_user()` only."""
+"""Reads of users and sessions, and the request's read batch (`PageReads`)."""
 
 from __future__ import annotations
 
 import hashlib
-import secrets
 import time
 from collections.abc import Iterable
 
-from accounts import keys
+from accounts import keys, names
 from accounts.domain import ANONYMOUS, USERNAME_RE, AnonymousUser, Credentials, User
-from config.redis import Batch, Deferred, get_redis, on_client_change
-
-USER_FIELDS = ("username", "created")
+from config.pipelines import Deferred, ReadBatch
+from config.redis import get_redis
 
 
 def token_hash(token: str) -> str:
@@ -19,88 +17,50 @@ def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-def _user(uid: int, values: list[str | None]) -> User | None:
-    username, created = values
-    if username is None:
-        return None
-    return User(id=uid, username=username, created=float(created or 0))
+def _viewer_queue(
+    reads: ReadBatch, credentials: Credentials | None
+) -> Deferred[User | AnonymousUser]:
+    """Queue the check of a request's credentials: a User, or ANONYMOUS."""
+    if credentials is None:
+        return reads.queue(lambda pipe: None, lambda replies: ANONYMOUS)
+    uid = credentials.uid
+
+    def build(pipe) -> None:
+        pipe.hget(keys.sessions(uid), token_hash(credentials.token))
+        pipe.hmget(keys.user(uid), User.FIELDS)
+
+    def parse(replies) -> User | AnonymousUser:
+        expiry, values = replies
+        if expiry is None or float(expiry) <= time.time():
+            return ANONYMOUS
+        return User.from_fields(uid, values) or ANONYMOUS
+
+    return reads.queue(build, parse)
+
+
+class PageReads(ReadBatch):
+    """The reads of one request, the viewer's auth check queued first.
+
+    The auth middleware makes one per request (`request.reads`); selectors queue
+    their reads in it, so a page's first round trip carries the auth check too.
+    Reads about the viewer (their home, whom they follow) are queued for the id the
+    cookie *claims* (`claimed_uid`) and trusted only once `viewer` proved it.
+    """
+
+    def __init__(self, credentials: Credentials | None = None):
+        super().__init__()
+        self.claimed_uid = credentials.uid if credentials is not None else None
+        self.viewer = _viewer_queue(self, credentials)
+
+    def proven_uid(self) -> int | None:
+        """The viewer's id once the credentials are proven (sends the batch if due)."""
+        viewer = self.viewer.value
+        return viewer.id if viewer.is_authenticated else None
 
 
 def user_get(*, uid: int) -> User | None:
     """The user with this id, or None."""
-    return _user(uid, get_redis().hmget(keys.user(uid), USER_FIELDS))
-
-
-class _Remembered:
-    """What this process remembers of the store: usernames <-> ids.
-
-    Usernames and ids never change once claimed, so remembering them saves profile
-    pages a round trip. A page that relies on them reads the store's epoch (a token
-    set when the store gets its first user) in its first round trip; `remembered_valid`
-    drops everything learned under another epoch, so a store flushed or replaced
-    under a running site is noticed at once.
-    """
-
-    MAX = 100_000
-
-    def __init__(self):
-        self.clear()
-
-    def clear(self) -> None:
-        self.epoch: str | None = None
-        self.uid_by_name: dict[str, int] = {}
-        self.name_by_uid: dict[int, str] = {}
-
-    def learn(self, users: Iterable[User]) -> None:
-        if self.epoch is None:
-            return
-        if len(self.name_by_uid) >= self.MAX:
-            epoch = self.epoch
-            self.clear()
-            self.epoch = epoch
-        for user in users:
-            self.uid_by_name[user.username.lower()] = user.id
-            self.name_by_uid[user.id] = user.username
-
-
-_REMEMBERED = _Remembered()
-on_client_change(_REMEMBERED.clear)
-
-
-def epoch_queue(batch: Batch) -> Deferred:
-    """Queue a read of the store's epoch, for `remembered_valid`."""
-    return batch.queue(
-        lambda pipe: pipe.get(keys.store_epoch()), lambda replies: replies[0]
-    )
-
-
-def remembered_valid(epoch: str | None) -> bool:
-    """Whether what the process remembers belongs to the store with this epoch.
-
-    When it does not, everything remembered is dropped and learning starts again
-    under this epoch.
-    """
-    if epoch is not None and epoch == _REMEMBERED.epoch:
-        return True
-    _REMEMBERED.clear()
-    if epoch is None:  # a store from before epochs: give it one (once)
-        get_redis().set(keys.store_epoch(), secrets.token_hex(8), nx=True)
-    _REMEMBERED.epoch = epoch
-    return False
-
-
-def remember_users(users: Iterable[User]) -> None:
-    """Remember these users' names and ids (under the epoch last validated)."""
-    _REMEMBERED.learn(users)
-
-
-def remembered_uid(username: str) -> int | None:
-    return _REMEMBERED.uid_by_name.get(username.lower())
-
-
-def remembered_usernames(uids: Iterable[int]) -> dict[int, str]:
-    known = _REMEMBERED.name_by_uid
-    return {uid: known[uid] for uid in uids if uid in known}
+    return User.from_fields(uid, get_redis().hmget(keys.user(uid), User.FIELDS))
 
 
 def user_id_by_username(*, username: str) -> int | None:
@@ -117,49 +77,55 @@ def user_get_by_username(*, username: str) -> User | None:
     return user_get(uid=uid) if uid else None
 
 
-def users_queue(batch: Batch, *, uids: Iterable[int]) -> Deferred:
-    """Queue a read of several users; the value is a {uid: User} of those that exist."""
+def users_queue(reads: ReadBatch, *, uids: Iterable[int]) -> Deferred[dict[int, User]]:
+    """Queue a read of several users; the value maps uid -> User for those found."""
     uids = list(uids)
 
-    def build(pipe):
+    def build(pipe) -> None:
         for uid in uids:
-            pipe.hmget(keys.user(uid), USER_FIELDS)
+            pipe.hmget(keys.user(uid), User.FIELDS)
 
-    def parse(replies):
-        found = (_user(uid, values) for uid, values in zip(uids, replies, strict=True))
+    def parse(replies) -> dict[int, User]:
+        found = (
+            User.from_fields(u, values) for u, values in zip(uids, replies, strict=True)
+        )
         return {user.id: user for user in found if user is not None}
 
-    return batch.queue(build, parse)
+    return reads.queue(build, parse)
 
 
-def viewer_queue(batch: Batch, *, credentials: Credentials | None) -> Deferred:
-    """Queue the check of a request's credentials; the value is a User or ANONYMOUS.
+def user_id_guess(*, username: str, fresh: bool = False) -> int | None:
+    """The id this name (any case) names: remembered by the process, else looked up.
 
-    Both commands address the user's own slot, so a page can add its first read of
-    that user's keys to the same round trip.
+    A remembered id is a guess until `user_confirm_queue` confirms it; `fresh=True`
+    skips the memory (one round trip) and remembers what the store says.
     """
-    if credentials is None:
-        return batch.queue(lambda pipe: None, lambda replies: ANONYMOUS)
-    uid = credentials.uid
-
-    def build(pipe):
-        pipe.hget(keys.sessions(uid), token_hash(credentials.token))
-        pipe.hmget(keys.user(uid), USER_FIELDS)
-
-    def parse(replies) -> User | AnonymousUser:
-        expiry, values = replies
-        if expiry is None or float(expiry) <= time.time():
-            return ANONYMOUS
-        return _user(uid, values) or ANONYMOUS
-
-    return batch.queue(build, parse)
+    if not fresh:
+        uid = names.remembered_id(username)
+        if uid is not None:
+            return uid
+    uid = user_id_by_username(username=username)
+    if uid is not None:
+        names.remember(username, uid)
+    return uid
 
 
-def viewer_get(*, credentials: Credentials | None) -> User | AnonymousUser:
-    """The user these credentials prove, or ANONYMOUS: one round trip."""
-    if credentials is None:
-        return ANONYMOUS
-    batch = Batch()
-    viewer = viewer_queue(batch, credentials=credentials)
-    batch.execute()
-    return viewer.value
+def user_confirm_queue(
+    reads: ReadBatch, *, uid: int, username: str
+) -> Deferred[User | None]:
+    """Queue a read of user `uid`; the value is that User if it is named `username`.
+
+    None means the guess was wrong (or the user is gone): the name is forgotten.
+    """
+
+    def build(pipe) -> None:
+        pipe.hmget(keys.user(uid), User.FIELDS)
+
+    def parse(replies) -> User | None:
+        user = User.from_fields(uid, replies[0])
+        if names.confirms(user, username):
+            return user
+        names.forget(username)
+        return None
+
+    return reads.queue(build, parse)

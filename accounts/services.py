@@ -11,6 +11,7 @@ from django.contrib.auth.hashers import check_password, make_password
 from accounts import keys
 from accounts.domain import (
     USERNAME_RE,
+    USERNAME_RULE,
     Credentials,
     InvalidCredentials,
     InvalidUsername,
@@ -19,7 +20,8 @@ from accounts.domain import (
     UsernameTaken,
 )
 from accounts.selectors import token_hash
-from config.redis import LuaScript, get_redis
+from config.pipelines import LuaScript, pipeline_run
+from config.redis import get_redis
 
 # Store a session and keep the hash small: drop expired devices, then the oldest
 # beyond the cap, and let the key itself expire with its last session.
@@ -74,29 +76,24 @@ def _dummy_hash() -> str:
 def user_create(*, username: str, password: str) -> User:
     """Create an account; the name is claimed atomically, whatever its case."""
     if not USERNAME_RE.match(username):
-        raise InvalidUsername(username)
+        raise InvalidUsername(USERNAME_RULE)
     r = get_redis()
-    created = round(time.time(), 3)
     uid = int(r.incr(keys.user_ids()))
-    # Publish last: the user hash is unreachable until the name points at it, so a
-    # crash between the two steps leaves nothing a visitor could see, and SET NX
-    # makes the claim itself atomic (two sign-ups of one name: one wins).
-    pipe = r.pipeline(transaction=False)
-    pipe.hset(
-        keys.user(uid),
-        mapping={
-            "username": username,
-            "password": make_password(password),
-            "created": f"{created:.3f}",
-        },
-    )
-    pipe.set(keys.username(username), uid, nx=True)
-    pipe.set(keys.store_epoch(), secrets.token_hex(8), nx=True)
-    _, claimed, _ = pipe.execute()
+    user = User(id=uid, username=username, created=round(time.time(), 3))
+    record = user.to_hash(password_hash=make_password(password))
+
+    def store_then_claim(pipe) -> None:
+        # Publish last: the user hash is unreachable until the name points at it,
+        # so a crash between the two steps leaves nothing a visitor could see, and
+        # SET NX makes the claim itself atomic (two sign-ups of one name: one wins).
+        pipe.hset(keys.user(uid), mapping=record)
+        pipe.set(keys.username(username), uid, nx=True)
+
+    _, claimed = pipeline_run(store_then_claim)
     if not claimed:
         r.delete(keys.user(uid))
         raise UsernameTaken(username)
-    return User(id=uid, username=username, created=created)
+    return user
 
 
 def session_create(*, uid: int) -> Credentials:
@@ -134,11 +131,13 @@ def _failure_keys(username: str, client: str) -> list[str]:
 
 def login_throttle_check(*, username: str, client: str) -> None:
     """Raise TooManyAttempts while the name or the client is over the failure limit."""
-    pipe = get_redis().pipeline(transaction=False)
-    for key in _failure_keys(username, client):
-        pipe.get(key)
-        pipe.ttl(key)
-    replies = pipe.execute()
+
+    def read_counts(pipe) -> None:
+        for key in _failure_keys(username, client):
+            pipe.get(key)
+            pipe.ttl(key)
+
+    replies = pipeline_run(read_counts)
     waits = [
         max(ttl, 1)
         for count, ttl in zip(replies[::2], replies[1::2], strict=True)
@@ -150,11 +149,13 @@ def login_throttle_check(*, username: str, client: str) -> None:
 
 def login_failure_record(*, username: str, client: str) -> None:
     """Count a failed login against the name and the client."""
-    pipe = get_redis().pipeline(transaction=False)
     window = settings.LOGIN_FAILURE_WINDOW_SECONDS
-    for key in _failure_keys(username, client):
-        _FAILURE_COUNT(keys=[key], args=[window], client=pipe)
-    pipe.execute()
+
+    def count_failures(pipe) -> None:
+        for key in _failure_keys(username, client):
+            _FAILURE_COUNT.queue(pipe, keys=[key], args=[window])
+
+    pipeline_run(count_failures)
 
 
 def session_login(
@@ -168,17 +169,16 @@ def session_login(
     login_throttle_check(username=username, client=client)
     r = get_redis()
     uid = r.get(keys.username(username)) if USERNAME_RE.match(username) else None
-    stored = (
-        r.hmget(keys.user(int(uid)), "username", "password", "created") if uid else None
-    )
-    if not stored or stored[1] is None:
+    fields = (*User.FIELDS, User.PASSWORD_FIELD)
+    stored = r.hmget(keys.user(int(uid)), fields) if uid else [None] * len(fields)
+    user = User.from_fields(int(uid), stored[:-1]) if uid else None
+    password_hash = stored[-1]
+    if user is None or password_hash is None:
         check_password(password, _dummy_hash())
         login_failure_record(username=username, client=client)
         raise InvalidCredentials()
-    display, password_hash, created = stored
     if not check_password(password, password_hash):
         login_failure_record(username=username, client=client)
         raise InvalidCredentials()
     r.delete(keys.login_failures_user(username))
-    user = User(id=int(uid), username=display, created=float(created or 0))
     return user, session_create(uid=user.id)

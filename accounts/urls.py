@@ -2,6 +2,7 @@ from django.urls import path
 
 from accounts import views
 
+app_name = "accounts"
 urlpatterns = [
     path("signup/", views.signup, name="signup"),
     path("login/", views.login, name="login"),

@@ -40,7 +40,7 @@ def _client_address(request) -> str:
 
 def signup(request):
     if request.user.is_authenticated:
-        return redirect("/")
+        return redirect("timeline:home")
     form = SignupForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
@@ -51,7 +51,7 @@ def signup(request):
         except UsernameTaken:
             form.add_error("username", "That username is taken.")
         else:
-            response = redirect("/")
+            response = redirect("timeline:home")
             _set_auth_cookie(response, services.session_create(uid=user.id))
             messages.success(request, f"Welcome, {user.username}!")
             return response
@@ -96,7 +96,7 @@ def logout(request):
     if request.credentials is not None:
         services.session_revoke(credentials=request.credentials)
     request.user = ANONYMOUS
-    response = redirect("/")
+    response = redirect("timeline:home")
     response.delete_cookie(settings.AUTH_COOKIE_NAME, samesite="Lax")
     messages.info(request, "You are logged out.")
     return response
@@ -107,7 +107,7 @@ def logout(request):
 def logout_everywhere(request):
     services.session_revoke_all(uid=request.user.id)
     request.user = ANONYMOUS
-    response = redirect("/")
+    response = redirect("timeline:home")
     response.delete_cookie(settings.AUTH_COOKIE_NAME, samesite="Lax")
     messages.info(request, "You are logged out on every device.")
     return response

@@ -5,9 +5,13 @@ from __future__ import annotations
 from django.http import Http404
 from django.utils.http import url_has_allowed_host_and_scheme
 
+from config.reverse import url_for
 
-def safe_next(request, default: str = "/") -> str:
-    """The `next` URL from the form or query, if it stays on this site."""
+
+def safe_next(request, default: str | None = None) -> str:
+    """The `next` URL from the form or query, if it stays on this site; else `default`
+    (the home page when none is given)."""
+    default = default or url_for("timeline:home")
     target = request.POST.get("next") or request.GET.get("next") or default
     safe = url_has_allowed_host_and_scheme(
         target, allowed_hosts={request.get_host()}, require_https=request.is_secure()

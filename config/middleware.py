@@ -5,7 +5,10 @@ from __future__ import annotations
 import logging
 
 import redis
-from django.shortcuts import render
+from django.http import HttpResponse
+from django.template.loader import render_to_string
+
+from config.context_processors import assets
 
 logger = logging.getLogger(__name__)
 
@@ -14,7 +17,7 @@ class RedisUnavailableMiddleware:
     """Catch `redis.RedisError` raised by a view and answer 503 with a Retry-After.
 
     Services never swallow Redis errors (Redis is the only copy of the data), so the
-    error travels up to here, once, at the edge.
+    error travels up to here, once, at the edge, and is logged with its traceback.
     """
 
     def __init__(self, get_response):
@@ -27,12 +30,13 @@ class RedisUnavailableMiddleware:
         if not isinstance(exception, redis.RedisError):
             return None
         logger.error(
-            "Redis unavailable for %s %s: %r", request.method, request.path, exception
+            "Redis unavailable for %s %s",
+            request.method,
+            request.path,
+            exc_info=exception,
         )
-        # The page must not need Redis itself: render it for an anonymous visitor.
-        from accounts.domain import ANONYMOUS
-
-        request.user = ANONYMOUS
-        response = render(request, "503.html", status=503)
+        # Rendered without the request: the page must not need Redis (no viewer).
+        html = render_to_string("503.html", {"viewer": None, **assets(request)})
+        response = HttpResponse(html, status=503)
         response["Retry-After"] = "30"
         return response

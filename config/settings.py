@@ -39,13 +39,16 @@ AUTH_TOKEN_TTL_DAYS = env.int("AUTH_TOKEN_TTL_DAYS", default=30)
 AUTH_MAX_DEVICES = env.int("AUTH_MAX_DEVICES", default=20)
 LOGIN_FAILURE_LIMIT = env.int("LOGIN_FAILURE_LIMIT", default=10)
 LOGIN_FAILURE_WINDOW_SECONDS = env.int("LOGIN_FAILURE_WINDOW_SECONDS", default=300)
-LOGIN_URL = "/login/"
+LOGIN_URL = "accounts:login"
 
 # --- Timelines ---------------------------------------------------------------------
 TIMELINE_PAGE_SIZE = env.int("TIMELINE_PAGE_SIZE", default=30)
 HOME_TIMELINE_CAP = env.int("HOME_TIMELINE_CAP", default=1000)
 GLOBAL_TIMELINE_CAP = env.int("GLOBAL_TIMELINE_CAP", default=1000)
 FOLLOW_BACKFILL = env.int("FOLLOW_BACKFILL", default=200)
+# A profile names the people in common among the viewer's newest follows, up to this
+# many, so its cost does not grow with how many people the viewer follows.
+PROFILE_IN_COMMON_SCAN = env.int("PROFILE_IN_COMMON_SCAN", default=500)
 FANOUT_BATCH = env.int("FANOUT_BATCH", default=1000)
 # Readers per fan-out script call on a single server. On Redis Cluster (REDIS_CLUSTER)
 # each call instead carries the readers of one hash slot.
@@ -57,6 +60,7 @@ STATUS_MAX_LENGTH = 280
 INSTALLED_APPS = [
     # First, so that its runserver (embedded Redis, demo-data hint) wins over
     # staticfiles' own.
+    "devtools",
     "config",
     "django.contrib.messages",
     "django.contrib.staticfiles",
@@ -80,19 +84,22 @@ WSGI_APPLICATION = "config.wsgi.application"
 
 TEMPLATES = [
     {
-        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "BACKEND": "django.template.backends.jinja2.Jinja2",
         "DIRS": [BASE_DIR / "templates"],
-        "APP_DIRS": True,
+        "APP_DIRS": False,
         "OPTIONS": {
+            "environment": "config.jinja2.environment",
             "context_processors": [
-                "django.template.context_processors.request",
                 "django.contrib.messages.context_processors.messages",
                 "accounts.context_processors.viewer",
                 "config.context_processors.assets",
+                "config.context_processors.csrf",
             ],
         },
     },
 ]
+# Template functions the apps give every template (see config/jinja2.py).
+JINJA2_GLOBALS = {"status_list": "timeline.rendering.status_list_tag"}
 
 # No database: every user, status, follow edge and token lives in Redis.
 DATABASES: dict = {}
@@ -161,6 +168,13 @@ LOGGING = {
     },
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "loggers": {
+        # Unhandled exceptions (500s) with their tracebacks; Django's own console
+        # handler prints only with DEBUG on, and there are no ADMINS to mail.
+        "django.request": {
+            "handlers": ["console"],
+            "level": "ERROR",
+            "propagate": False,
+        },
         "config": {"handlers": ["console"], "level": "INFO"},
         "accounts": {"handlers": ["console"], "level": "INFO"},
         "timeline": {"handlers": ["console"], "level": "INFO"},

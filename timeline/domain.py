@@ -4,23 +4,79 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import ClassVar
+
+from django.conf import settings
 
 from accounts.domain import User
+from config.reverse import url_for
 
 MAX_STATUS_ID = 2**53  # ids are zset scores too: exact in a double up to here
 
 
+def normalize_text(text: str) -> str:
+    """The text as stored: Unix line breaks, no surrounding blanks."""
+    return text.replace("\r\n", "\n").replace("\r", "\n").strip()
+
+
+def text_problem(text: str) -> str | None:
+    """What is wrong with a normalized status text, for the person who wrote it.
+
+    Characters are Unicode code points (an emoji counts one).
+    """
+    limit = settings.STATUS_MAX_LENGTH
+    if not text:
+        return "Write something first."
+    if len(text) > limit:
+        return f"A status is at most {limit} characters (this one has {len(text)})."
+    return None
+
+
 @dataclass(frozen=True, slots=True)
 class Status:
+    """A status. The one owner of the `status:<sid>` hash layout."""
+
     id: int
     author_id: int
     author: str
     text: str
     created: float
 
+    FIELDS: ClassVar[tuple[str, ...]] = ("uid", "author", "text", "created")
+
+    @classmethod
+    def from_fields(cls, sid: int, values: list[str | None]) -> Status | None:
+        """The status from an HMGET of `FIELDS`; None when it does not exist."""
+        uid, author, text, created = values
+        if uid is None or text is None:
+            return None
+        return cls(
+            id=sid,
+            author_id=int(uid),
+            author=author or "",
+            text=text,
+            created=float(created or 0),
+        )
+
+    def to_hash(self) -> dict[str, str | int]:
+        return {
+            "uid": self.author_id,
+            "author": self.author,
+            "text": self.text,
+            "created": f"{self.created:.3f}",
+        }
+
     @property
     def created_at(self) -> datetime:
         return datetime.fromtimestamp(self.created, tz=UTC)
+
+    @property
+    def url(self) -> str:
+        return url_for("timeline:status_detail", self.id)
+
+    @property
+    def author_url(self) -> str:
+        return url_for("timeline:profile", self.author)
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,8 +89,28 @@ class Page:
 
 @dataclass(frozen=True, slots=True)
 class PeoplePage:
+    """One page of a user's followers or followees, newest follow first."""
+
+    owner: User
     users: list[User]
     next_cursor: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class InCommon:
+    """People the viewer follows who follow a profile's owner.
+
+    Counted among the viewer's newest `scanned` follows (all of them for nearly
+    everyone; `partial` when the viewer follows more than a profile view checks).
+    """
+
+    shown: list[User]
+    count: int
+    partial: bool
+
+    @property
+    def others(self) -> int:
+        return self.count - len(self.shown)
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,13 +120,8 @@ class Profile:
     followers: int
     following: int
     viewer_follows: bool
-    in_common: list[User]
-    in_common_count: int
+    in_common: InCommon | None
     page: Page
-
-    @property
-    def in_common_others(self) -> int:
-        return self.in_common_count - len(self.in_common)
 
 
 class TimelineError(Exception):

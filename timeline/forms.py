@@ -4,7 +4,7 @@ from django import forms
 from django.conf import settings
 
 from config.forms import AccessibleForm
-from timeline.services import normalize_text
+from timeline.domain import normalize_text, text_problem
 
 
 class StatusForm(AccessibleForm):
@@ -14,15 +14,14 @@ class StatusForm(AccessibleForm):
         widget=forms.Textarea(attrs={"rows": 3, "data-counter": "compose-counter"}),
     )
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["text"].widget.attrs["data-max"] = settings.STATUS_MAX_LENGTH
+
     def clean_text(self) -> str:
-        # Characters are Unicode code points (an emoji counts one), counted after the
-        # same trimming the service applies, so the form and the service agree.
+        # The service's own rule (timeline.domain), so the form and the service agree.
         text = normalize_text(self.cleaned_data["text"])
-        limit = settings.STATUS_MAX_LENGTH
-        if not text:
-            raise forms.ValidationError("Write something first.")
-        if len(text) > limit:
-            raise forms.ValidationError(
-                f"A status is at most {limit} characters (this one has {len(text)})."
-            )
+        problem = text_problem(text)
+        if problem:
+            raise forms.ValidationError(problem)
         return text

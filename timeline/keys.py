@@ -8,12 +8,16 @@ two sides of a follow) are separate single-slot steps, each idempotent.
 | key                  | type   | members -> score                          | cap / reason                              |
 |----------------------|--------|-------------------------------------------|-------------------------------------------|
 | `statuses:next_id`   | string | last status id handed out (INCR)          | one key; ids are unique and time-ordered  |
-| `status:<sid>`       | hash   | uid, author (username), text, created     | one per status; deleted with it           |
+| `status:<sid>`       | hash   | uid, author (username), text, created     | one per status; deleted with it; fields:  |
+|                      |        |                                           | `timeline.domain.Status`                  |
 | `posts:{<uid>}`      | zset   | status id -> status id                    | uncapped: the author's own record, the    |
 |                      |        |                                           | source of backfills and of the profile    |
 | `home:{<uid>}`       | zset   | status id -> status id                    | HOME_TIMELINE_CAP (1000), trimmed on add  |
 | `followers:{<uid>}`  | zset   | follower uid -> follow time (microsecs)   | one entry per follower (the graph itself) |
 | `following:{<uid>}`  | zset   | followee uid -> follow time (microsecs)   | one entry per followee (the graph itself) |
+| `follower_names:{<uid>}` | hash | follower uid -> follower's username     | one field per entry of `followers:{<uid>}`|
+|                      |        | (names never change), so a profile names  | written and removed with it               |
+|                      |        | the people in common from the owner's slot|                                           |
 | `followlock:{<uid>}` | string | token of the follow/unfollow in progress  | TTL 10 s; serializes one user's follows   |
 | `timeline:global`    | zset   | status id -> status id                    | GLOBAL_TIMELINE_CAP (1000), trimmed on add|
 | `users:popular`      | zset   | uid -> follower count, set after a follow | top POPULAR_CAP (100), trimmed on write;  |
@@ -47,6 +51,15 @@ def followers(uid: int) -> str:
 
 def following(uid: int) -> str:
     return f"following:{{{uid}}}"
+
+
+def follower_names(uid: int) -> str:
+    return f"follower_names:{{{uid}}}"
+
+
+def followers_pattern() -> str:
+    """SCAN pattern matching every followers zset (upgrades and admin tools only)."""
+    return "followers:{*}"
 
 
 def follow_lock(uid: int) -> str:

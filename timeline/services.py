@@ -25,7 +25,8 @@ from django.conf import settings
 from redis.crc import key_slot
 
 from accounts.domain import User
-from config.redis import LuaScript, get_redis, pipeline_run
+from config.pipelines import LuaScript, pipeline_run
+from config.redis import get_redis
 from timeline import keys
 from timeline.domain import (
     Busy,
@@ -34,6 +35,8 @@ from timeline.domain import (
     InvalidStatus,
     NotFound,
     Status,
+    normalize_text,
+    text_problem,
 )
 
 # KEYS: (home, following) of one or more readers. ARGV: author uid, cap, the author's
@@ -71,44 +74,30 @@ return 0
 )
 
 
-def normalize_text(text: str) -> str:
-    """The text as stored: Unix line breaks, no surrounding blanks."""
-    return text.replace("\r\n", "\n").replace("\r", "\n").strip()
-
-
 def status_create(*, author: User, text: str) -> Status:
     """Post a status: store it once, then fan it out to every follower's home."""
     text = normalize_text(text)
-    if not text:
-        raise InvalidStatus("Write something first.")
-    if len(text) > settings.STATUS_MAX_LENGTH:
-        raise InvalidStatus(
-            f"A status is at most {settings.STATUS_MAX_LENGTH} characters "
-            f"(this one has {len(text)})."
-        )
-    sid = int(get_redis().incr(keys.status_ids()))
-    created = round(time.time(), 3)
+    problem = text_problem(text)
+    if problem:
+        raise InvalidStatus(problem)
+    status = Status(
+        id=int(get_redis().incr(keys.status_ids())),
+        author_id=author.id,
+        author=author.username,
+        text=text,
+        created=round(time.time(), 3),
+    )
 
     def store(pipe) -> None:
-        pipe.hset(
-            keys.status(sid),
-            mapping={
-                "uid": author.id,
-                "author": author.username,
-                "text": text,
-                "created": f"{created:.3f}",
-            },
-        )
-        pipe.zadd(keys.posts(author.id), {sid: sid})
-        _fanout_head(pipe, author_id=author.id, sid=sid)
+        # In one round trip and in this order: the hash (unreachable until
+        # referenced), the author's posts (now it exists), the start of the fan-out.
+        pipe.hset(keys.status(status.id), mapping=status.to_hash())
+        pipe.zadd(keys.posts(author.id), {status.id: status.id})
+        _fanout_head(pipe, author_id=author.id, sid=status.id)
 
-    # In one round trip and in this order: the hash (unreachable until referenced),
-    # the author's posts (now it exists), then the start of the fan-out.
     replies = pipeline_run(store)
-    _fanout_write(author_id=author.id, sid=sid, first_followers=replies[-1])
-    return Status(
-        id=sid, author_id=author.id, author=author.username, text=text, created=created
-    )
+    _fanout_write(author_id=author.id, sid=status.id, first_followers=replies[-1])
+    return status
 
 
 def status_fanout(*, author_id: int, sid: int) -> int:
@@ -117,10 +106,12 @@ def status_fanout(*, author_id: int, sid: int) -> int:
     Idempotent: running it again (say, after an interrupted post) adds nothing twice.
     Returns the number of homes written to.
     """
-    replies = pipeline_run(
-        lambda pipe: _fanout_head(pipe, author_id=author_id, sid=sid)
-    )
-    return _fanout_write(author_id=author_id, sid=sid, first_followers=replies[-1])
+
+    def head(pipe) -> None:
+        _fanout_head(pipe, author_id=author_id, sid=sid)
+
+    *_, first_followers = pipeline_run(head)
+    return _fanout_write(author_id=author_id, sid=sid, first_followers=first_followers)
 
 
 def _fanout_head(pipe, *, author_id: int, sid: int) -> None:
@@ -145,12 +136,12 @@ def _fanout_write(*, author_id: int, sid: int, first_followers: list) -> int:
     for batch in batches:
         if not batch:
             continue
-        pipeline_run(
-            lambda pipe, batch=batch: [
+
+        def add_to_homes(pipe, batch=batch) -> None:
+            for group in _reader_groups(batch):
                 _timeline_add(pipe, readers=group, author_id=author_id, sids=[sid])
-                for group in _reader_groups(batch)
-            ]
-        )
+
+        pipeline_run(add_to_homes)
         homes += len(batch)
     return homes
 
@@ -197,25 +188,27 @@ def _timeline_add(pipe, *, readers: list[int], author_id: int, sids: list[int]) 
 
 def status_delete(*, user: User, sid: int) -> None:
     """Delete a status of the user's own: gone from every timeline and page at once."""
-    r = get_redis()
-    owner = r.hget(keys.status(sid), "uid")
-    if owner is None:
+    found = Status.from_fields(sid, get_redis().hmget(keys.status(sid), Status.FIELDS))
+    if found is None:
         raise NotFound(sid)
-    if int(owner) != user.id:
+    if found.author_id != user.id:
         raise Forbidden("Only its author can delete a status.")
-    # The hash goes first: from then on every stale reference is skipped on render.
-    pipeline_run(
-        lambda pipe: (
-            pipe.delete(keys.status(sid)),
-            pipe.zrem(keys.posts(user.id), sid),
-            pipe.zrem(keys.global_timeline(), sid),
-            pipe.zrem(keys.home(user.id), sid),
-        )
-    )
+
+    def unpublish(pipe) -> None:
+        # The hash goes first: from then on every stale reference is skipped.
+        pipe.delete(keys.status(sid))
+        pipe.zrem(keys.posts(user.id), sid)
+        pipe.zrem(keys.global_timeline(), sid)
+        pipe.zrem(keys.home(user.id), sid)
+
+    pipeline_run(unpublish)
     for batch in _follower_batches(user.id):
-        pipeline_run(
-            lambda pipe, batch=batch: [pipe.zrem(keys.home(f), sid) for f in batch]
-        )
+
+        def remove_from_homes(pipe, batch=batch) -> None:
+            for follower in batch:
+                pipe.zrem(keys.home(follower), sid)
+
+        pipeline_run(remove_from_homes)
 
 
 class _FollowLock:
@@ -248,17 +241,16 @@ def follow_create(*, follower: User, followee_id: int) -> bool:
     if follower.id == followee_id:
         raise CannotFollowSelf("You cannot follow yourself.")
     now_us = time.time_ns() // 1000
+
+    def link(pipe) -> None:
+        pipe.zadd(keys.following(follower.id), {followee_id: now_us}, nx=True)
+        pipe.zadd(keys.followers(followee_id), {follower.id: now_us}, nx=True)
+        pipe.hset(keys.follower_names(followee_id), follower.id, follower.username)
+        pipe.zcard(keys.followers(followee_id))
+        pipe.zrevrange(keys.posts(followee_id), 0, settings.FOLLOW_BACKFILL - 1)
+
     with _FollowLock(follower.id):
-        added, _, count, newest = pipeline_run(
-            lambda pipe: (
-                pipe.zadd(keys.following(follower.id), {followee_id: now_us}, nx=True),
-                pipe.zadd(keys.followers(followee_id), {follower.id: now_us}, nx=True),
-                pipe.zcard(keys.followers(followee_id)),
-                pipe.zrevrange(
-                    keys.posts(followee_id), 0, settings.FOLLOW_BACKFILL - 1
-                ),
-            )
-        )
+        added, _, _, count, newest = pipeline_run(link)
 
         def finish(pipe) -> None:
             _popularity_queue(pipe, followee_id, count)
@@ -275,15 +267,16 @@ def follow_create(*, follower: User, followee_id: int) -> bool:
 def follow_delete(*, follower: User, followee_id: int) -> bool:
     """Unfollow a user and drop their statuses from the home; False if not following."""
     home = keys.home(follower.id)
+
+    def unlink(pipe) -> None:
+        pipe.zrem(keys.following(follower.id), followee_id)
+        pipe.zrem(keys.followers(followee_id), follower.id)
+        pipe.hdel(keys.follower_names(followee_id), follower.id)
+        pipe.zcard(keys.followers(followee_id))
+        pipe.zrange(home, 0, 0, withscores=True)
+
     with _FollowLock(follower.id):
-        removed, _, count, oldest = pipeline_run(
-            lambda pipe: (
-                pipe.zrem(keys.following(follower.id), followee_id),
-                pipe.zrem(keys.followers(followee_id), follower.id),
-                pipe.zcard(keys.followers(followee_id)),
-                pipe.zrange(home, 0, 0, withscores=True),
-            )
-        )
+        removed, _, _, count, oldest = pipeline_run(unlink)
         # From here no fan-out can add the followee's statuses to this home (the add
         # checks `following` atomically), so one sweep removes them for good.
         theirs = (

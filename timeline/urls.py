@@ -2,6 +2,7 @@ from django.urls import path
 
 from timeline import views
 
+app_name = "timeline"
 urlpatterns = [
     path("", views.home, name="home"),
     path("post/", views.post_status, name="post_status"),

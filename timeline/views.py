@@ -7,60 +7,59 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from accounts.decorators import login_required
-from accounts.middleware import viewer_resolved
 from accounts.selectors import user_id_by_username
 from config.http import int_param, safe_next
+from config.reverse import url_for
 from timeline import selectors, services
 from timeline.domain import Busy, CannotFollowSelf, Forbidden, InvalidStatus, NotFound
 from timeline.forms import StatusForm
 
 
 def home(request, form: StatusForm | None = None):
-    """The home timeline for a signed-in user; the welcome page for a visitor."""
-    if request.credentials is None:
-        return render(request, "timeline/welcome.html")
-    viewer, page = selectors.home_page(
-        credentials=request.credentials, max_id=int_param(request, "max_id")
-    )
-    viewer_resolved(request, viewer)
+    """The home timeline for a signed-in user; the welcome page for a visitor.
+
+    With `form`, the home again after a compose error, at the compose box's target:
+    its `next` stays the page the status was written on, not the form's target.
+    """
+    max_id = int_param(request, "max_id")
+    page = selectors.home_page(reads=request.reads, max_id=max_id)
     if page is None:
         return render(request, "timeline/welcome.html")
-    context = {"page": page, "form": form or StatusForm()}
-    if not page.statuses and int_param(request, "max_id") is None:
-        context["suggestions"] = selectors.suggestions_get(viewer_id=viewer.id)
+    back = safe_next(request, url_for("timeline:home")) if form else request.path
+    context = {"page": page, "form": form or StatusForm(), "compose_next": back}
+    if not page.statuses and max_id is None:
+        context["suggestions"] = selectors.suggestions_get(reads=request.reads)
     return render(request, "timeline/home.html", context, status=400 if form else 200)
 
 
 @require_POST
 @login_required
 def post_status(request):
+    """Post from a compose box; after an error, show it again with what was typed."""
     form = StatusForm(request.POST)
-    if not form.is_valid():
-        return home(request, form=form)
-    try:
-        services.status_create(author=request.user, text=form.cleaned_data["text"])
-    except InvalidStatus as error:
-        form.add_error("text", str(error))
+    if form.is_valid():
+        try:
+            services.status_create(author=request.user, text=form.cleaned_data["text"])
+        except InvalidStatus as error:
+            form.add_error("text", str(error))
+    if form.errors:
         return home(request, form=form)
     messages.success(request, "Posted.")
     return redirect(safe_next(request))
 
 
 def global_timeline(request):
-    viewer, page = selectors.global_page(
-        credentials=request.credentials, max_id=int_param(request, "max_id")
+    page = selectors.global_page(
+        reads=request.reads, max_id=int_param(request, "max_id")
     )
-    viewer_resolved(request, viewer)
     return render(request, "timeline/global.html", {"page": page})
 
 
 def status_detail(request, sid: int):
-    viewer, status = selectors.status_get(credentials=request.credentials, sid=sid)
-    viewer_resolved(request, viewer)
+    status = selectors.status_get(reads=request.reads, sid=sid)
     if status is None:
         raise Http404("No such status")
-    context = {"status": status, "statuses": [status]}
-    return render(request, "timeline/status.html", context)
+    return render(request, "timeline/status.html", {"status": status})
 
 
 @require_POST
@@ -73,38 +72,31 @@ def status_delete(request, sid: int):
     except Forbidden as error:
         raise PermissionDenied(str(error)) from error
     messages.success(request, "Status deleted.")
-    return redirect(safe_next(request, f"/u/{request.user.username}/"))
+    return redirect(safe_next(request, request.user.url))
 
 
 def profile(request, username: str):
-    viewer, found = selectors.profile_get(
-        credentials=request.credentials,
-        username=username,
-        max_id=int_param(request, "max_id"),
+    found = selectors.profile_get(
+        reads=request.reads, username=username, max_id=int_param(request, "max_id")
     )
-    viewer_resolved(request, viewer)
     if found is None:
         raise Http404("No such user")
-    own = viewer.is_authenticated and viewer.id == found.user.id
+    own = request.user.is_authenticated and request.user.id == found.user.id
     context = {"profile": found, "page": found.page, "own": own}
     if own:
-        context["form"] = StatusForm()
+        context.update(form=StatusForm(), compose_next=request.path)
     return render(request, "timeline/profile.html", context)
 
 
-def _followee_id(username: str) -> int:
-    uid = user_id_by_username(username=username)
-    if uid is None:
-        raise Http404("No such user")
-    return uid
-
-
 def _change_follow(request, username: str, change):
+    followee_id = user_id_by_username(username=username)
+    if followee_id is None:
+        raise Http404("No such user")
     try:
-        change(follower=request.user, followee_id=_followee_id(username))
+        change(follower=request.user, followee_id=followee_id)
     except (CannotFollowSelf, Busy) as error:
         messages.error(request, str(error))
-    return redirect(safe_next(request, f"/u/{username}/"))
+    return redirect(safe_next(request, url_for("timeline:profile", username)))
 
 
 @require_POST
@@ -120,16 +112,15 @@ def unfollow(request, username: str):
 
 
 def _people(request, username: str, relation: str, title: str):
-    viewer, owner, page = selectors.people_page(
-        credentials=request.credentials,
+    people = selectors.people_page(
+        reads=request.reads,
         username=username,
         relation=relation,
         cursor=int_param(request, "cursor"),
     )
-    viewer_resolved(request, viewer)
-    if owner is None:
+    if people is None:
         raise Http404("No such user")
-    context = {"owner": owner, "people": page, "relation": relation, "title": title}
+    context = {"people": people, "relation": relation, "title": title}
     return render(request, "timeline/people.html", context)
 
 

@@ -72,8 +72,8 @@ def test_login_any_case_returns_fresh_token_per_device():
     assert user1.username == user2.username == "Erin"
     assert creds1.token != creds2.token
     assert len(creds1.token) >= 22  # at least 128 bits of url-safe base64
-    assert selectors.viewer_get(credentials=creds1).username == "Erin"
-    assert selectors.viewer_get(credentials=creds2).username == "Erin"
+    assert selectors.PageReads(creds1).viewer.value.username == "Erin"
+    assert selectors.PageReads(creds2).viewer.value.username == "Erin"
 
 
 def test_token_stored_only_hashed(r):
@@ -98,8 +98,8 @@ def test_revoke_logs_out_only_that_device():
     creds1 = services.session_create(uid=user.id)
     creds2 = services.session_create(uid=user.id)
     services.session_revoke(credentials=creds1)
-    assert not selectors.viewer_get(credentials=creds1).is_authenticated
-    assert selectors.viewer_get(credentials=creds2).is_authenticated
+    assert not selectors.PageReads(creds1).viewer.value.is_authenticated
+    assert selectors.PageReads(creds2).viewer.value.is_authenticated
 
 
 def test_revoke_all_logs_out_every_device():
@@ -107,7 +107,7 @@ def test_revoke_all_logs_out_every_device():
     all_creds = [services.session_create(uid=user.id) for _ in range(3)]
     services.session_revoke_all(uid=user.id)
     assert not any(
-        selectors.viewer_get(credentials=c).is_authenticated for c in all_creds
+        selectors.PageReads(c).viewer.value.is_authenticated for c in all_creds
     )
 
 
@@ -117,7 +117,7 @@ def test_expired_token_is_refused_and_pruned(r, settings):
     r.hset(
         keys.sessions(user.id), selectors.token_hash(creds.token), int(time.time()) - 1
     )
-    assert not selectors.viewer_get(credentials=creds).is_authenticated
+    assert not selectors.PageReads(creds).viewer.value.is_authenticated
     services.session_create(uid=user.id)
     assert selectors.token_hash(creds.token) not in r.hkeys(keys.sessions(user.id))
 
@@ -127,7 +127,7 @@ def test_sessions_capped_at_max_devices(r, settings):
     user = make_user("kim")
     all_creds = [services.session_create(uid=user.id) for _ in range(5)]
     assert r.hlen(keys.sessions(user.id)) == 3
-    assert selectors.viewer_get(credentials=all_creds[-1]).is_authenticated
+    assert selectors.PageReads(all_creds[-1]).viewer.value.is_authenticated
 
 
 def test_failed_logins_for_a_name_are_limited(settings):

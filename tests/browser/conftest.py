@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from config.liveserver import CHROMIUM_ARGS, chromium_path, serve_in_thread
+from devtools.liveserver import CHROMIUM_ARGS, chromium_path, serve_in_thread
 
 VENDOR = Path(__file__).parent / "vendor"
 DESKTOP = {"width": 1280, "height": 900}

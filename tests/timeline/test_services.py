@@ -5,7 +5,7 @@ import threading
 import pytest
 
 from accounts.domain import User
-from accounts.selectors import user_get_by_username
+from accounts.selectors import PageReads, user_get_by_username
 from accounts.services import session_create
 from tests.helpers import make_user
 from timeline import keys, selectors, services
@@ -13,10 +13,15 @@ from timeline.domain import CannotFollowSelf, Forbidden, InvalidStatus, NotFound
 
 
 def home_ids(user: User) -> list[int]:
-    credentials = session_create(uid=user.id)
-    viewer, page = selectors.home_page(credentials=credentials)
-    assert viewer == user
+    reads = reads_for(user)
+    page = selectors.home_page(reads=reads)
+    assert reads.viewer.value == user
     return [s.id for s in page.statuses]
+
+
+def reads_for(user: User) -> PageReads:
+    """A request's reads for this user, logged in."""
+    return PageReads(session_create(uid=user.id))
 
 
 def follow(a: User, b: User) -> bool:
@@ -73,7 +78,7 @@ def test_fanout_reaches_followers_only(users):
 def test_global_timeline_has_everyone(users):
     a = post(users["alice"])
     c = post(users["carol"])
-    _, page = selectors.global_page(credentials=None)
+    page = selectors.global_page(reads=PageReads())
     assert [s.id for s in page.statuses] == [c.id, a.id]
 
 
@@ -140,7 +145,7 @@ def test_delete_removes_status_everywhere(r, users):
         keys.global_timeline(),
     ):
         assert r.zscore(key, status.id) is None
-    assert selectors.status_get(credentials=None, sid=status.id)[1] is None
+    assert selectors.status_get(reads=PageReads(), sid=status.id) is None
 
 
 def test_delete_by_someone_else_forbidden(users):
@@ -165,7 +170,7 @@ def test_pagination_never_repeats_or_skips_while_posting(users, settings):
     seen: list[int] = []
     max_id = None
     while True:
-        _, page = selectors.global_page(credentials=None, max_id=max_id)
+        page = selectors.global_page(reads=PageReads(), max_id=max_id)
         seen += [s.id for s in page.statuses]
         post(alice, "new arrival between pages")
         if page.next_max_id is None:
@@ -180,7 +185,7 @@ def test_counts_equal_true_set_sizes(r, users):
     follow(users["alice"], users["bob"])
     unfollow(users["dave"], users["alice"])
     post(users["alice"])
-    _, profile = selectors.profile_get(credentials=None, username="alice")
+    profile = selectors.profile_get(reads=PageReads(), username="alice")
     assert profile.followers == r.zcard(keys.followers(users["alice"].id)) == 2
     assert profile.following == r.zcard(keys.following(users["alice"].id)) == 1
     assert profile.statuses == r.zcard(keys.posts(users["alice"].id)) == 1
@@ -190,13 +195,13 @@ def test_people_pages_newest_first(users, settings):
     settings.TIMELINE_PAGE_SIZE = 2
     for name in ("bob", "carol", "dave"):
         follow(users[name], users["alice"])
-    _, owner, first = selectors.people_page(
-        credentials=None, username="alice", relation="followers"
+    first = selectors.people_page(
+        reads=PageReads(), username="alice", relation="followers"
     )
-    assert owner.username == "alice"
+    assert first.owner.username == "alice"
     assert [u.username for u in first.users] == ["dave", "carol"]
-    _, _, second = selectors.people_page(
-        credentials=None,
+    second = selectors.people_page(
+        reads=PageReads(),
         username="alice",
         relation="followers",
         cursor=first.next_cursor,
@@ -227,7 +232,7 @@ def test_user_cache_notices_a_replaced_store(r, users):
     r.flushall()
     make_user("zed")  # takes id 1, which the process remembered as alice's
     assert user_get_by_username(username="alice") is None
-    assert selectors.profile_get(credentials=None, username="alice")[1] is None
+    assert selectors.profile_get(reads=PageReads(), username="alice") is None
 
 
 @pytest.mark.real_redis
@@ -314,9 +319,9 @@ def test_popularity_ranking_holds_true_follower_counts(r, users):
     ]
     unfollow(users["carol"], users["bob"])
     assert r.zscore(keys.popular_users(), users["bob"].id) is None
-    suggested = selectors.suggestions_get(viewer_id=users["dave"].id)
+    suggested = selectors.suggestions_get(reads=reads_for(users["dave"]))
     assert [u.username for u in suggested] == ["alice"]
-    assert selectors.suggestions_get(viewer_id=users["bob"].id) == []
+    assert selectors.suggestions_get(reads=reads_for(users["bob"])) == []
 
 
 @pytest.mark.parametrize("cluster", [False, True])

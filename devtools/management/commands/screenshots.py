@@ -8,17 +8,20 @@ from django.core.management.base import BaseCommand, CommandError
 
 from accounts.services import session_create, user_create
 from config.embedded import start_server
-from config.liveserver import CHROMIUM_ARGS, chromium_path, serve_in_thread
 from config.redis import get_redis, set_redis
+from config.reverse import url_for
+from devtools.liveserver import CHROMIUM_ARGS, chromium_path, serve_in_thread
 from timeline import services
 from timeline.seeding import seed
 
+DEMO_USER = "ada"
+# name, route, its arguments, logged in
 PAGES = [
-    ("welcome", "/", False),
-    ("signup", "/signup/", False),
-    ("home", "/", True),
-    ("profile", "/u/{name}/", True),
-    ("everyone", "/timeline/", True),
+    ("welcome", "timeline:home", (), False),
+    ("signup", "accounts:signup", (), False),
+    ("home", "timeline:home", (), True),
+    ("profile", "timeline:profile", (DEMO_USER,), True),
+    ("everyone", "timeline:global_timeline", (), True),
 ]
 VIEWPORTS = {
     "desktop": {"width": 1280, "height": 900},
@@ -58,14 +61,14 @@ class Command(BaseCommand):
                 )
                 for device, viewport in VIEWPORTS.items():
                     context = browser.new_context(base_url=site, viewport=viewport)
-                    for name, page_path, logged_in in PAGES:
+                    for name, route, route_args, logged_in in PAGES:
                         if logged_in:
                             context.add_cookies(
                                 [{"name": settings.AUTH_COOKIE_NAME, "value": cookie,
                                   "url": site}]
                             )  # fmt: skip
                         page = context.new_page()
-                        page.goto(page_path.format(name="ada"))
+                        page.goto(url_for(route, *route_args))
                         target = out_dir / f"{name}-{device}.png"
                         page.screenshot(path=str(target), full_page=False)
                         page.close()
@@ -87,7 +90,7 @@ class Command(BaseCommand):
             password="demo-pass-1234",
             random_seed=7,
         )
-        ada = user_create(username="ada", password="demo-pass-1234")
+        ada = user_create(username=DEMO_USER, password="demo-pass-1234")
         for uid in (1, 2, 3, 5, 8):
             services.follow_create(follower=ada, followee_id=uid)
         services.status_create(

@@ -1,0 +1,62 @@
+"""Usernames -> user ids, remembered per process: the one cache on the read path.
+
+Why: a profile or people page is addressed by name, and the name's id is needed
+before the page's own reads can be queued. Remembering the id lets such a page send
+its reads in the request's first round trip instead of a round trip later.
+
+The invariant that makes it safe: an entry is only ever a *guess*. Every page that
+uses a remembered id reads that user's hash in the same round trip and checks that
+its username is the one asked for (`confirms`); when it is not (the store was
+replaced, or the name now belongs to someone else), the page forgets the entry and
+looks the name up afresh. So a stale entry costs one round trip, never a wrong page.
+Nothing here writes to Redis.
+
+Thread safety: `functools.lru_cache`-style bookkeeping under one lock; the cache is
+bounded (`MAX_ENTRIES`, least recently used out first).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+
+MAX_ENTRIES = 100_000
+
+_ids: OrderedDict[str, int] = OrderedDict()
+_lock = threading.Lock()
+
+
+def remembered_id(username: str) -> int | None:
+    """The id last seen for this name (any case), or None: a guess to confirm."""
+    name = username.lower()
+    with _lock:
+        uid = _ids.get(name)
+        if uid is not None:
+            _ids.move_to_end(name)
+        return uid
+
+
+def remember(username: str, uid: int) -> None:
+    """Remember that this name belonged to this id when it was read."""
+    name = username.lower()
+    with _lock:
+        _ids[name] = uid
+        _ids.move_to_end(name)
+        while len(_ids) > MAX_ENTRIES:
+            _ids.popitem(last=False)
+
+
+def forget(username: str) -> None:
+    with _lock:
+        _ids.pop(username.lower(), None)
+
+
+def confirms(user, username: str) -> bool:
+    """Whether the user read from the store is the one this name asks for."""
+    return user is not None and user.username.lower() == username.lower()
+
+
+def clear() -> None:
+    """Forget everything (tests that swap the store)."""
+    with _lock:
+        _ids.clear()

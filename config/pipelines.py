@@ -1,0 +1,130 @@
+"""The one way to send commands to Redis in bulk: pipelines, scripts and read batches.
+
+- `pipeline_run(build)`: `build(pipe)` queues commands; they go in one round trip and
+  the replies come back as a list. Writes use it with named builder functions.
+- `LuaScript`: a script registered once, run as a bare EVALSHA (alone or queued in
+  a pipeline); a server that lost its scripts is sent them again.
+- `ReadBatch`: reads that several callers queue (the request's auth check, a page's
+  selectors), each with the function that parses its own replies, all sent in one
+  round trip by `execute()`. A `Deferred` holds each caller's parsed value and sends
+  the batch itself when read before that.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from typing import Any, Generic, TypeVar
+
+import redis
+
+from config.redis import get_redis
+
+T = TypeVar("T")
+Builder = Callable[[Any], None]
+
+_SCRIPTS: list[LuaScript] = []
+
+
+class LuaScript:
+    """A Lua script registered once per client and run with EVALSHA.
+
+    Calling it runs it at once. `queue(pipe, ...)` adds a bare EVALSHA to a pipeline:
+    redis-py's own way (`client=pipe`) would ask SCRIPT EXISTS first, one more round
+    trip each time. `pipeline_run` loads the scripts and runs again in the rare case
+    the server answers NOSCRIPT (after a restart or a SCRIPT FLUSH).
+    """
+
+    def __init__(self, source: str):
+        self.source = source
+        self.sha = hashlib.sha1(source.encode()).hexdigest()
+        _SCRIPTS.append(self)
+
+    def __call__(self, *, keys: list[str], args: list) -> Any:
+        return pipeline_run(lambda pipe: self.queue(pipe, keys=keys, args=args))[0]
+
+    def queue(self, pipe, *, keys: list[str], args: list) -> None:
+        pipe.evalsha(self.sha, len(keys), *keys, *args)
+
+
+def load_scripts() -> None:
+    """Load every script of the site into the server (after a NOSCRIPT)."""
+    client = get_redis()
+    for script in _SCRIPTS:
+        client.script_load(script.source)
+
+
+def pipeline_run(build: Builder) -> list:
+    """Send the commands `build(pipe)` queues in one round trip; return the replies.
+
+    If the server lost the scripts, they are loaded and the whole pipeline runs
+    again, so only steps that are safe to repeat belong in one with a script.
+    """
+
+    def run() -> list:
+        pipe = get_redis().pipeline(transaction=False)
+        build(pipe)
+        return pipe.execute() if len(pipe) else []
+
+    try:
+        return run()
+    except redis.exceptions.NoScriptError:
+        load_scripts()
+        return run()
+
+
+class Deferred(Generic[T]):
+    """The parsed reply of reads queued in a `ReadBatch`.
+
+    Reading `value` before the batch was sent sends it (with everything else queued).
+    """
+
+    __slots__ = ("_batch", "_value", "done")
+
+    def __init__(self, batch: ReadBatch):
+        self._batch = batch
+        self.done = False
+
+    @property
+    def value(self) -> T:
+        if not self.done:
+            self._batch.execute()
+        return self._value
+
+    def _resolve(self, value: T) -> None:
+        self._value = value
+        self.done = True
+
+
+class ReadBatch:
+    """Reads queued by several callers, sent together: one round trip per `execute()`.
+
+    `queue(build, parse)` takes a function that adds commands to the pipeline and one
+    that turns exactly those commands' replies into a value. Reads queued after an
+    `execute()` go in the next round trip.
+    """
+
+    def __init__(self):
+        self._pending: list[tuple[Builder, Callable[[list], Any], Deferred]] = []
+
+    def queue(self, build: Builder, parse: Callable[[list], T]) -> Deferred[T]:
+        deferred: Deferred[T] = Deferred(self)
+        self._pending.append((build, parse, deferred))
+        return deferred
+
+    def execute(self) -> None:
+        pending, self._pending = self._pending, []
+        if not pending:
+            return
+        spans: list[tuple[int, int]] = []
+
+        def build(pipe) -> None:
+            spans.clear()
+            for queue_commands, _, _ in pending:
+                start = len(pipe)
+                queue_commands(pipe)
+                spans.append((start, len(pipe)))
+
+        replies = pipeline_run(build)
+        for (_, parse, deferred), (start, end) in zip(pending, spans, strict=True):
+            deferred._resolve(parse(replies[start:end]))

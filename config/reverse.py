@@ -1,0 +1,19 @@
+"""`url_for(name, *args)`: Django's `reverse()`, remembered per process.
+
+Pages link the same few routes many times (a profile per status author, a permalink
+per status, the navigation on every page). `reverse()` matches patterns and quotes
+arguments on every call; the URLconf cannot change under a running process, so each
+(route, arguments) pair is reversed once and kept, in a bounded, thread-safe cache.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from django.urls import reverse
+
+
+@lru_cache(maxsize=65536)
+def url_for(name: str, *args: str | int) -> str:
+    """The path of the named route `name` ("app:route") with these arguments."""
+    return reverse(name, args=args)
