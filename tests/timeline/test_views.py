@@ -1,8 +1,12 @@
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 
 import pytest
+from django.conf import settings
 from django.test import Client
 
 from accounts.selectors import user_get_by_username
@@ -53,6 +57,62 @@ def test_blank_and_too_long_posts_refused_with_message(alice, r):
     assert "at most 280 characters (this one has 281)" in body(long)
     assert "é" * 281 in body(long)  # what was typed is not lost
     assert not list(r.scan_iter(match="status:*"))
+
+
+def compose_next(html: str) -> str:
+    form = html.split('class="card compose"')[1]
+    return re.search(r'name="next" value="([^"]*)"', form).group(1)
+
+
+@pytest.mark.parametrize("origin", ["/", "/u/alice/"])
+def test_fixing_a_refused_post_returns_to_where_it_was_written(alice, origin):
+    # The error page is served at the form's target (/post/); its compose box must
+    # still send the author back where they were, not to /post/ (a 405 page).
+    refused = alice.post("/post/", {"text": " ", "next": origin})
+    assert refused.status_code == 400
+    assert compose_next(body(refused)) == origin
+    fixed = alice.post("/post/", {"text": "fixed", "next": compose_next(body(refused))})
+    assert fixed.status_code == 302 and fixed["Location"] == origin
+    assert alice.get(fixed["Location"]).status_code == 200
+    assert "fixed" in body(alice.get(origin))
+
+
+SERVER_ERROR = """
+import django
+django.setup()
+from django.test import Client
+import timeline.selectors
+
+def broken(**kwargs):
+    raise RuntimeError("the selector broke")
+
+timeline.selectors.global_page = broken
+response = Client(raise_request_exception=False).get("/timeline/")
+print(response.status_code)
+"""
+
+
+def test_a_server_error_is_logged_with_its_traceback():
+    # What an operator sees on the server's stderr with production settings.
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+        "DEBUG": "false",
+        "SECRET_KEY": "test-" + "x" * 50,
+        "ALLOWED_HOSTS": "testserver",
+        "SECURE_SSL_REDIRECT": "false",
+    }
+    run = subprocess.run(
+        [sys.executable, "-c", SERVER_ERROR],
+        cwd=settings.BASE_DIR,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert run.stdout.strip() == "500", run.stderr
+    assert "Traceback" in run.stderr
+    assert "RuntimeError: the selector broke" in run.stderr
 
 
 def test_post_requires_login_and_post_method(alice):
