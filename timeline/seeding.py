@@ -1,10 +1,12 @@
 """Batched equivalents of the services, for `manage.py seed`.
 
 They write exactly the keys and values `accounts.services` and `timeline.services`
-write (same key builders, same hash fields, same scores), many at a time, so seeded
-data is indistinguishable from data made through the site. Home timelines are filled
-as if every status had been fanned out when it was posted: each holds the newest
-HOME_TIMELINE_CAP statuses of its owner and of the people they follow.
+write (same key builders, same scores, hashes built by `User.to_hash` and
+`Status.to_hash`, a `follower_names` entry beside every `followers` one), many at a
+time, so seeded data is indistinguishable from data made through the site. Home
+timelines are filled as if every status had been fanned out when it was posted: each
+holds the newest HOME_TIMELINE_CAP statuses of its owner and of the people they
+follow.
 """
 
 from __future__ import annotations
@@ -15,15 +17,17 @@ import itertools
 import random
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 from django.conf import settings
 from django.contrib.auth.hashers import make_password
 from django.core.management.base import OutputWrapper
 
 from accounts import keys as account_keys
+from accounts.domain import User
 from config.redis import get_redis
 from timeline import keys
+from timeline.domain import Status
 from timeline.services import POPULAR_CAP
 
 WORDS = [
@@ -215,24 +219,20 @@ def seed(
     last_uid = int(r.incrby(account_keys.user_ids(), users))
     uids = list(range(last_uid - users + 1, last_uid + 1))
     password_hash = make_password(password)  # one hash: every seeded user shares it
-    names: dict[int, str] = {}
+    people: dict[int, User] = {}
     writer = _Writer(report)
     for i, uid in enumerate(uids):
-        name = f"user{uid}"
         created = now - days * DAY - rng.random() * DAY
+        user = User(id=uid, username=f"user{uid}", created=created)
         writer.hset(
-            account_keys.user(uid),
-            mapping={
-                "username": name,
-                "password": password_hash,
-                "created": f"{created:.3f}",
-            },
+            account_keys.user(uid), mapping=user.to_hash(password_hash=password_hash)
         )
-        names[uid] = name
+        people[uid] = user
         if i % 5000 == 0:
             progress.update("users", i, users)
     writer.flush()
-    _claim_names(names, report, rng)
+    _claim_names(people, password_hash, report, rng)
+    names = {uid: user.username for uid, user in people.items()}
     report.users = users
     progress.finish("users", users, time.monotonic() - phase_start)
     report.phases["users"] = time.monotonic() - phase_start
@@ -270,6 +270,7 @@ def seed(
         report.follows += len(scores)
     for followee, by in followers.items():
         writer.zadd(keys.followers(followee), by)
+        writer.hset(keys.follower_names(followee), mapping={f: names[f] for f in by})
     popular = heapq.nlargest(POPULAR_CAP, followers.items(), key=lambda kv: len(kv[1]))
     if popular:
         writer.zadd(keys.popular_users(), {uid: len(by) for uid, by in popular})
@@ -288,15 +289,14 @@ def seed(
     writer = _Writer(report)
     for i, (created, author) in enumerate(zip(times, authors, strict=True)):
         sid = first_sid + i
-        writer.hset(
-            keys.status(sid),
-            mapping={
-                "uid": author,
-                "author": names[author],
-                "text": _text(rng),
-                "created": f"{created:.3f}",
-            },
+        status = Status(
+            id=sid,
+            author_id=author,
+            author=names[author],
+            text=_text(rng),
+            created=created,
         )
+        writer.hset(keys.status(sid), mapping=status.to_hash())
         by_author.setdefault(author, []).append(sid)
         if i % 20000 == 0:
             progress.update("statuses", i, total)
@@ -333,21 +333,33 @@ def seed(
     return report
 
 
-def _claim_names(names: dict[int, str], report: SeedReport, rng: random.Random) -> None:
-    """Point each name at its id with SET NX; a name already taken gets a suffix."""
+def _claim_names(
+    people: dict[int, User],
+    password_hash: str,
+    report: SeedReport,
+    rng: random.Random,
+) -> None:
+    """Point each name at its id with SET NX; a name already taken gets a suffix.
+
+    A renamed user's hash is written again whole (`User.to_hash`) and `people`
+    updated, so the later phases use the name that was actually claimed.
+    """
     r = get_redis()
-    pending = dict(names)
+    pending = list(people.values())
     while pending:
         pipe = r.pipeline(transaction=False)
-        items = list(pending.items())
-        for uid, name in items:
-            pipe.set(account_keys.username(name), uid, nx=True)
+        for user in pending:
+            pipe.set(account_keys.username(user.username), user.id, nx=True)
         claimed = pipe.execute()
-        report.commands += len(items)
-        pending = {}
-        for (uid, name), ok in zip(items, claimed, strict=True):
-            if not ok:
-                fresh = f"{name[:22]}_{rng.randrange(10**6)}"
-                r.hset(account_keys.user(uid), "username", fresh)
-                names[uid] = fresh
-                pending[uid] = fresh
+        report.commands += len(pending)
+        taken = [user for user, ok in zip(pending, claimed, strict=True) if not ok]
+        pending = []
+        for user in taken:
+            fresh = f"{user.username[:22]}_{rng.randrange(10**6)}"
+            renamed = replace(user, username=fresh)
+            r.hset(
+                account_keys.user(user.id),
+                mapping=renamed.to_hash(password_hash=password_hash),
+            )
+            people[user.id] = renamed
+            pending.append(renamed)

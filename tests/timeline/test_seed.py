@@ -9,7 +9,8 @@ from django.core.management.base import OutputWrapper
 
 from accounts import keys as account_keys
 from accounts import services as account_services
-from tests.helpers import make_user
+from accounts.selectors import user_get
+from tests.helpers import logged_in_client, make_user
 from timeline import keys
 from timeline.management.commands.seed import DEMO_PASSWORD, Command
 from timeline.seeding import Progress
@@ -40,6 +41,45 @@ def test_seed_creates_users_follows_statuses_and_homes(r):
         )
         home = [int(s) for s in r.zrevrange(keys.home(uid), 0, -1)]
         assert home == expected[:1000]
+
+
+def test_seed_names_every_follower_beside_the_followers_zset(r):
+    run_seed("--users", "60", "--follows-per-user", "5", "--statuses-per-user", "0")
+    edges = 0
+    for uid in range(1, 61):
+        followers = r.zrange(keys.followers(uid), 0, -1)
+        names = r.hgetall(keys.follower_names(uid))
+        assert set(names) == set(followers)  # no follower unnamed, no stale name
+        for follower, name in names.items():
+            assert user_get(uid=int(follower)).username == name
+        edges += len(followers)
+    assert edges > 0
+
+
+def test_seeded_profile_names_the_people_in_common(r):
+    run_seed("--users", "60", "--follows-per-user", "8", "--statuses-per-user", "1")
+    # The most followed user, seen by someone who follows some of its followers.
+    owner = max(range(1, 61), key=lambda u: r.zcard(keys.followers(u)))
+    followers = {int(f) for f in r.zrange(keys.followers(owner), 0, -1)}
+    viewer, common = max(
+        (
+            (v, followers & {int(f) for f in r.zrange(keys.following(v), 0, -1)})
+            for v in range(1, 61)
+            if v != owner
+        ),
+        key=lambda pair: len(pair[1]),
+    )
+    assert common, "the seeded graph has no people in common to show"
+    page = (
+        logged_in_client(f"user{viewer}", DEMO_PASSWORD)
+        .get(f"/u/user{owner}/")
+        .content.decode()
+    )
+    shown = re.search(r'class="muted in-common">Followed by(.*?)</p>', page, re.S)
+    assert shown, page
+    named = {int(n) for n in re.findall(r">@user(\d+)</a>", shown.group(1))}
+    assert named and named <= common
+    assert f"({len(common)} in all)" in shown.group(1)
 
 
 def test_seeded_users_log_in_with_documented_password():
