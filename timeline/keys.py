@@ -22,6 +22,9 @@ two sides of a follow) are separate single-slot steps, each idempotent.
 | `timeline:global`    | zset   | status id -> status id                    | GLOBAL_TIMELINE_CAP (1000), trimmed on add|
 | `users:popular`      | zset   | uid -> follower count, set after a follow | top POPULAR_CAP (100), trimmed on write;  |
 |                      |        | or unfollow from that user's ZCARD        | suggestions for new users                 |
+| `store:layout`       | string | the key layout the store was upgraded to  | one key; set by `manage.py upgrade_store` |
+|                      |        | ("2": `follower_names` backfilled); absent| (`timeline/upgrades.py`), never lowered   |
+|                      |        | on a store no upgrade has checked yet     |                                           |
 
 Scores equal members in the status zsets so that pages are cut by id
 (`ZREVRANGEBYSCORE key max_id -inf LIMIT 0 n`), and integer members and scores keep a
@@ -62,6 +65,15 @@ def followers_pattern() -> str:
     return "followers:{*}"
 
 
+def followers_owner(key: str) -> int | None:
+    """The uid whose followers zset `key` is (a key SCAN matched), else None."""
+    prefix, suffix = followers_pattern().split("*")
+    uid = key.removeprefix(prefix).removesuffix(suffix)
+    if not (uid.isascii() and uid.isdigit()) or followers(int(uid)) != key:
+        return None
+    return int(uid)
+
+
 def follow_lock(uid: int) -> str:
     return f"followlock:{{{uid}}}"
 
@@ -72,3 +84,7 @@ def global_timeline() -> str:
 
 def popular_users() -> str:
     return "users:popular"
+
+
+def store_layout() -> str:
+    return "store:layout"

@@ -1,0 +1,187 @@
+"""`manage.py upgrade_store`: a store written in layout 1 brought to layout 2."""
+
+from __future__ import annotations
+
+import io
+import re
+
+import pytest
+from django.core.management import call_command
+
+from accounts import keys as account_keys
+from accounts.selectors import user_get_by_username
+from tests.helpers import logged_in_client, make_user
+from timeline import keys, services, upgrades
+
+PEOPLE = ("owner", "viewer", "carol", "dave", "erin", "fred")
+
+
+def follow(follower: str, followee: str) -> None:
+    services.follow_create(
+        follower=user_get_by_username(username=follower),
+        followee_id=user_get_by_username(username=followee).id,
+    )
+
+
+@pytest.fixture
+def old_store(r) -> dict[str, int]:
+    """A store as layout 1 left it: follows without follower names, a store:epoch."""
+    uids = {name: make_user(name).id for name in PEOPLE}
+    for name in ("carol", "dave", "erin"):
+        follow(name, "owner")
+        follow("viewer", name)
+    follow("fred", "owner")
+    follow("owner", "carol")
+    r.delete(*(keys.follower_names(uid) for uid in uids.values()))
+    r.set(account_keys.legacy_store_epoch(), "3f9c2a")
+    return uids
+
+
+def upgrade(*args: str) -> str:
+    out = io.StringIO()
+    call_command("upgrade_store", *args, stdout=out, stderr=io.StringIO())
+    return out.getvalue()
+
+
+def snapshot(r) -> dict[str, object]:
+    """Every key and its value: what the store holds, to compare before and after."""
+    read = {
+        "string": r.get,
+        "hash": r.hgetall,
+        "zset": lambda key: r.zrange(key, 0, -1, withscores=True),
+        "set": r.smembers,
+        "list": lambda key: r.lrange(key, 0, -1),
+    }
+    return {key: read[r.type(key)](key) for key in sorted(r.scan_iter())}
+
+
+def in_common(page: str) -> str:
+    """The profile's "Followed by ..." line as text, each person as a link's @name."""
+    found = re.search(r'class="muted in-common">(.*?)</p>', page, re.S)
+    assert found, page
+    links = re.sub(r'<a href="/u/(\w+)/">@\1</a>', r"@\1", found.group(1))
+    return " ".join(links.split())
+
+
+def assert_every_follower_named(r, uids: dict[str, int]) -> None:
+    for uid in uids.values():
+        followers = r.zrange(keys.followers(uid), 0, -1)
+        names = r.hgetall(keys.follower_names(uid))
+        assert set(names) == set(followers)
+        for follower, name in names.items():
+            assert uids[name] == int(follower)
+
+
+def test_upgrade_names_the_people_in_common_again(r, old_store):
+    viewer = logged_in_client("viewer")
+    before = in_common(viewer.get("/u/owner/").content.decode())
+    assert before.startswith("Followed by 3 people you follow") and "@" not in before
+
+    output = upgrade()
+
+    after = in_common(viewer.get("/u/owner/").content.decode())
+    assert re.fullmatch(
+        r"Followed by @\w+, @\w+, @\w+ you follow \(3 in all\)\.", after
+    ), after
+    assert {"@carol", "@dave", "@erin"} == set(re.findall(r"@\w+", after))
+    assert_every_follower_named(r, old_store)
+    assert r.get(keys.store_layout()) == "2"
+    assert r.exists(account_keys.legacy_store_epoch()) == 0
+    assert "Follower names: wrote 8." in output
+    assert "Legacy keys: deleted 1." in output
+    assert "Layout: recorded 2." in output
+
+
+def test_dry_run_reports_and_writes_nothing(r, old_store):
+    before = snapshot(r)
+    output = upgrade("--dry-run")
+    assert snapshot(r) == before
+    assert "Follower names: would write 8." in output
+    assert "Legacy keys: would delete 1." in output
+    assert "Layout: would record 2." in output
+    assert "Dry run: nothing was written." in output
+
+
+def test_a_second_run_changes_nothing(r, old_store):
+    upgrade()
+    after_first = snapshot(r)
+    output = upgrade()
+    assert snapshot(r) == after_first
+    assert "Follower names: wrote 0." in output
+    assert "Legacy keys: none." in output
+    assert "Layout: already 2; unchanged." in output
+
+
+def test_an_interrupted_upgrade_completes_when_run_again(r, old_store):
+    def interrupt(report):
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        upgrades.store_upgrade(batch=1, progress=interrupt)
+    # One batch of names is written; the run got no further.
+    written = sum(r.hlen(keys.follower_names(uid)) for uid in old_store.values())
+    assert 0 < written < 8
+    assert r.get(keys.store_layout()) is None
+    assert r.exists(account_keys.legacy_store_epoch()) == 1
+
+    output = upgrade()
+
+    assert_every_follower_named(r, old_store)
+    assert r.get(keys.store_layout()) == "2"
+    assert r.exists(account_keys.legacy_store_epoch()) == 0
+    assert "Checked 4 followers sets (8 follows)" in output
+
+
+def test_an_unfollow_during_the_upgrade_leaves_no_stale_name(r, old_store, monkeypatch):
+    real_users_queue = upgrades.users_queue
+
+    def unfollow_then_read(*args, **kwargs):
+        # Fred unfollows after the upgrade saw him among the owner's followers.
+        services.follow_delete(
+            follower=user_get_by_username(username="fred"),
+            followee_id=old_store["owner"],
+        )
+        return real_users_queue(*args, **kwargs)
+
+    monkeypatch.setattr(upgrades, "users_queue", unfollow_then_read)
+    report = upgrades.store_upgrade(batch=len(PEOPLE))
+    assert r.zscore(keys.followers(old_store["owner"]), old_store["fred"]) is None
+    assert r.hget(keys.follower_names(old_store["owner"]), old_store["fred"]) is None
+    assert_every_follower_named(r, old_store)
+    assert report.names_added == 7
+
+
+def test_a_follower_without_a_user_hash_is_left_unnamed_and_reported(r, old_store):
+    r.delete(account_keys.user(old_store["fred"]))
+    output = upgrade()
+    assert r.hget(keys.follower_names(old_store["owner"]), old_store["fred"]) is None
+    assert "1 follows left unnamed: the follower's user hash is gone." in output
+    assert "Follower names: wrote 7." in output
+
+
+def test_large_followers_sets_are_read_in_chunks(r, monkeypatch):
+    monkeypatch.setattr(upgrades, "ZSCAN_COUNT", 5)
+    star = make_user("star")
+    fans = [make_user(f"fan{i}") for i in range(23)]
+    for fan in fans:
+        services.follow_create(follower=fan, followee_id=star.id)
+    r.delete(keys.follower_names(star.id))
+    upgrade("--batch", "2")
+    assert r.hgetall(keys.follower_names(star.id)) == {
+        str(fan.id): fan.username for fan in fans
+    }
+
+
+def test_a_newer_recorded_layout_is_never_lowered(r, old_store):
+    r.set(keys.store_layout(), "3")
+    upgrade()
+    assert r.get(keys.store_layout()) == "3"
+
+
+def test_verbosity_0_prints_nothing_and_2_prints_each_batch(r, old_store, capsys):
+    assert upgrade("--verbosity", "0") == ""
+    lines = upgrade("--verbosity", "2", "--batch", "1").splitlines()
+    progress = [line for line in lines if line.startswith("  ")]
+    assert [line.split()[0] for line in progress] == ["1", "2", "3", "4"]
+    assert lines[-1] == "Layout: already 2; unchanged."
+    assert capsys.readouterr() == ("", "")

@@ -1,0 +1,88 @@
+from __future__ import annotations
+
+from django.core.management.base import BaseCommand, CommandError
+
+from timeline.upgrades import BATCH, LAYOUT, UpgradeReport, store_upgrade
+
+PROGRESS_EVERY = 10_000  # followers zsets between two progress lines at verbosity 1
+
+
+class Command(BaseCommand):
+    help = (
+        f"Upgrade a store written by an older version to key layout {LAYOUT}: name "
+        "every follower in follower_names, delete the legacy store:epoch key and "
+        "record the layout in store:layout. Safe while the site serves; run it "
+        "again if interrupted."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument(
+            "--dry-run",
+            action="store_true",
+            help="report what the upgrade would do; write nothing",
+        )
+        parser.add_argument(
+            "--batch",
+            type=int,
+            default=BATCH,
+            help=f"followers zsets per batch of round trips (default: {BATCH})",
+        )
+
+    def handle(self, *args, **opts):
+        if opts["batch"] < 1:
+            raise CommandError("--batch must be at least 1.")
+        verbosity = opts["verbosity"]
+        dry_run = opts["dry_run"]
+        if verbosity >= 1:
+            doing = "Dry run (nothing is written): checking" if dry_run else "Upgrading"
+            self.stdout.write(f"{doing} the store for key layout {LAYOUT}.")
+        shown = 0
+
+        def progress(report: UpgradeReport) -> None:
+            nonlocal shown
+            every = 1 if verbosity >= 2 else PROGRESS_EVERY
+            if verbosity >= 1 and report.followers_sets - shown >= every:
+                shown = report.followers_sets
+                self.stdout.write(
+                    f"  {report.followers_sets:,} followers sets, "
+                    f"{report.follows:,} follows checked; "
+                    f"{report.names_added:,} names "
+                    f"{'to write' if dry_run else 'written'}"
+                )
+
+        report = store_upgrade(dry_run=dry_run, batch=opts["batch"], progress=progress)
+        if verbosity >= 1:
+            self.stdout.write(self._summary(report))
+
+    def _summary(self, report: UpgradeReport) -> str:
+        would = "would " if report.dry_run else ""
+        before = (
+            f"layout {report.layout_before}"
+            if report.layout_before is not None
+            else "no layout recorded (layout 1)"
+        )
+        lines = [
+            f"Checked {report.followers_sets:,} followers sets "
+            f"({report.follows:,} follows); the store had {before}.",
+            f"Follower names: {would}{'write' if would else 'wrote'} "
+            f"{report.names_added:,}.",
+        ]
+        if report.unnamed:
+            lines.append(
+                f"{report.unnamed:,} follows left unnamed: the follower's user hash "
+                "is gone."
+            )
+        deleted = "delete" if would else "deleted"
+        lines.append(
+            f"Legacy keys: {would}{deleted} {report.legacy_keys_deleted}."
+            if report.legacy_keys_deleted
+            else "Legacy keys: none."
+        )
+        if report.layout_recorded:
+            recorded = "record" if would else "recorded"
+            lines.append(f"Layout: {would}{recorded} {LAYOUT}.")
+        else:
+            lines.append(f"Layout: already {report.layout_before}; unchanged.")
+        if report.dry_run:
+            lines.append("Dry run: nothing was written.")
+        return "\n".join(lines)

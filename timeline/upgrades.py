@@ -1,0 +1,183 @@
+"""Bring a store written by an older version to the current key layout.
+
+Layout 2 (this version) keeps `follower_names:{<uid>}` beside every
+`followers:{<uid>}` (the profile names the people in common from it) and no longer
+uses `store:epoch`. A store written before it has the followers zsets but not the
+names. `store_upgrade` walks the store with SCAN, names every follower that has no
+name yet, deletes the legacy key and records the layout in `store:layout`.
+
+Safe while the site serves and safe to repeat: a name is written only where none is
+(HSETNX) and only while the follower still follows (checked in the same script, in
+the owner's slot), so a follow or unfollow during the walk is never undone. An
+interrupted run is simply run again: it walks the store from the start and writes
+only what is still missing. The layout is recorded last, once every name is there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from accounts import keys as account_keys
+from accounts.selectors import users_queue
+from config.pipelines import LuaScript, ReadBatch, pipeline_run
+from config.redis import get_redis
+from timeline import keys
+
+LAYOUT = 2
+SCAN_COUNT = 1000  # keys SCAN examines per round trip
+BATCH = 100  # followers zsets whose names are checked per round of round trips
+ZSCAN_COUNT = 1000  # followers read per zset per round trip (all of a small one)
+
+# KEYS: a user's followers zset and follower-names hash. ARGV: uid, name pairs.
+# Names each uid that still follows the user and has no name yet; returns how many.
+_NAMES_BACKFILL = LuaScript(
+    """
+local added = 0
+for i = 1, #ARGV, 2 do
+  if redis.call('ZSCORE', KEYS[1], ARGV[i]) then
+    added = added + redis.call('HSETNX', KEYS[2], ARGV[i], ARGV[i + 1])
+  end
+end
+return added
+"""
+)
+
+# KEYS: the layout key. ARGV: a layout. Raises the recorded layout, never lowers it
+# (an older upgrade run against a newer store must not mark it old).
+_LAYOUT_RAISE = LuaScript(
+    """
+local current = tonumber(redis.call('GET', KEYS[1]) or '0') or 0
+if current < tonumber(ARGV[1]) then
+  redis.call('SET', KEYS[1], ARGV[1])
+  return 1
+end
+return 0
+"""
+)
+
+
+@dataclass
+class UpgradeReport:
+    """What an upgrade found and wrote (with `dry_run`, what it would write)."""
+
+    dry_run: bool
+    layout_before: int | None = None  # None: no layout recorded (layout 1)
+    followers_sets: int = 0  # followers zsets checked
+    follows: int = 0  # entries in them
+    names_added: int = 0  # follower names written
+    unnamed: int = 0  # follows left unnamed: the follower's user hash is gone
+    legacy_keys_deleted: int = 0
+    layout_recorded: bool = False  # store:layout raised to LAYOUT by this run
+
+
+def store_upgrade(
+    *,
+    dry_run: bool = False,
+    batch: int = BATCH,
+    progress: Callable[[UpgradeReport], None] | None = None,
+) -> UpgradeReport:
+    """Upgrade the store to LAYOUT; with `dry_run`, only count what that would do.
+
+    `progress(report)` is called after each batch of followers zsets.
+    """
+    r = get_redis()
+    recorded = r.get(keys.store_layout())
+    report = UpgradeReport(
+        dry_run=dry_run, layout_before=int(recorded) if recorded else None
+    )
+    owners: list[int] = []
+    for key in r.scan_iter(match=keys.followers_pattern(), count=SCAN_COUNT):
+        uid = keys.followers_owner(key)
+        if uid is not None:
+            owners.append(uid)
+        if len(owners) >= batch:
+            _follower_names_backfill(owners, report)
+            owners = []
+            if progress:
+                progress(report)
+    if owners:
+        _follower_names_backfill(owners, report)
+        if progress:
+            progress(report)
+
+    legacy = [account_keys.legacy_store_epoch()]
+    if dry_run:
+        report.legacy_keys_deleted = r.exists(*legacy)
+        report.layout_recorded = (report.layout_before or 0) < LAYOUT
+    else:
+        report.legacy_keys_deleted = r.delete(*legacy)
+        report.layout_recorded = bool(
+            _LAYOUT_RAISE(keys=[keys.store_layout()], args=[LAYOUT])
+        )
+    return report
+
+
+def _follower_names_backfill(owners: list[int], report: UpgradeReport) -> None:
+    """Name the unnamed followers of these users, ZSCAN_COUNT followers at a time.
+
+    ZSCAN (not a rank range) returns every follower present for the whole scan,
+    even while others follow or unfollow.
+    """
+    cursors = dict.fromkeys(owners, 0)  # SCAN may return a key twice
+    report.followers_sets += len(cursors)
+    while cursors:
+        current, cursors = cursors, {}
+
+        def read_followers(pipe, current=current) -> None:
+            for uid, cursor in current.items():
+                pipe.zscan(keys.followers(uid), cursor, count=ZSCAN_COUNT)
+
+        chunk: dict[int, list[int]] = {}
+        replies = pipeline_run(read_followers)
+        for uid, (cursor, members) in zip(current, replies, strict=True):
+            chunk[uid] = [int(member) for member, _score in members]
+            if int(cursor):
+                cursors[uid] = int(cursor)
+        _follower_names_fill(chunk, report)
+
+
+def _follower_names_fill(chunk: dict[int, list[int]], report: UpgradeReport) -> None:
+    """Name the followers in `chunk` (owner -> followers) that have no name yet.
+
+    Three round trips: which names are missing, the missing followers' users, the
+    writes (one script call per owner, each in the owner's slot).
+    """
+    chunk = {uid: followers for uid, followers in chunk.items() if followers}
+    report.follows += sum(len(followers) for followers in chunk.values())
+
+    def read_names(pipe) -> None:
+        for uid, followers in chunk.items():
+            pipe.hmget(keys.follower_names(uid), followers)
+
+    missing: dict[int, list[int]] = {}
+    for (uid, followers), names in zip(
+        chunk.items(), pipeline_run(read_names), strict=True
+    ):
+        unnamed = [f for f, name in zip(followers, names, strict=True) if name is None]
+        if unnamed:
+            missing[uid] = unnamed
+    if not missing:
+        return
+    wanted = sorted({f for followers in missing.values() for f in followers})
+    users = users_queue(ReadBatch(), uids=wanted).value
+    to_write: dict[int, list[str | int]] = {}
+    for uid, followers in missing.items():
+        report.unnamed += sum(1 for f in followers if f not in users)
+        args = [
+            value for f in followers if f in users for value in (f, users[f].username)
+        ]
+        if args:
+            to_write[uid] = args
+    if report.dry_run:
+        report.names_added += sum(len(args) // 2 for args in to_write.values())
+        return
+
+    def name_followers(pipe) -> None:
+        for uid, args in to_write.items():
+            _NAMES_BACKFILL.queue(
+                pipe, keys=[keys.followers(uid), keys.follower_names(uid)], args=args
+            )
+
+    if to_write:
+        report.names_added += sum(pipeline_run(name_followers))
