@@ -14,30 +14,37 @@ import redis
 from django.conf import settings
 
 _client: redis.Redis | None = None
-_client_pid: int | None = None
 _lock = threading.Lock()
 
 
 def get_redis() -> redis.Redis:
     """Return this process's Redis client, creating it on first use."""
-    global _client, _client_pid
+    global _client
     client = _client
-    # A forked worker must not share its parent's sockets: rebuild after fork.
-    if client is not None and _client_pid == os.getpid():
+    if client is not None:
         return client
     with _lock:
-        if _client is None or _client_pid != os.getpid():
+        if _client is None:
             _client = _build_client()
-            _client_pid = os.getpid()
         return _client
 
 
 def set_redis(client: redis.Redis | None) -> None:
     """Replace the process's client (the test suite's seam); None forgets it."""
-    global _client, _client_pid
+    global _client
     with _lock:
         _client = client
-        _client_pid = os.getpid() if client is not None else None
+
+
+def _forget_after_fork() -> None:
+    # A forked worker must not share its parent's sockets: it builds its own client.
+    # (Checked once at fork, not with a getpid() on every call.)
+    global _client, _lock
+    _client = None
+    _lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_after_fork)
 
 
 def _build_client() -> redis.Redis:
