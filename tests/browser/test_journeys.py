@@ -218,6 +218,35 @@ def test_phone_viewport_single_column_without_sideways_scroll(new_page):
     assert page.get_by_role("button", name="Post").is_visible()
 
 
+def padding_left(page, selector: str) -> float:
+    return page.eval_on_selector(
+        selector, "e => parseFloat(getComputedStyle(e).paddingLeft)"
+    )
+
+
+def test_people_lists_are_padded_like_every_card_on_desktop(new_page):
+    alice, bob = make_user("alice"), make_user("bob")
+    services.follow_create(follower=bob, followee_id=alice.id)
+    make_user("carol")  # an empty home, with alice suggested
+    page = new_page()
+    page.goto("/u/alice/")
+    card = padding_left(page, "section.card")
+    assert card > 0
+    for url in ("/u/alice/followers/", "/u/bob/following/"):
+        page.goto(url)
+        assert padding_left(page, "ul.people.card") >= card, url
+        name = page.locator("ul.people.card li a").first.bounding_box()
+        box = page.locator("ul.people.card").bounding_box()
+        assert name["x"] - box["x"] >= card, url  # the names sit inside the card
+    # The suggestions on an empty home are a list inside a card: no second inset.
+    log_in(page, "carol")
+    suggestions = page.locator(".empty-home ul.people")
+    assert suggestions.get_by_role("link", name="@alice").is_visible()
+    assert padding_left(page, ".empty-home ul.people") == 0
+    heading = page.locator(".empty-home h3").bounding_box()
+    assert suggestions.bounding_box()["x"] == heading["x"]
+
+
 def run_axe(page) -> list[dict]:
     page.add_script_tag(path=str(VENDOR / "axe.min.js"))
     result = page.evaluate(
