@@ -30,11 +30,16 @@ end
 
 @dataclass(frozen=True)
 class Page:
-    """A request wrk repeats: a path and the Lua that sets cookies, method and body."""
+    """A request wrk repeats: a path and the Lua that sets cookies, method and body.
+
+    `server` says which server answers it: "site" (the deployed server) or
+    "reference" (gunicorn's sync workers, for the trivial view's reference figure).
+    """
 
     name: str
     path: str
     script: str = ""
+    server: str = "site"
 
 
 def parse_wrk(output: str) -> dict:

@@ -10,7 +10,11 @@ from dataclasses import dataclass
 
 from bench.load import Page
 
+# The reference every page is compared with: Django's own overhead, a view that touches
+# no Redis, served by gunicorn's sync workers. The site's pages are served by the
+# server the README deploys (`--server`), which also serves the trivial view once.
 TRIVIAL = "trivial view (/healthz/, no Redis)"
+SITE_TRIVIAL = "trivial view on the site's server"
 
 # A logged-in form POST: the auth cookie and a CSRF cookie the body's token matches.
 WRK_FORM = """
@@ -131,7 +135,8 @@ def load_pages(people: People) -> list[Page]:
     fmt = {"cookie": people.cookie, "csrf": people.csrf, **paths}
     get = WRK_GET.format(**fmt)
     return [
-        Page(TRIVIAL, paths["trivial"]),
+        Page(TRIVIAL, paths["trivial"], server="reference"),
+        Page(SITE_TRIVIAL, paths["trivial"]),
         *(Page(name, paths[key], get) for name, key in GET_PAGES),
         Page("post a status", paths["post"], WRK_POST.format(**fmt)),
         Page("follow + unfollow", paths["home"], WRK_FOLLOW.format(**fmt)),

@@ -89,7 +89,9 @@ def _setup(data: dict) -> str:
             "",
             f"- Machine: {env['machine']}, {env['cores']} cores, Python {env['python']}",
             f"- Redis: {env['redis_version']} ({allocator}), AOF everysec, Unix socket",
-            f"- Site: gunicorn {env['workers']} sync workers, DEBUG=false",
+            f"- Site: {env.get('server', 'gunicorn')}, {env['workers']} worker "
+            "processes, DEBUG=false; the reference trivial view on gunicorn, "
+            f"{env['workers']} sync workers",
             f"- Data: {_seed_summary(data.get('seed', {}))}",
             f"- Load: wrk -t2 -c{env['connections']} -d{env['seconds']}s, "
             f"{env['rounds']} round(s) per page, pages interleaved; medians shown"

@@ -3,8 +3,9 @@
     .venv/bin/python bench/run.py            # the full run (about 8 minutes)
     .venv/bin/python bench/run.py --tiny     # end to end on a tiny data set (seconds)
 
-Starts its own redis-server (AOF everysec, as in production) and the site under
-gunicorn with production settings, seeds data with `timeline.seeding.seed` in this
+Starts its own redis-server (AOF everysec, as in production) and the site with
+production settings under the server the README deploys (granian; `--server`), plus
+gunicorn's sync workers for the reference trivial view, seeds data with `timeline.seeding.seed` in this
 process, waits until every gunicorn worker has loaded the site, warms every page with
 a short wrk run, then drives pages with wrk at 100 concurrent connections in
 interleaved rounds and compares each page with a trivial Django view (`/healthz/`,
@@ -64,6 +65,7 @@ def collect(args: argparse.Namespace, stack: contextlib.ExitStack) -> dict:
             "python": platform.python_version(),
             "redis_version": get_redis().info("server")["redis_version"],
             "workers": args.workers,
+            "server": args.server,
             "connections": args.connections,
             "seconds": args.duration,
             "rounds": args.runs,
@@ -85,15 +87,25 @@ def collect(args: argparse.Namespace, stack: contextlib.ExitStack) -> dict:
     )
 
     servers.collectstatic(env=env, cwd=ROOT)
-    gunicorn, base_url = servers.start_gunicorn(
+    gunicorn, reference_url = servers.start_gunicorn(
         app="config.wsgi", workers=args.workers, env=env, cwd=ROOT, run_dir=tmp
     )
     stack.callback(servers.stop, gunicorn)
+    urls = {"reference": reference_url, "site": reference_url}
+    if args.server == "granian":
+        granian, urls["site"] = servers.start_granian(
+            app="config.wsgi:application", workers=args.workers, env=env, cwd=ROOT
+        )
+        stack.callback(servers.stop, granian)
 
     def run(page: load.Page, seconds: int) -> dict:
         cpu_before = store.redis_cpu_seconds()
         result = load.wrk_run(
-            base_url, page, seconds=seconds, connections=args.connections, workdir=tmp
+            urls[page.server],
+            page,
+            seconds=seconds,
+            connections=args.connections,
+            workdir=tmp,
         )
         used = store.redis_cpu_seconds() - cpu_before
         result["redis_cpu_us_per_req"] = used / max(result["requests"], 1) * 1e6
@@ -132,7 +144,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--workers",
         type=int,
         default=2 * (os.cpu_count() or 1) + 1,
-        help="gunicorn sync workers (2 x cores + 1, as gunicorn advises)",
+        help="worker processes of each server (2 x cores + 1, as gunicorn advises)",
+    )
+    parser.add_argument(
+        "--server",
+        choices=["granian", "gunicorn"],
+        default="granian",
+        help="what serves the site's pages (the README deploys granian); the "
+        "trivial view's reference is always gunicorn's sync workers",
     )
     parser.add_argument(
         "--fanout",

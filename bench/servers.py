@@ -7,6 +7,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.request
 from pathlib import Path
 
 
@@ -81,6 +82,38 @@ def start_gunicorn(
         stop(proc)
         raise
     return proc, f"http://127.0.0.1:{port}"
+
+
+def start_granian(
+    *, app: str, workers: int, env: dict[str, str], cwd: Path, timeout: float = 60
+) -> tuple[subprocess.Popen, str]:
+    """Serve `app` with granian as the README deploys it; return once it answers.
+
+    (Every page is then warmed by load.measure_pages before it is measured.)
+    """
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "granian", "--interface", "wsgi", "--host",
+         "127.0.0.1", "--port", str(port), "--workers", str(workers),
+         "--blocking-threads", "1", "--log-level", "warning", app],
+        cwd=cwd, env=env,
+    )  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + timeout
+    while not _answers(url + "/healthz/"):
+        if proc.poll() is not None or time.monotonic() > deadline:
+            stop(proc)
+            raise RuntimeError(f"granian did not answer at {url} in {timeout:.0f}s")
+        time.sleep(0.1)
+    return proc, url
+
+
+def _answers(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=1) as response:
+            return response.status == 200
+    except OSError:
+        return False
 
 
 def wait_for_workers(
