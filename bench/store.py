@@ -50,8 +50,11 @@ def memory(*, users: int, statuses_per_user: int) -> dict:
     sids = list(range(1, users * statuses_per_user + 1, 97))[:500]
     status_bytes = usage([keys.status(s) for s in sids])
     posts_keys = [keys.posts(u) for u in sample]
-    edge_keys = [keys.following(u) for u in sample] + [
-        keys.followers(u) for u in sample
+    # Both sides of an edge: following, followers and the follower's name.
+    edge_keys = [
+        key(u)
+        for u in sample
+        for key in (keys.following, keys.followers, keys.follower_names)
     ]
     home_keys = [keys.home(u) for u in sample]
     posts_count = sizes(posts_keys)
