@@ -4,7 +4,7 @@ Why Jinja2: Django's template language spent about 40% of a timeline page's time
 the base layout and forms; Jinja2 compiles templates to Python (docs/BENCHMARKS.md).
 
 Globals every template has: `url(name, *args)` (a named route, reversed once per
-process), `plural(n, suffix)`, `status_max_length`, `in_common_scan`, and each entry
+process), `plural(n, suffix)`, `status_max_length` (a constant), and each entry
 of `settings.JINJA2_GLOBALS` (apps name their own template functions there, so this
 module imports no app). Context processors add `viewer`, `messages`, `assets`,
 `csrf_token` and `csrf_input`.
@@ -30,7 +30,6 @@ def environment(**options) -> Environment:
         url=url_for,
         plural=plural,
         status_max_length=settings.STATUS_MAX_LENGTH,
-        in_common_scan=settings.PROFILE_IN_COMMON_SCAN,
     )
     for name, path in settings.JINJA2_GLOBALS.items():
         env.globals[name] = import_string(path)

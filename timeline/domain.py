@@ -106,6 +106,7 @@ class InCommon:
 
     shown: list[User]
     count: int
+    scanned: int
     partial: bool
 
     @property

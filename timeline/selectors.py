@@ -203,7 +203,12 @@ def _in_common_queue(
             for uid, name in zip(pairs[::2], pairs[1::2], strict=True)
             if name is not None
         ]
-        return InCommon(shown=shown, count=int(count), partial=len(candidates) > scan)
+        return InCommon(
+            shown=shown,
+            count=int(count),
+            scanned=min(len(candidates), scan),
+            partial=len(candidates) > scan,
+        )
 
     return reads.queue(build, parse)
 

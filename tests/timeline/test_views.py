@@ -192,6 +192,29 @@ def test_profile_shows_people_in_common(alice, bob):
     assert "and 1 other you follow" in page
 
 
+def test_people_in_common_are_counted_among_a_bounded_number_of_follows(
+    alice, bob, settings
+):
+    # However many people the viewer follows, a profile checks only their newest
+    # PROFILE_IN_COMMON_SCAN follows, and says so.
+    settings.PROFILE_IN_COMMON_SCAN = 3
+    for name in ("carol", "dave", "erin", "fred", "gina"):  # bob follows in order
+        make_user(name)
+        if name in ("carol", "dave", "fred"):
+            logged_in_client(name).post("/u/alice/follow/")
+        bob.post(f"/u/{name}/follow/")
+    page = body(bob.get("/u/alice/"))
+    common = re.search(r'class="muted in-common">(.*?)</p>', page, re.S).group(1)
+    # Scanned: gina, fred, erin (newest first); of those only fred follows alice.
+    assert "@fred" in common and "@carol" not in common and "@dave" not in common
+    assert "among the 3 you followed most recently" in " ".join(common.split())
+    settings.PROFILE_IN_COMMON_SCAN = 10
+    common = re.search(
+        r'class="muted in-common">(.*?)</p>', body(bob.get("/u/alice/")), re.S
+    ).group(1)
+    assert "(3 in all)" in common
+
+
 def test_followers_and_following_pages(alice, bob, settings):
     bob.post("/u/alice/follow/")
     assert 'href="/u/bob/"' in body(alice.get("/u/alice/followers/"))
