@@ -1,7 +1,8 @@
 """The one way to send commands to Redis in bulk: pipelines, scripts and read batches.
 
-- `pipeline_run(build)`: `build(pipe)` queues commands; they go in one round trip and
-  the replies come back as a list. Writes use it with named builder functions.
+- `pipeline_run(build)`: `build(pipe)` queues commands (redis-py's command methods);
+  they go in one round trip and the replies come back as a list. Writes use it with
+  named builder functions.
 - `LuaScript`: a script registered once, run as a bare EVALSHA (alone or queued in
   a pipeline); a server that lost its scripts is sent them again.
 - `ReadBatch`: reads that several callers queue (the request's auth check, a page's
@@ -17,6 +18,8 @@ from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
 import redis
+from redis.client import EMPTY_RESPONSE
+from redis.commands.core import CoreCommands
 
 from config.redis import get_redis
 
@@ -54,23 +57,82 @@ def load_scripts() -> None:
         client.script_load(script.source)
 
 
+class _Commands(CoreCommands):
+    """What a builder queues commands on: redis-py's command methods, recorded.
+
+    A builder calls the same methods as on a redis-py pipeline (`zadd`, `hmget`,
+    `evalsha`, ...); each call is only written down, as (arguments, options).
+    """
+
+    def __init__(self):
+        self.stack: list[tuple[tuple, dict]] = []
+
+    def execute_command(self, *args, **options) -> None:
+        self.stack.append((args, options))
+
+    def __len__(self) -> int:
+        return len(self.stack)
+
+
+def _reply(client: redis.Redis, connection, name: str, options: dict) -> Any:
+    """Read one command's reply and convert it as redis-py would (its callbacks)."""
+    try:
+        reply = connection.read_response()
+    except redis.exceptions.ResponseError as error:
+        return error
+    callback = client.response_callbacks.get(name)
+    if callback is None:
+        return reply
+    options = {k: v for k, v in options.items() if k not in _NOT_FOR_CALLBACKS}
+    return callback(reply, **options)
+
+
+_NOT_FOR_CALLBACKS = {"keys", EMPTY_RESPONSE}
+
+
+def _send(stack: list[tuple[tuple, dict]]) -> list:
+    """Send commands in one write, read every reply: one round trip.
+
+    redis-py's own Pipeline does the same with a retry wrapper and bookkeeping for
+    features we do not use, which cost a fifth of a page's time (docs/BENCHMARKS.md).
+    It does not resend on a broken connection (a write must not run twice): the
+    error reaches the 503 page. A stale pooled connection is replaced when it is
+    taken from the pool, as with redis-py.
+    """
+    client = get_redis()
+    pool = client.connection_pool
+    connection = pool.get_connection()
+    try:
+        connection.send_packed_command(
+            connection.pack_commands([args for args, _ in stack])
+        )
+        replies = [_reply(client, connection, args[0], opts) for args, opts in stack]
+    except BaseException:
+        connection.disconnect()  # a reply may be half read: never reuse the socket
+        raise
+    finally:
+        pool.release(connection)
+    for reply in replies:
+        if isinstance(reply, redis.exceptions.ResponseError):
+            raise reply
+    return replies
+
+
 def pipeline_run(build: Builder) -> list:
     """Send the commands `build(pipe)` queues in one round trip; return the replies.
 
     If the server lost the scripts, they are loaded and the whole pipeline runs
     again, so only steps that are safe to repeat belong in one with a script.
     """
-
-    def run() -> list:
-        pipe = get_redis().pipeline(transaction=False)
-        build(pipe)
-        return pipe.execute() if len(pipe) else []
-
+    commands = _Commands()
+    build(commands)
+    if not commands.stack:
+        return []
     try:
-        return run()
+        return _send(commands.stack)
     except redis.exceptions.NoScriptError:
         load_scripts()
-        return run()
+        return _send(commands.stack)
 
 
 class Deferred(Generic[T]):
