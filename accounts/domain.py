@@ -57,6 +57,18 @@ class User:
 
 
 @dataclass(frozen=True, slots=True)
+class UserRef:
+    """A user known by id and name only: enough to link to their profile."""
+
+    id: int
+    username: str
+
+    @property
+    def url(self) -> str:
+        return url_for("timeline:profile", self.username)
+
+
+@dataclass(frozen=True, slots=True)
 class AnonymousUser:
     id: None = None
     username: str = ""

@@ -54,9 +54,3 @@ def forget(username: str) -> None:
 def confirms(user, username: str) -> bool:
     """Whether the user read from the store is the one this name asks for."""
     return user is not None and user.username.lower() == username.lower()
-
-
-def clear() -> None:
-    """Forget everything (tests that swap the store)."""
-    with _lock:
-        _ids.clear()

@@ -64,11 +64,15 @@ def csrf_token_for(request) -> str:
     return mask + cipher
 
 
-class _PageToken:
-    """The page's one CSRF token, made when a template first needs it.
+def csrf_input_html(token: str) -> str:
+    """The hidden form field that carries a CSRF token (every form of the site)."""
+    return f'<input type="hidden" name="csrfmiddlewaretoken" value="{escape(token)}">'
 
-    `str()` gives the token; `input` renders the hidden form field. A plain class,
-    not a lazy proxy: templates ask for it once per form.
+
+class _PageToken:
+    """The page's one CSRF token, made when a template first needs it (`str()`).
+
+    A plain class, not a lazy proxy: templates ask for it once per form.
     """
 
     __slots__ = ("_request", "_token")
@@ -93,10 +97,7 @@ class _PageTokenInput:
         self._token = token
 
     def __html__(self) -> str:
-        return (
-            '<input type="hidden" name="csrfmiddlewaretoken" '
-            f'value="{escape(str(self._token))}">'
-        )
+        return csrf_input_html(str(self._token))
 
     __str__ = __html__
 

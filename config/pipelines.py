@@ -18,7 +18,6 @@ from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
 import redis
-from redis.client import EMPTY_RESPONSE
 from redis.commands.core import CoreCommands
 
 from config.redis import get_redis
@@ -75,19 +74,12 @@ class _Commands(CoreCommands):
 
 
 def _reply(client: redis.Redis, connection, name: str, options: dict) -> Any:
-    """Read one command's reply and convert it as redis-py would (its callbacks)."""
+    """Read one command's reply, converted as redis-py converts it; an error reply is
+    returned, not raised, so that every reply of the round trip is read."""
     try:
-        reply = connection.read_response()
+        return client.parse_response(connection, name, **options)
     except redis.exceptions.ResponseError as error:
         return error
-    callback = client.response_callbacks.get(name)
-    if callback is None:
-        return reply
-    options = {k: v for k, v in options.items() if k not in _NOT_FOR_CALLBACKS}
-    return callback(reply, **options)
-
-
-_NOT_FOR_CALLBACKS = {"keys", EMPTY_RESPONSE}
 
 
 def _send(stack: list[tuple[tuple, dict]]) -> list:
@@ -141,14 +133,18 @@ class Deferred(Generic[T]):
     Reading `value` before the batch was sent sends it (with everything else queued).
     """
 
-    __slots__ = ("_batch", "_value", "done")
+    __slots__ = ("_batch", "_value", "_error", "done")
 
     def __init__(self, batch: ReadBatch):
         self._batch = batch
+        self._error: BaseException | None = None
         self.done = False
 
     @property
     def value(self) -> T:
+        """The parsed reply; the batch's error again if sending it failed."""
+        if self._error is not None:
+            raise self._error
         if not self.done:
             self._batch.execute()
         return self._value
@@ -156,6 +152,9 @@ class Deferred(Generic[T]):
     def _resolve(self, value: T) -> None:
         self._value = value
         self.done = True
+
+    def _fail(self, error: BaseException) -> None:
+        self._error = error  # `done` stays False: there is no value
 
 
 class ReadBatch:
@@ -181,12 +180,17 @@ class ReadBatch:
         spans: list[tuple[int, int]] = []
 
         def build(pipe) -> None:
-            spans.clear()
             for queue_commands, _, _ in pending:
                 start = len(pipe)
                 queue_commands(pipe)
                 spans.append((start, len(pipe)))
 
-        replies = pipeline_run(build)
+        try:
+            replies = pipeline_run(build)
+        except BaseException as error:
+            # Every read of this round trip fails the same way, however often read.
+            for _, _, deferred in pending:
+                deferred._fail(error)
+            raise
         for (_, parse, deferred), (start, end) in zip(pending, spans, strict=True):
             deferred._resolve(parse(replies[start:end]))

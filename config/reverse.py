@@ -10,10 +10,15 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from django.urls import reverse
+from django.urls import get_script_prefix, reverse
+
+
+def url_for(name: str, *args: str | int) -> str:
+    """The path of the named route `name` ("app:route") with these arguments."""
+    return _reversed(get_script_prefix(), name, args)
 
 
 @lru_cache(maxsize=65536)
-def url_for(name: str, *args: str | int) -> str:
-    """The path of the named route `name` ("app:route") with these arguments."""
+def _reversed(prefix: str, name: str, args: tuple) -> str:
+    # The script prefix (a deployment under a sub-path) is part of the key.
     return reverse(name, args=args)

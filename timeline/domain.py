@@ -8,7 +8,7 @@ from typing import ClassVar
 
 from django.conf import settings
 
-from accounts.domain import User
+from accounts.domain import User, UserRef
 from config.reverse import url_for
 
 MAX_STATUS_ID = 2**53  # ids are zset scores too: exact in a double up to here
@@ -88,6 +88,14 @@ class Page:
 
 
 @dataclass(frozen=True, slots=True)
+class Home:
+    """A page of the viewer's home; people to follow when its first page is empty."""
+
+    page: Page
+    suggestions: list[User]
+
+
+@dataclass(frozen=True, slots=True)
 class PeoplePage:
     """One page of a user's followers or followees, newest follow first."""
 
@@ -104,7 +112,7 @@ class InCommon:
     everyone; `partial` when the viewer follows more than a profile view checks).
     """
 
-    shown: list[User]
+    shown: list[UserRef]
     count: int
     scanned: int
     partial: bool

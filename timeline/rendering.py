@@ -19,6 +19,7 @@ from html import escape
 from jinja2 import pass_context
 from markupsafe import Markup
 
+from config.context_processors import csrf_input_html
 from config.reverse import url_for
 from timeline.domain import Status
 
@@ -59,10 +60,9 @@ def _delete_form(status: Status, csrf_token: str) -> str:
     action = escape(url_for("timeline:status_delete", status.id))
     return (
         f'<form method="post" action="{action}" class="status-actions">'
-        '<input type="hidden" name="csrfmiddlewaretoken" '
-        f'value="{escape(csrf_token)}"><button type="submit" '
-        'class="link-button danger" aria-label="Delete this status">Delete</button>'
-        "</form>"
+        f"{csrf_input_html(csrf_token)}"
+        '<button type="submit" class="link-button danger" '
+        'aria-label="Delete this status">Delete</button></form>'
     )
 
 

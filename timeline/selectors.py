@@ -13,7 +13,7 @@ from typing import Any
 
 from django.conf import settings
 
-from accounts.domain import User
+from accounts.domain import User, UserRef
 from accounts.selectors import (
     PageReads,
     user_confirm_queue,
@@ -21,9 +21,16 @@ from accounts.selectors import (
     users_queue,
 )
 from config.pipelines import Deferred, LuaScript, ReadBatch
-from config.redis import get_redis
 from timeline import keys
-from timeline.domain import MAX_STATUS_ID, InCommon, Page, PeoplePage, Profile, Status
+from timeline.domain import (
+    MAX_STATUS_ID,
+    Home,
+    InCommon,
+    Page,
+    PeoplePage,
+    Profile,
+    Status,
+)
 
 IN_COMMON_SHOWN = 3
 
@@ -101,13 +108,14 @@ def _statuses_queue(reads: ReadBatch, sids: list[int]) -> Deferred[list[Status |
     return reads.queue(build, parse)
 
 
-def _page(key: str, ids: list[int], found: list[Status | None], size: int) -> Page:
-    """Cut a page from ids read one past its size; drop (and sweep) deleted ones."""
+def _page(ids: list[int], found: list[Status | None], size: int) -> Page:
+    """Cut a page from ids read one past its size, without the deleted ones.
+
+    A reference to a deleted status (a delete whose removal from the homes has not
+    finished) is skipped, not swept: a GET writes nothing. Removing such references
+    is the delete's own work.
+    """
     shown = ids[:size]
-    stale = [sid for sid, status in zip(ids, found, strict=True) if status is None]
-    if stale:
-        # A status deleted while a fan-out still carried it: remove the reference.
-        get_redis().zrem(key, *stale)
     statuses = [s for s in found[: len(shown)] if s is not None]
     return Page(
         statuses=statuses, next_max_id=shown[-1] - 1 if len(ids) > size else None
@@ -118,24 +126,34 @@ def _timeline(reads: ReadBatch, key: str, max_id: int | None) -> Page:
     size = settings.TIMELINE_PAGE_SIZE
     ids = _ids_queue(reads, key, max_id, size).value
     found = _statuses_queue(reads, ids).value
-    return _page(key, ids, found, size)
+    return _page(ids, found, size)
 
 
-def home_page(*, reads: PageReads, max_id: int | None = None) -> Page | None:
-    """The viewer's home timeline; None when the request proves no viewer.
+def home_get(*, reads: PageReads, max_id: int | None = None) -> Home | None:
+    """The viewer's home timeline (and, when its first page is empty, people to
+    follow); None when the request proves no viewer.
 
     The home key comes from the cookie's claim; its statuses are read only once the
-    first round trip proved that claim.
+    first round trip proved that claim. The popular people ride in the first round
+    trip too, so an empty home still costs two.
     """
     if reads.claimed_uid is None:
         return None
     size = settings.TIMELINE_PAGE_SIZE
-    home = keys.home(reads.claimed_uid)
-    ids = _ids_queue(reads, home, max_id, size)
+    ids = _ids_queue(reads, keys.home(reads.claimed_uid), max_id, size)
+    popular = _popular_queue(reads) if max_id is None else None
     if reads.proven_uid() is None:
         return None
-    found = _statuses_queue(reads, ids.value).value
-    return _page(home, ids.value, found, size)
+    found = _statuses_queue(reads, ids.value)
+    suggestions = (
+        _suggestions_queue(reads, popular.value)
+        if popular is not None and not ids.value
+        else None
+    )
+    return Home(
+        page=_page(ids.value, found.value, size),
+        suggestions=suggestions.value if suggestions is not None else [],
+    )
 
 
 def global_page(*, reads: ReadBatch, max_id: int | None = None) -> Page:
@@ -199,7 +217,7 @@ def _in_common_queue(
     def parse(replies) -> InCommon:
         count, *pairs = replies[0]
         shown = [
-            User(id=int(uid), username=name, created=0)
+            UserRef(id=int(uid), username=name)
             for uid, name in zip(pairs[::2], pairs[1::2], strict=True)
             if name is not None
         ]
@@ -257,7 +275,7 @@ def profile_get(
         following=following,
         viewer_follows=bool(more["follows"] and proven and more["follows"].value),
         in_common=in_common.value if in_common is not None else None,
-        page=_page(keys.posts(owner.id), ids, found.value, size),
+        page=_page(ids, found.value, size),
     )
 
 
@@ -293,19 +311,36 @@ def people_page(
     )
 
 
-def suggestions_get(*, reads: PageReads, limit: int = 5) -> list[User]:
-    """The most followed people the viewer does not follow yet (for an empty home)."""
+SUGGESTIONS = 5
+
+
+def _popular_queue(reads: ReadBatch) -> Deferred[list[int]]:
+    """Queue a read of the most followed people (a few more than are suggested)."""
+    return reads.queue(
+        lambda pipe: pipe.zrevrange(keys.popular_users(), 0, 4 * SUGGESTIONS),
+        lambda replies: [int(uid) for uid in replies[0]],
+    )
+
+
+def _suggestions_queue(reads: PageReads, popular: list[int]) -> Deferred[list[User]]:
+    """Queue the check of which popular people the proven viewer does not follow."""
     vid = reads.proven_uid()
-    top = reads.queue(
-        lambda pipe: pipe.zrevrange(keys.popular_users(), 0, 4 * limit),
-        lambda replies: [int(u) for u in replies[0] if int(u) != vid],
-    ).value
+    top = [uid for uid in popular if uid != vid]
     if vid is None or not top:
-        return []
+        return reads.queue(lambda pipe: None, lambda replies: [])
     followed = reads.queue(
         lambda pipe: pipe.zmscore(keys.following(vid), top),
         lambda replies: replies[0],
     )
     users = users_queue(reads, uids=top)
-    fresh = [u for u, score in zip(top, followed.value, strict=True) if score is None]
-    return [users.value[u] for u in fresh if u in users.value][:limit]
+
+    def pick(_) -> list[User]:
+        fresh = [u for u, s in zip(top, followed.value, strict=True) if s is None]
+        return [users.value[u] for u in fresh if u in users.value][:SUGGESTIONS]
+
+    return reads.queue(lambda pipe: None, pick)
+
+
+def suggestions_get(*, reads: PageReads) -> list[User]:
+    """The most followed people the viewer does not follow yet (for an empty home)."""
+    return _suggestions_queue(reads, _popular_queue(reads).value).value

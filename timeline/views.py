@@ -21,14 +21,16 @@ def home(request, form: StatusForm | None = None):
     With `form`, the home again after a compose error, at the compose box's target:
     its `next` stays the page the status was written on, not the form's target.
     """
-    max_id = int_param(request, "max_id")
-    page = selectors.home_page(reads=request.reads, max_id=max_id)
-    if page is None:
+    found = selectors.home_get(reads=request.reads, max_id=int_param(request, "max_id"))
+    if found is None:
         return render(request, "timeline/welcome.html")
     back = safe_next(request, url_for("timeline:home")) if form else request.path
-    context = {"page": page, "form": form or StatusForm(), "compose_next": back}
-    if not page.statuses and max_id is None:
-        context["suggestions"] = selectors.suggestions_get(reads=request.reads)
+    context = {
+        "page": found.page,
+        "suggestions": found.suggestions,
+        "form": form or StatusForm(),
+        "compose_next": back,
+    }
     return render(request, "timeline/home.html", context, status=400 if form else 200)
 
 

@@ -51,3 +51,12 @@ def test_a_tampered_token_is_refused():
     data = {"username": "x" * 5, "password": PASSWORD, "password2": PASSWORD}
     response = client.post("/signup/", {**data, "csrfmiddlewaretoken": tampered})
     assert response.status_code == 403
+
+
+def test_a_returning_visitor_keeps_the_secret_and_the_cookie_is_renewed():
+    client = Client()
+    client.get("/login/")
+    secret = client.cookies["csrftoken"].value
+    again = client.get("/login/")
+    assert again.cookies["csrftoken"].value == secret  # sent again: its age renewed
+    assert _unmask_cipher_token(form_token(again.content.decode())) == secret

@@ -270,6 +270,10 @@ def test_a_page_costs_a_constant_number_of_round_trips(alice, bob, posts):
     assert count_round_trips(bob, "/u/alice/") == 2
     assert count_round_trips(bob, "/u/alice/followers/") == 2
     assert count_round_trips(Client(), "/timeline/") == 2
+    make_user("newcomer")  # an empty home suggests people, in the same two
+    newcomer = logged_in_client("newcomer")
+    assert "People to follow" in body(newcomer.get("/"))
+    assert count_round_trips(newcomer, "/") == 2
     sid = int(get_redis().zrange(keys.posts(author.id), 0, 0)[0])
     assert count_round_trips(bob, f"/s/{sid}/") == 1
 
