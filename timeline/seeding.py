@@ -25,6 +25,7 @@ from django.core.management.base import OutputWrapper
 
 from accounts import keys as account_keys
 from accounts.domain import User
+from config.pipelines import pipeline_run
 from config.redis import get_redis
 from timeline import keys
 from timeline.domain import Status
@@ -120,27 +121,33 @@ class SeedReport:
 
 
 class _Writer:
-    """Queue commands into a pipeline and send it every `batch` commands."""
+    """Queue commands (redis-py's command methods) and send them every `batch`
+    commands, each batch in one round trip through `pipeline_run`."""
 
     def __init__(self, report: SeedReport, batch: int = 2000):
-        self.pipe = get_redis().pipeline(transaction=False)
+        self.queued: list[tuple[str, tuple, dict]] = []
         self.report = report
         self.batch = batch
 
     def __getattr__(self, name):
-        command = getattr(self.pipe, name)
-
         def queued(*args, **kwargs):
-            command(*args, **kwargs)
-            if len(self.pipe) >= self.batch:
+            self.queued.append((name, args, kwargs))
+            if len(self.queued) >= self.batch:
                 self.flush()
 
         return queued
 
     def flush(self) -> None:
-        if len(self.pipe):
-            self.report.commands += len(self.pipe)
-            self.pipe.execute()
+        commands, self.queued = self.queued, []
+        if not commands:
+            return
+
+        def write(pipe) -> None:
+            for name, args, kwargs in commands:
+                getattr(pipe, name)(*args, **kwargs)
+
+        self.report.commands += len(commands)
+        pipeline_run(write)
 
 
 class Progress:
@@ -347,10 +354,12 @@ def _claim_names(
     r = get_redis()
     pending = list(people.values())
     while pending:
-        pipe = r.pipeline(transaction=False)
-        for user in pending:
-            pipe.set(account_keys.username(user.username), user.id, nx=True)
-        claimed = pipe.execute()
+
+        def claim(pipe, pending=pending) -> None:
+            for user in pending:
+                pipe.set(account_keys.username(user.username), user.id, nx=True)
+
+        claimed = pipeline_run(claim)
         report.commands += len(pending)
         taken = [user for user, ok in zip(pending, claimed, strict=True) if not ok]
         pending = []
