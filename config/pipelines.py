@@ -86,7 +86,8 @@ def _send(stack: list[tuple[tuple, dict]]) -> list:
     """Send commands in one write, read every reply: one round trip.
 
     redis-py's own Pipeline does the same with a retry wrapper and bookkeeping for
-    features we do not use, which cost a fifth of a page's time (docs/BENCHMARKS.md).
+    features we do not use; without them a page costs about 4% less CPU under load
+    (docs/BENCHMARKS.md, "What each lever gave").
     It does not resend on a broken connection (a write must not run twice): the
     error reaches the 503 page. A stale pooled connection is replaced when it is
     taken from the pool, as with redis-py.
