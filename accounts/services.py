@@ -87,6 +87,7 @@ def user_create(*, username: str, password: str) -> User:
         # so a crash between the two steps leaves nothing a visitor could see, and
         # SET NX makes the claim itself atomic (two sign-ups of one name: one wins).
         pipe.hset(keys.user(uid), mapping=record)
+        pipe.barrier()
         pipe.set(keys.username(username), uid, nx=True)
 
     _, claimed = pipeline_run(store_then_claim)

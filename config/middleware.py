@@ -9,6 +9,7 @@ from django.http import HttpResponse
 from django.template.loader import render_to_string
 
 from config.context_processors import assets
+from config.redis import StoreRefused
 
 logger = logging.getLogger(__name__)
 
@@ -27,16 +28,25 @@ class RedisUnavailableMiddleware:
         return self.get_response(request)
 
     def process_exception(self, request, exception):
-        if not isinstance(exception, redis.RedisError):
+        if isinstance(exception, StoreRefused):
+            # The operator's message goes to the log; visitors learn only that the
+            # site is down for maintenance.
+            logger.error(
+                "Store refused for %s %s: %s", request.method, request.path, exception
+            )
+            template = "503_upgrade.html"
+        elif isinstance(exception, redis.RedisError):
+            logger.error(
+                "Redis unavailable for %s %s",
+                request.method,
+                request.path,
+                exc_info=exception,
+            )
+            template = "503.html"
+        else:
             return None
-        logger.error(
-            "Redis unavailable for %s %s",
-            request.method,
-            request.path,
-            exc_info=exception,
-        )
         # Rendered without the request: the page must not need Redis (no viewer).
-        html = render_to_string("503.html", {"viewer": None, **assets(request)})
+        html = render_to_string(template, {"viewer": None, **assets(request)})
         response = HttpResponse(html, status=503)
         response["Retry-After"] = "30"
         return response

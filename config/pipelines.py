@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
 import redis
+from django.conf import settings
 from redis.commands.core import CoreCommands
 
 from config.redis import get_redis
@@ -49,11 +50,10 @@ class LuaScript:
         pipe.evalsha(self.sha, len(keys), *keys, *args)
 
 
-def load_scripts() -> None:
-    """Load every script of the site into the server (after a NOSCRIPT)."""
-    client = get_redis()
+def load_scripts(server: redis.Redis) -> None:
+    """Load every script of the site into a server (after a NOSCRIPT)."""
     for script in _SCRIPTS:
-        client.script_load(script.source)
+        server.script_load(script.source)
 
 
 class _Commands(CoreCommands):
@@ -61,16 +61,28 @@ class _Commands(CoreCommands):
 
     A builder calls the same methods as on a redis-py pipeline (`zadd`, `hmget`,
     `evalsha`, ...); each call is only written down, as (arguments, options).
+    `barrier()` orders the commands across Cluster nodes: those after it are sent
+    only once every one before it has answered. (Commands to one server, or to one
+    node, always run in the order queued.)
     """
 
     def __init__(self):
         self.stack: list[tuple[tuple, dict]] = []
+        self.barriers: list[int] = []
 
     def execute_command(self, *args, **options) -> None:
         self.stack.append((args, options))
 
+    def barrier(self) -> None:
+        if self.stack and (not self.barriers or self.barriers[-1] != len(self.stack)):
+            self.barriers.append(len(self.stack))
+
     def __len__(self) -> int:
         return len(self.stack)
+
+
+class WriteNotConfirmed(redis.exceptions.RedisError):
+    """Fewer replicas than REDIS_WAIT_REPLICAS confirmed a write in time."""
 
 
 def _reply(client: redis.Redis, connection, name: str, options: dict) -> Any:
@@ -82,50 +94,95 @@ def _reply(client: redis.Redis, connection, name: str, options: dict) -> Any:
         return error
 
 
-def _send(stack: list[tuple[tuple, dict]]) -> list:
-    """Send commands in one write, read every reply: one round trip.
+def _wait_command() -> tuple[tuple, dict] | None:
+    replicas = settings.REDIS_WAIT_REPLICAS
+    if replicas <= 0:
+        return None
+    return ("WAIT", replicas, settings.REDIS_WAIT_TIMEOUT_MS), {}
+
+
+def _confirmed(reply: Any) -> None:
+    if isinstance(reply, int) and reply < settings.REDIS_WAIT_REPLICAS:
+        raise WriteNotConfirmed(
+            f"{reply} of {settings.REDIS_WAIT_REPLICAS} replicas confirmed the write "
+            f"within {settings.REDIS_WAIT_TIMEOUT_MS} ms"
+        )
+
+
+def _exchange(node: redis.Redis, stack: list[tuple[tuple, dict]]) -> Callable[[], list]:
+    """Write commands to a server in one write; return the function that reads
+    their replies. Several servers' commands are written before any reply is read,
+    so a round trip to many Cluster nodes costs about as long as one.
 
     redis-py's own Pipeline does the same with a retry wrapper and bookkeeping for
     features we do not use; without them a page costs about 4% less CPU under load
-    (docs/BENCHMARKS.md, "What each lever gave").
-    It does not resend on a broken connection (a write must not run twice): the
-    error reaches the 503 page. A stale pooled connection is replaced when it is
-    taken from the pool, as with redis-py.
+    (docs/BENCHMARKS.md, "What each lever gave"). Nothing is resent on a broken
+    connection (a write must not run twice): the error reaches the 503 page. A stale
+    pooled connection is replaced when it is taken from the pool, as with redis-py.
     """
-    client = get_redis()
-    pool = client.connection_pool
+    pool = node.connection_pool
     connection = pool.get_connection()
     try:
         connection.send_packed_command(
             connection.pack_commands([args for args, _ in stack])
         )
-        replies = [_reply(client, connection, args[0], opts) for args, opts in stack]
     except BaseException:
-        connection.disconnect()  # a reply may be half read: never reuse the socket
-        raise
-    finally:
+        connection.disconnect()
         pool.release(connection)
+        raise
+
+    def read() -> list:
+        try:
+            return [_reply(node, connection, args[0], opts) for args, opts in stack]
+        except BaseException:
+            connection.disconnect()  # a reply may be half read: never reuse the socket
+            raise
+        finally:
+            pool.release(connection)
+
+    return read
+
+
+def _raise_first_error(replies: list) -> list:
     for reply in replies:
         if isinstance(reply, redis.exceptions.ResponseError):
             raise reply
     return replies
 
 
-def pipeline_run(build: Builder) -> list:
+def _send(client: redis.Redis, stack: list[tuple[tuple, dict]], confirm: bool) -> list:
+    """One server: every command in one write, every reply read: one round trip."""
+    wait = _wait_command() if confirm else None
+    replies = _exchange(client, [*stack, wait] if wait else stack)()
+    if wait:
+        _confirmed(replies.pop())
+    return _raise_first_error(replies)
+
+
+def pipeline_run(build: Builder, *, confirm: bool = True) -> list:
     """Send the commands `build(pipe)` queues in one round trip; return the replies.
 
-    If the server lost the scripts, they are loaded and the whole pipeline runs
-    again, so only steps that are safe to repeat belong in one with a script.
+    On a Cluster, one round trip per `barrier()` stage, each sending at most one
+    request to each node. With `confirm` (writes) and REDIS_WAIT_REPLICAS set, each
+    server also waits for its replicas to confirm before the replies count.
+    If the server lost the scripts, they are loaded and the pipeline (or, on a
+    Cluster, the stage) runs again, so only steps that are safe to repeat belong in
+    one with a script.
     """
     commands = _Commands()
     build(commands)
     if not commands.stack:
         return []
+    client = get_redis()
+    if isinstance(client, redis.RedisCluster):
+        from config.cluster import send_stages
+
+        return send_stages(client, commands.stack, commands.barriers, confirm)
     try:
-        return _send(commands.stack)
+        return _send(client, commands.stack, confirm)
     except redis.exceptions.NoScriptError:
-        load_scripts()
-        return _send(commands.stack)
+        load_scripts(client)
+        return _send(client, commands.stack, confirm)
 
 
 class Deferred(Generic[T]):
@@ -187,7 +244,7 @@ class ReadBatch:
                 spans.append((start, len(pipe)))
 
         try:
-            replies = pipeline_run(build)
+            replies = pipeline_run(build, confirm=False)
         except BaseException as error:
             # Every read of this round trip fails the same way, however often read.
             for _, _, deferred in pending:

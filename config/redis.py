@@ -1,23 +1,38 @@
-"""The one owner of the Redis connection.
+"""The one owner of the Redis connection, on one server or on a Redis Cluster.
 
 `get_redis()` builds one client per process, lazily, from `settings.REDIS_URL` (or
-from the embedded server when that is empty). Tests swap the client through
-`set_redis()`; nothing else creates a client.
+from the embedded server when that is empty): a `redis.RedisCluster` when
+`REDIS_CLUSTER` is true, a `redis.Redis` otherwise. This is the only module that
+reads that setting; everything else asks `is_cluster()` or `slot_groups()` where
+the difference matters, and the key layout is the same on both. Tests swap the
+client through `set_redis()`; nothing else creates a client.
+
+Apps register checks to run once per process on a freshly built client
+(`on_first_connect`): the store-layout check refuses a store an older version
+wrote until `manage.py upgrade_store` brought it forward.
 """
 
 from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable, Iterable
+from typing import TypeVar
 
 import redis
 from django.conf import settings
+from redis.crc import key_slot
 
-_client: redis.Redis | None = None
+T = TypeVar("T")
+Client = redis.Redis | redis.RedisCluster
+
+_client: Client | None = None
 _lock = threading.Lock()
+_first_connect: list[Callable[[Client], None]] = []
+_checks_enabled = True
 
 
-def get_redis() -> redis.Redis:
+def get_redis() -> Client:
     """Return this process's Redis client, creating it on first use."""
     global _client
     client = _client
@@ -25,15 +40,70 @@ def get_redis() -> redis.Redis:
         return client
     with _lock:
         if _client is None:
-            _client = _build_client()
+            built = _build_client()
+            if _checks_enabled:
+                for check in _first_connect:
+                    check(built)
+            _client = built
         return _client
 
 
-def set_redis(client: redis.Redis | None) -> None:
+def set_redis(client: Client | None) -> None:
     """Replace the process's client (the test suite's seam); None forgets it."""
     global _client
     with _lock:
         _client = client
+
+
+class StoreRefused(RuntimeError):
+    """A first-connect check refused the store (say, a layout an upgrade must fix)."""
+
+
+def on_first_connect(check: Callable[[Client], None]) -> None:
+    """Run `check(client)` on each client this process builds, before first use.
+
+    A check that raises keeps the client unbuilt: the next use tries again.
+    """
+    _first_connect.append(check)
+
+
+def skip_first_connect_checks() -> None:
+    """For the commands that repair what the checks refuse (`upgrade_store`)."""
+    global _checks_enabled
+    _checks_enabled = False
+
+
+def is_cluster(client: Client | None = None) -> bool:
+    """Whether the client (by default the process's) talks to a Redis Cluster."""
+    return isinstance(client if client is not None else get_redis(), redis.RedisCluster)
+
+
+def slot_of(key: str) -> int:
+    """The Cluster hash slot of a key (honouring `{hash tags}`)."""
+    return key_slot(key.encode())
+
+
+def slot_groups(
+    items: Iterable[T], key: Callable[[T], str], size: int
+) -> list[list[T]]:
+    """Split items into groups of at most `size` that one script call may carry.
+
+    On a cluster a script may touch one hash slot only, so each group also holds
+    items whose `key(item)` share a slot; on one server any items may go together.
+    """
+    groups: list[list[T]] = []
+    if not is_cluster():
+        items = list(items)
+        return [items[i : i + size] for i in range(0, len(items), size)]
+    by_slot: dict[int, list[T]] = {}
+    for item in items:
+        group = by_slot.setdefault(slot_of(key(item)), [])
+        group.append(item)
+        if len(group) >= size:
+            groups.append(group)
+            by_slot[slot_of(key(item))] = []
+    groups.extend(group for group in by_slot.values() if group)
+    return groups
 
 
 def _forget_after_fork() -> None:
@@ -47,16 +117,27 @@ def _forget_after_fork() -> None:
 os.register_at_fork(after_in_child=_forget_after_fork)
 
 
-def _build_client() -> redis.Redis:
+def client_for_url(url: str, *, cluster: bool) -> Client:
+    """A client as the site configures it, for `url` (a server, or a cluster node)."""
+    options = {
+        "decode_responses": True,
+        "socket_timeout": settings.REDIS_SOCKET_TIMEOUT,
+        "socket_connect_timeout": settings.REDIS_SOCKET_TIMEOUT,
+    }
+    if cluster:
+        # Commands sent one at a time through the client are retried once after a
+        # topology change; pipelines (`config.pipelines`) route and redirect
+        # themselves and never resend a write.
+        return redis.RedisCluster.from_url(
+            url, retry=redis.retry.Retry(redis.backoff.NoBackoff(), 1), **options
+        )
+    return redis.Redis.from_url(url, health_check_interval=30, **options)
+
+
+def _build_client() -> Client:
     url = settings.REDIS_URL
     if not url:
         from config.embedded import ensure_embedded_redis
 
         url = ensure_embedded_redis(settings.REDIS_EMBEDDED_DIR)
-    return redis.Redis.from_url(
-        url,
-        decode_responses=True,
-        socket_timeout=settings.REDIS_SOCKET_TIMEOUT,
-        socket_connect_timeout=settings.REDIS_SOCKET_TIMEOUT,
-        health_check_interval=30,
-    )
+    return client_for_url(url, cluster=settings.REDIS_CLUSTER)

@@ -32,6 +32,19 @@ CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 REDIS_URL = env.str("REDIS_URL", default="")
 REDIS_EMBEDDED_DIR = env.path("REDIS_EMBEDDED_DIR", default=BASE_DIR / "var")
 REDIS_SOCKET_TIMEOUT = env.float("REDIS_SOCKET_TIMEOUT", default=5.0)
+# true: REDIS_URL names any node of a Redis Cluster. Only `config.redis` reads it: the
+# key layout and the code paths are the same on one server and on a cluster.
+REDIS_CLUSTER = env.bool("REDIS_CLUSTER", default=False)
+if REDIS_CLUSTER and not REDIS_URL:
+    raise ImproperlyConfigured(
+        "REDIS_CLUSTER=true needs REDIS_URL to name a node of the cluster, e.g. "
+        "redis://10.0.0.1:6379/0 (the embedded Redis is a single server)."
+    )
+# Replicas that must confirm a write (Redis WAIT) before the site acknowledges it;
+# 0 (the default) waits for none. With replicas, 1 means a failover loses no
+# acknowledged post: replication is asynchronous otherwise.
+REDIS_WAIT_REPLICAS = env.int("REDIS_WAIT_REPLICAS", default=0)
+REDIS_WAIT_TIMEOUT_MS = env.int("REDIS_WAIT_TIMEOUT_MS", default=1000)
 
 # --- Accounts ----------------------------------------------------------------------
 AUTH_COOKIE_NAME = env.str("AUTH_COOKIE_NAME", default="retwis_auth")
@@ -50,10 +63,8 @@ FOLLOW_BACKFILL = env.int("FOLLOW_BACKFILL", default=200)
 # many, so its cost does not grow with how many people the viewer follows.
 PROFILE_IN_COMMON_SCAN = env.int("PROFILE_IN_COMMON_SCAN", default=500)
 FANOUT_BATCH = env.int("FANOUT_BATCH", default=1000)
-# Readers per fan-out script call on a single server. On Redis Cluster (REDIS_CLUSTER)
-# each call instead carries the readers of one hash slot.
+# Readers per fan-out script call (on Redis Cluster, those of one hash slot at most).
 FANOUT_GROUP = env.int("FANOUT_GROUP", default=250)
-REDIS_CLUSTER = env.bool("REDIS_CLUSTER", default=False)
 STATUS_MAX_LENGTH = 280
 
 # --- Django ------------------------------------------------------------------------

@@ -7,7 +7,8 @@ two sides of a follow) are separate single-slot steps, each idempotent.
 
 | key                  | type   | members -> score                          | cap / reason                              |
 |----------------------|--------|-------------------------------------------|-------------------------------------------|
-| `statuses:next_id`   | string | last status id handed out (INCR)          | one key; ids are unique and time-ordered  |
+| `statuses:clock:{c<n>}` | string | the last id tick of id shard n (0-255)| ID_SHARDS (256) keys; see `timeline/ids.py`|
+|                      |        | ids without one global counter            |                                           |
 | `status:<sid>`       | hash   | uid, author (username), text, created     | one per status; deleted with it; fields:  |
 |                      |        |                                           | `timeline.domain.Status`                  |
 | `posts:{<uid>}`      | zset   | status id -> status id                    | uncapped: the author's own record, the    |
@@ -19,20 +20,31 @@ two sides of a follow) are separate single-slot steps, each idempotent.
 |                      |        | (names never change), so a profile names  | written and removed with it               |
 |                      |        | the people in common from the owner's slot|                                           |
 | `followlock:{<uid>}` | string | token of the follow/unfollow in progress  | TTL 10 s; serializes one user's follows   |
-| `timeline:global`    | zset   | status id -> status id                    | GLOBAL_TIMELINE_CAP (1000), trimmed on add|
+| `timeline:global:{g<p>}` | zset | status id -> status id, for the statuses | GLOBAL_TIMELINE_CAP each, trimmed on add; |
+|                      |        | whose id is p modulo GLOBAL_PARTITIONS (8)| partitions, so no key is written by every |
+|                      |        | merged on read (`timeline.selectors`)     | post; the page reads all 8 in one trip    |
 | `users:popular`      | zset   | uid -> follower count, set after a follow | top POPULAR_CAP (100), trimmed on write;  |
 |                      |        | or unfollow from that user's ZCARD        | suggestions for new users                 |
 | `store:layout`       | string | the key layout the store was upgraded to  | one key; set by `manage.py upgrade_store` |
-|                      |        | ("2": `follower_names` backfilled); absent| (`timeline/upgrades.py`), never lowered   |
-|                      |        | on a store no upgrade has checked yet     |                                           |
+|                      |        | (`timeline/upgrades.py: LAYOUT`); absent  | or on first use of an empty store         |
+|                      |        | on a store no upgrade has checked yet     | (`timeline/upgrades.py`), never lowered   |
 
 Scores equal members in the status zsets so that pages are cut by id
 (`ZREVRANGEBYSCORE key max_id -inf LIMIT 0 n`), and integer members and scores keep a
 capped timeline in a compact listpack (see `config/embedded.py: TUNING`).
 """
 
+ID_SHARDS = 256
+GLOBAL_PARTITIONS = 8
 
-def status_ids() -> str:
+
+def status_clock(shard: int) -> str:
+    """The id clock of one id shard (0 <= shard < ID_SHARDS)."""
+    return f"statuses:clock:{{c{shard}}}"
+
+
+def legacy_status_ids() -> str:
+    """Layouts 1-2 only: the one counter every post incremented."""
     return "statuses:next_id"
 
 
@@ -78,7 +90,17 @@ def follow_lock(uid: int) -> str:
     return f"followlock:{{{uid}}}"
 
 
-def global_timeline() -> str:
+def global_partition(sid: int) -> str:
+    """The global timeline's partition that holds status `sid`."""
+    return f"timeline:global:{{g{sid % GLOBAL_PARTITIONS}}}"
+
+
+def global_partitions() -> list[str]:
+    return [global_partition(p) for p in range(GLOBAL_PARTITIONS)]
+
+
+def legacy_global_timeline() -> str:
+    """Layouts 1-2 only: the global timeline in one zset."""
     return "timeline:global"
 
 

@@ -29,6 +29,7 @@ from config.pipelines import pipeline_run
 from config.redis import get_redis
 from timeline import keys
 from timeline.domain import Status
+from timeline.ids import shard_of, tick_block_reserve
 from timeline.services import POPULAR_CAP
 
 WORDS = [
@@ -289,13 +290,13 @@ def seed(
     phase_start = time.monotonic()
     total = users * statuses_per_user
     times = sorted(now - rng.random() * days * DAY for _ in range(total))
-    last_sid = int(r.incrby(keys.status_ids(), total))
-    first_sid = last_sid - total + 1
+    first_tick = tick_block_reserve(total) if total else 0
     authors = [uids[rng.randrange(users)] for _ in range(total)]
     by_author: dict[int, list[int]] = {}
+    by_partition: dict[str, list[int]] = {}
     writer = _Writer(report)
     for i, (created, author) in enumerate(zip(times, authors, strict=True)):
-        sid = first_sid + i
+        sid = (first_tick + i) * keys.ID_SHARDS + shard_of(author)
         status = Status(
             id=sid,
             author_id=author,
@@ -305,16 +306,17 @@ def seed(
         )
         writer.hset(keys.status(sid), mapping=status.to_hash())
         by_author.setdefault(author, []).append(sid)
+        by_partition.setdefault(keys.global_partition(sid), []).append(sid)
         if i % 20000 == 0:
             progress.update("statuses", i, total)
+    writer.flush()  # every hash is written before anything references it
     for author, sids in by_author.items():
         for start in range(0, len(sids), 1000):
             chunk = sids[start : start + 1000]
             writer.zadd(keys.posts(author), {sid: sid for sid in chunk})
-    oldest_global = max(first_sid, last_sid - settings.GLOBAL_TIMELINE_CAP + 1)
-    newest = range(oldest_global, last_sid + 1)
-    if newest:
-        writer.zadd(keys.global_timeline(), {sid: sid for sid in newest})
+    for partition, sids in by_partition.items():
+        newest = sids[-settings.GLOBAL_TIMELINE_CAP :]
+        writer.zadd(partition, {sid: sid for sid in newest})
     writer.flush()
     report.statuses = total
     progress.finish("statuses", total, time.monotonic() - phase_start)

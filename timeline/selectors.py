@@ -21,6 +21,7 @@ from accounts.selectors import (
     users_queue,
 )
 from config.pipelines import Deferred, LuaScript, ReadBatch
+from config.redis import slot_groups
 from timeline import keys
 from timeline.domain import (
     MAX_STATUS_ID,
@@ -35,9 +36,10 @@ from timeline.domain import (
 IN_COMMON_SHOWN = 3
 
 # KEYS: any number of status hashes. ARGV: the field names (`Status.FIELDS`).
-# One command for a page's statuses: redis-py's cost per pipelined command was about
-# a fifth of a page's time (docs/BENCHMARKS.md). A script may touch one slot only on
-# Redis Cluster, so there (REDIS_CLUSTER) each hash is an HMGET of its own.
+# One command for a page's statuses on one server: redis-py's cost per pipelined
+# command was about a fifth of a page's time (docs/BENCHMARKS.md). On a Cluster a
+# script touches one slot, so there it is one call per slot (`slot_groups`), every
+# node's calls still sent in the same round trip.
 _STATUSES_READ = LuaScript(
     """
 local out = {}
@@ -72,6 +74,23 @@ return out
 )
 
 
+# KEYS: one partition of the global timeline. ARGV: the highest id wanted, how many,
+# the partition's cap. Returns the oldest id it kept if it is full (else 0), then
+# its ids from the highest wanted down.
+_GLOBAL_PART_READ = LuaScript(
+    """
+local floor = 0
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then
+  floor = redis.call('ZRANGE', KEYS[1], 0, 0)[1]
+end
+local ids = redis.call(
+  'ZREVRANGEBYSCORE', KEYS[1], ARGV[1], '-inf', 'LIMIT', 0, ARGV[2])
+table.insert(ids, 1, floor)
+return ids
+"""
+)
+
+
 def _ids_queue(
     reads: ReadBatch, key: str, max_id: int | None, size: int
 ) -> Deferred[list[int]]:
@@ -86,24 +105,21 @@ def _ids_queue(
 
 def _statuses_queue(reads: ReadBatch, sids: list[int]) -> Deferred[list[Status | None]]:
     """Queue a read of these statuses; None in place of each one that is gone."""
-
-    def parse(rows: list) -> list[Status | None]:
-        return [
-            Status.from_fields(sid, row) for sid, row in zip(sids, rows, strict=True)
-        ]
-
-    if sids and not settings.REDIS_CLUSTER:
-
-        def build_script(pipe) -> None:
-            _STATUSES_READ.queue(
-                pipe, keys=[keys.status(sid) for sid in sids], args=Status.FIELDS
-            )
-
-        return reads.queue(build_script, lambda replies: parse(replies[0]))
+    groups = slot_groups(sids, keys.status, max(len(sids), 1))
 
     def build(pipe) -> None:
-        for sid in sids:
-            pipe.hmget(keys.status(sid), Status.FIELDS)
+        for group in groups:
+            _STATUSES_READ.queue(
+                pipe, keys=[keys.status(sid) for sid in group], args=Status.FIELDS
+            )
+
+    def parse(replies: list) -> list[Status | None]:
+        rows = {
+            sid: row
+            for group, rows in zip(groups, replies, strict=True)
+            for sid, row in zip(group, rows, strict=True)
+        }
+        return [Status.from_fields(sid, rows[sid]) for sid in sids]
 
     return reads.queue(build, parse)
 
@@ -120,13 +136,6 @@ def _page(ids: list[int], found: list[Status | None], size: int) -> Page:
     return Page(
         statuses=statuses, next_max_id=shown[-1] - 1 if len(ids) > size else None
     )
-
-
-def _timeline(reads: ReadBatch, key: str, max_id: int | None) -> Page:
-    size = settings.TIMELINE_PAGE_SIZE
-    ids = _ids_queue(reads, key, max_id, size).value
-    found = _statuses_queue(reads, ids).value
-    return _page(ids, found, size)
 
 
 def home_get(*, reads: PageReads, max_id: int | None = None) -> Home | None:
@@ -156,9 +165,37 @@ def home_get(*, reads: PageReads, max_id: int | None = None) -> Home | None:
     )
 
 
+def _global_ids_queue(
+    reads: ReadBatch, max_id: int | None, size: int
+) -> Deferred[list[int]]:
+    """Queue a read of the global timeline's ids from `max_id` down, one past the
+    page size, merged from its partitions.
+
+    Each partition keeps its newest GLOBAL_TIMELINE_CAP; ids below the oldest one
+    a full partition kept are cut, so a page never skips what a partition dropped.
+    """
+    top = max_id if max_id is not None else "+inf"
+    partitions = keys.global_partitions()
+    cap = settings.GLOBAL_TIMELINE_CAP
+
+    def build(pipe) -> None:
+        for partition in partitions:
+            _GLOBAL_PART_READ.queue(pipe, keys=[partition], args=[top, size + 1, cap])
+
+    def parse(replies: list) -> list[int]:
+        floor = max(int(reply[0]) for reply in replies)
+        merged = {int(sid) for reply in replies for sid in reply[1:]}
+        return sorted((sid for sid in merged if sid >= floor), reverse=True)[: size + 1]
+
+    return reads.queue(build, parse)
+
+
 def global_page(*, reads: ReadBatch, max_id: int | None = None) -> Page:
     """Everyone's newest statuses."""
-    return _timeline(reads, keys.global_timeline(), max_id)
+    size = settings.TIMELINE_PAGE_SIZE
+    ids = _global_ids_queue(reads, max_id, size).value
+    found = _statuses_queue(reads, ids).value
+    return _page(ids, found, size)
 
 
 def status_get(*, reads: ReadBatch, sid: int) -> Status | None:

@@ -22,11 +22,10 @@ import time
 from collections.abc import Iterable
 
 from django.conf import settings
-from redis.crc import key_slot
 
 from accounts.domain import User
 from config.pipelines import LuaScript, pipeline_run
-from config.redis import get_redis
+from config.redis import get_redis, slot_groups
 from timeline import keys
 from timeline.domain import (
     Busy,
@@ -38,6 +37,7 @@ from timeline.domain import (
     normalize_text,
     text_problem,
 )
+from timeline.ids import status_ids_take
 
 # KEYS: (home, following) of one or more readers. ARGV: author uid, cap, the author's
 # own home key, sid... Adds the statuses to each home whose owner is the author or
@@ -80,8 +80,9 @@ def status_create(*, author: User, text: str) -> Status:
     problem = text_problem(text)
     if problem:
         raise InvalidStatus(problem)
+    (sid,) = status_ids_take(author_id=author.id)
     status = Status(
-        id=int(get_redis().incr(keys.status_ids())),
+        id=sid,
         author_id=author.id,
         author=author.username,
         text=text,
@@ -89,9 +90,11 @@ def status_create(*, author: User, text: str) -> Status:
     )
 
     def store(pipe) -> None:
-        # In one round trip and in this order: the hash (unreachable until
-        # referenced), the author's posts (now it exists), the start of the fan-out.
+        # In this order: the hash (unreachable until referenced), then the author's
+        # posts (now it exists) and the start of the fan-out. One round trip on one
+        # server; on a Cluster the barrier makes it two.
         pipe.hset(keys.status(status.id), mapping=status.to_hash())
+        pipe.barrier()
         pipe.zadd(keys.posts(author.id), {status.id: status.id})
         _fanout_head(pipe, author_id=author.id, sid=status.id)
 
@@ -120,8 +123,9 @@ def _fanout_head(pipe, *, author_id: int, sid: int) -> None:
     The read asks for one more follower than a batch: when fewer come back, that one
     command saw them all and no scan is needed (most authors have few followers).
     """
-    pipe.zadd(keys.global_timeline(), {sid: sid})
-    pipe.zremrangebyrank(keys.global_timeline(), 0, -(settings.GLOBAL_TIMELINE_CAP + 1))
+    partition = keys.global_partition(sid)
+    pipe.zadd(partition, {sid: sid})
+    pipe.zremrangebyrank(partition, 0, -(settings.GLOBAL_TIMELINE_CAP + 1))
     _timeline_add(pipe, readers=[author_id], author_id=author_id, sids=[sid])
     pipe.zrange(keys.followers(author_id), 0, settings.FANOUT_BATCH)
 
@@ -138,24 +142,12 @@ def _fanout_write(*, author_id: int, sid: int, first_followers: list) -> int:
             continue
 
         def add_to_homes(pipe, batch=batch) -> None:
-            for group in _reader_groups(batch):
+            for group in slot_groups(batch, keys.home, settings.FANOUT_GROUP):
                 _timeline_add(pipe, readers=group, author_id=author_id, sids=[sid])
 
         pipeline_run(add_to_homes)
         homes += len(batch)
     return homes
-
-
-def _reader_groups(readers: list[int]) -> list[list[int]]:
-    """Split readers into script calls: one hash slot per call on Redis Cluster,
-    FANOUT_GROUP readers per call on a single server."""
-    if settings.REDIS_CLUSTER:
-        by_slot: dict[int, list[int]] = {}
-        for reader in readers:
-            by_slot.setdefault(key_slot(keys.home(reader).encode()), []).append(reader)
-        return list(by_slot.values())
-    size = settings.FANOUT_GROUP
-    return [readers[i : i + size] for i in range(0, len(readers), size)]
 
 
 def _follower_batches(uid: int) -> Iterable[list[int]]:
@@ -197,8 +189,9 @@ def status_delete(*, user: User, sid: int) -> None:
     def unpublish(pipe) -> None:
         # The hash goes first: from then on every stale reference is skipped.
         pipe.delete(keys.status(sid))
+        pipe.barrier()
         pipe.zrem(keys.posts(user.id), sid)
-        pipe.zrem(keys.global_timeline(), sid)
+        pipe.zrem(keys.global_partition(sid), sid)
         pipe.zrem(keys.home(user.id), sid)
 
     pipeline_run(unpublish)

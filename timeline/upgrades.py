@@ -1,16 +1,25 @@
 """Bring a store written by an older version to the current key layout.
 
-Layout 2 (this version) keeps `follower_names:{<uid>}` beside every
-`followers:{<uid>}` (the profile names the people in common from it) and no longer
-uses `store:epoch`. A store written before it has the followers zsets but not the
-names. `store_upgrade` walks the store with SCAN, names every follower that has no
-name yet, deletes the legacy key and records the layout in `store:layout`.
+The store records its layout in `store:layout`. Each process checks it on its first
+connection (`layout_check`): an empty store is stamped with LAYOUT, a store of any
+other layout is refused until `manage.py upgrade_store` (`store_upgrade`) brought it
+forward.
+
+- Layout 2 keeps `follower_names:{<uid>}` beside every `followers:{<uid>}` (the
+  profile names the people in common from it) and no longer uses `store:epoch`.
+  The upgrade walks the store with SCAN (every master of a Cluster), names every
+  follower that has no name yet and deletes the legacy key.
+- Layout 3 (this version) runs on Redis Cluster: status ids come from 256 id
+  shards (`timeline/ids.py`) instead of `statuses:next_id`, and the global timeline
+  is partitioned (`timeline:global:{g<p>}`) instead of one `timeline:global`. The
+  upgrade moves the global timeline's entries into the partitions and deletes both
+  legacy keys; old status ids stay valid (every new id is larger).
 
 Safe while the site serves and safe to repeat: a name is written only where none is
 (HSETNX) and only while the follower still follows (checked in the same script, in
-the owner's slot), so a follow or unfollow during the walk is never undone. An
-interrupted run is simply run again: it walks the store from the start and writes
-only what is still missing. The layout is recorded last, once every name is there.
+the owner's slot), so a follow or unfollow during the walk is never undone; the
+global entries are added before the old key is deleted. An interrupted run is simply
+run again. The layout is recorded last, once everything is there.
 """
 
 from __future__ import annotations
@@ -18,13 +27,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from django.conf import settings
+
 from accounts import keys as account_keys
 from accounts.selectors import users_queue
 from config.pipelines import LuaScript, ReadBatch, pipeline_run
-from config.redis import get_redis
+from config.redis import StoreRefused, get_redis
 from timeline import keys
 
-LAYOUT = 2
+LAYOUT = 3
 SCAN_COUNT = 1000  # keys SCAN examines per round trip
 BATCH = 100  # followers zsets whose names are checked per round of round trips
 ZSCAN_COUNT = 1000  # followers read per zset per round trip (all of a small one)
@@ -57,6 +68,44 @@ return 0
 )
 
 
+class StoreOutdated(StoreRefused):
+    """The store's key layout is not the one this version reads and writes."""
+
+
+def layout_check(client) -> None:
+    """Refuse a store of another layout; stamp an empty one with LAYOUT.
+
+    Runs once per process, on its first connection (`config.redis.on_first_connect`).
+    """
+    recorded = client.get(keys.store_layout())
+    if recorded is not None and int(recorded) == LAYOUT:
+        return
+    if recorded is None and client.dbsize() == 0:
+        client.set(keys.store_layout(), LAYOUT, nx=True)
+        return layout_check(client)  # a concurrent stamp or upgrade may have won
+    if recorded is not None and int(recorded) > LAYOUT:
+        raise StoreOutdated(
+            f"This Redis store has key layout {recorded}, written by a newer "
+            f"version of the site; this version reads layout {LAYOUT}. Deploy the "
+            "newer version."
+        )
+    raise StoreOutdated(
+        f"This Redis store has key layout {recorded or '1 (none recorded)'}; this "
+        f"version reads layout {LAYOUT}. Run `python manage.py upgrade_store` "
+        "(`--dry-run` first to see what it does), then start the site again."
+    )
+
+
+def data_keys(client) -> int:
+    """How many keys the store holds besides its layout stamp (every master)."""
+    return client.dbsize() - client.exists(keys.store_layout())
+
+
+def layout_stamp(client) -> None:
+    """Record LAYOUT in a store that was just emptied (seed --flush)."""
+    client.set(keys.store_layout(), LAYOUT)
+
+
 @dataclass
 class UpgradeReport:
     """What an upgrade found and wrote (with `dry_run`, what it would write)."""
@@ -67,6 +116,7 @@ class UpgradeReport:
     follows: int = 0  # entries in them
     names_added: int = 0  # follower names written
     unnamed: int = 0  # follows left unnamed: the follower's user hash is gone
+    global_entries_moved: int = 0  # entries of the one global timeline, partitioned
     legacy_keys_deleted: int = 0
     layout_recorded: bool = False  # store:layout raised to LAYOUT by this run
 
@@ -101,16 +151,42 @@ def store_upgrade(
         if progress:
             progress(report)
 
-    legacy = [account_keys.legacy_store_epoch()]
+    _global_partition(report)
+    legacy = [
+        account_keys.legacy_store_epoch(),
+        keys.legacy_status_ids(),
+        keys.legacy_global_timeline(),
+    ]
     if dry_run:
-        report.legacy_keys_deleted = r.exists(*legacy)
+        report.legacy_keys_deleted = sum(r.exists(key) for key in legacy)
         report.layout_recorded = (report.layout_before or 0) < LAYOUT
     else:
-        report.legacy_keys_deleted = r.delete(*legacy)
+        # One key per command: on a Cluster the keys live in different slots.
+        report.legacy_keys_deleted = sum(r.delete(key) for key in legacy)
         report.layout_recorded = bool(
             _LAYOUT_RAISE(keys=[keys.store_layout()], args=[LAYOUT])
         )
     return report
+
+
+def _global_partition(report: UpgradeReport) -> None:
+    """Add the one global timeline's entries to the partitions (layouts 1-2)."""
+    r = get_redis()
+    entries = [int(sid) for sid in r.zrange(keys.legacy_global_timeline(), 0, -1)]
+    report.global_entries_moved = len(entries)
+    if report.dry_run or not entries:
+        return
+    by_partition: dict[str, list[int]] = {}
+    for sid in entries:
+        by_partition.setdefault(keys.global_partition(sid), []).append(sid)
+    cap = settings.GLOBAL_TIMELINE_CAP
+
+    def add(pipe) -> None:
+        for partition, sids in by_partition.items():
+            pipe.zadd(partition, {sid: sid for sid in sids})
+            pipe.zremrangebyrank(partition, 0, -(cap + 1))
+
+    pipeline_run(add)
 
 
 def _follower_names_backfill(owners: list[int], report: UpgradeReport) -> None:

@@ -1,4 +1,5 @@
-"""`manage.py upgrade_store`: a store written in layout 1 brought to layout 2."""
+"""`manage.py upgrade_store`: a store written in layout 1 brought to layout 3, and
+the check that refuses an old store until it is."""
 
 from __future__ import annotations
 
@@ -7,11 +8,14 @@ import re
 
 import pytest
 from django.core.management import call_command
+from django.test import Client
 
 from accounts import keys as account_keys
-from accounts.selectors import user_get_by_username
+from accounts.selectors import PageReads, user_get_by_username
+from config import redis as connection
 from tests.helpers import logged_in_client, make_user
 from timeline import keys, services, upgrades
+from timeline.selectors import global_page
 
 PEOPLE = ("owner", "viewer", "carol", "dave", "erin", "fred")
 
@@ -25,7 +29,8 @@ def follow(follower: str, followee: str) -> None:
 
 @pytest.fixture
 def old_store(r) -> dict[str, int]:
-    """A store as layout 1 left it: follows without follower names, a store:epoch."""
+    """A store as layout 1 left it: follows without follower names, a store:epoch,
+    the global timeline in one zset, a status id counter."""
     uids = {name: make_user(name).id for name in PEOPLE}
     for name in ("carol", "dave", "erin"):
         follow(name, "owner")
@@ -34,7 +39,20 @@ def old_store(r) -> dict[str, int]:
     follow("owner", "carol")
     r.delete(*(keys.follower_names(uid) for uid in uids.values()))
     r.set(account_keys.legacy_store_epoch(), "3f9c2a")
+    for name in ("carol", "dave"):
+        user = user_get_by_username(username=name)
+        services.status_create(author=user, text=f"old post by {name}")
+    for partition in keys.global_partitions():
+        for sid in r.zrange(partition, 0, -1):
+            r.zadd(keys.legacy_global_timeline(), {sid: sid})
+        r.delete(partition)
+    r.set(keys.legacy_status_ids(), 2)
     return uids
+
+
+def global_texts() -> list[str]:
+    page = global_page(reads=PageReads())
+    return [status.text for status in page.statuses]
 
 
 def upgrade(*args: str) -> str:
@@ -85,11 +103,25 @@ def test_upgrade_names_the_people_in_common_again(r, old_store):
     ), after
     assert {"@carol", "@dave", "@erin"} == set(re.findall(r"@\w+", after))
     assert_every_follower_named(r, old_store)
-    assert r.get(keys.store_layout()) == "2"
+    assert r.get(keys.store_layout()) == "3"
     assert r.exists(account_keys.legacy_store_epoch()) == 0
     assert "Follower names: wrote 8." in output
-    assert "Legacy keys: deleted 1." in output
-    assert "Layout: recorded 2." in output
+    assert "Global timeline: moved 2 entries into its partitions." in output
+    assert "Legacy keys: deleted 3." in output
+    assert "Layout: recorded 3." in output
+
+
+def test_upgrade_partitions_the_global_timeline(r, old_store):
+    assert global_texts() == []
+    upgrade()
+    assert global_texts() == ["old post by dave", "old post by carol"]
+    assert r.exists(keys.legacy_global_timeline(), keys.legacy_status_ids()) == 0
+    # New ids come after the old ones, however small the old counter was.
+    new = services.status_create(
+        author=user_get_by_username(username="erin"), text="new"
+    )
+    assert global_texts() == ["new", "old post by dave", "old post by carol"]
+    assert new.id > 2**40
 
 
 def test_dry_run_reports_and_writes_nothing(r, old_store):
@@ -97,8 +129,9 @@ def test_dry_run_reports_and_writes_nothing(r, old_store):
     output = upgrade("--dry-run")
     assert snapshot(r) == before
     assert "Follower names: would write 8." in output
-    assert "Legacy keys: would delete 1." in output
-    assert "Layout: would record 2." in output
+    assert "Global timeline: would move 2 entries into its partitions." in output
+    assert "Legacy keys: would delete 3." in output
+    assert "Layout: would record 3." in output
     assert "Dry run: nothing was written." in output
 
 
@@ -109,7 +142,8 @@ def test_a_second_run_changes_nothing(r, old_store):
     assert snapshot(r) == after_first
     assert "Follower names: wrote 0." in output
     assert "Legacy keys: none." in output
-    assert "Layout: already 2; unchanged." in output
+    assert "Global timeline: already partitioned." in output
+    assert "Layout: already 3; unchanged." in output
 
 
 def test_an_interrupted_upgrade_completes_when_run_again(r, old_store):
@@ -127,7 +161,7 @@ def test_an_interrupted_upgrade_completes_when_run_again(r, old_store):
     output = upgrade()
 
     assert_every_follower_named(r, old_store)
-    assert r.get(keys.store_layout()) == "2"
+    assert r.get(keys.store_layout()) == "3"
     assert r.exists(account_keys.legacy_store_epoch()) == 0
     assert "Checked 4 followers sets (8 follows)" in output
 
@@ -173,9 +207,9 @@ def test_large_followers_sets_are_read_in_chunks(r, monkeypatch):
 
 
 def test_a_newer_recorded_layout_is_never_lowered(r, old_store):
-    r.set(keys.store_layout(), "3")
+    r.set(keys.store_layout(), "4")
     upgrade()
-    assert r.get(keys.store_layout()) == "3"
+    assert r.get(keys.store_layout()) == "4"
 
 
 def test_verbosity_0_prints_nothing_and_2_prints_each_batch(r, old_store, capsys):
@@ -183,5 +217,37 @@ def test_verbosity_0_prints_nothing_and_2_prints_each_batch(r, old_store, capsys
     lines = upgrade("--verbosity", "2", "--batch", "1").splitlines()
     progress = [line for line in lines if line.startswith("  ")]
     assert [line.split()[0] for line in progress] == ["1", "2", "3", "4"]
-    assert lines[-1] == "Layout: already 2; unchanged."
+    assert lines[-1] == "Layout: already 3; unchanged."
     assert capsys.readouterr() == ("", "")
+
+
+@pytest.fixture
+def first_connection(redis_client, monkeypatch):
+    """Build the process's client as a fresh process does, checks included."""
+    monkeypatch.setattr(connection, "_build_client", lambda: redis_client)
+    monkeypatch.setattr(connection, "_checks_enabled", True)
+    connection.set_redis(None)
+    yield
+    connection.set_redis(redis_client)
+
+
+def test_an_old_store_is_refused_until_upgraded(r, old_store, first_connection):
+    with pytest.raises(upgrades.StoreOutdated, match="manage.py upgrade_store"):
+        connection.get_redis()
+    page = Client().get("/timeline/")
+    assert page.status_code == 503
+    assert "being upgraded" in page.content.decode()
+    upgrade()
+    assert connection.get_redis() is r
+
+
+def test_an_empty_store_is_stamped_with_the_current_layout(r, first_connection):
+    assert connection.get_redis() is r
+    assert r.get(keys.store_layout()) == str(upgrades.LAYOUT)
+    assert upgrades.data_keys(r) == 0
+
+
+def test_a_store_of_a_newer_version_is_refused(r, old_store, first_connection):
+    r.set(keys.store_layout(), upgrades.LAYOUT + 1)
+    with pytest.raises(upgrades.StoreOutdated, match="newer version"):
+        connection.get_redis()

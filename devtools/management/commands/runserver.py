@@ -2,8 +2,10 @@ import redis
 from django.contrib.staticfiles.management.commands.runserver import (
     Command as StaticRunserver,
 )
+from django.core.management.base import CommandError
 
 from config.redis import get_redis
+from timeline.upgrades import StoreOutdated, data_keys
 
 
 class Command(StaticRunserver):
@@ -15,7 +17,9 @@ class Command(StaticRunserver):
 
     def inner_run(self, *args, **options):
         try:
-            keys = get_redis().dbsize()
+            keys = data_keys(get_redis())
+        except StoreOutdated as error:
+            raise CommandError(str(error)) from error
         except redis.RedisError as error:
             self.stderr.write(f"Redis is not answering ({error}); pages will show 503.")
         else:

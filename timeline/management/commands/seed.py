@@ -7,6 +7,7 @@ from django.core.management.base import BaseCommand, CommandError, DjangoHelpFor
 
 from config.redis import get_redis
 from timeline.seeding import Progress, seed
+from timeline.upgrades import data_keys, layout_stamp
 
 DEMO_PASSWORD = "retwis-demo-password"
 
@@ -86,9 +87,10 @@ class Command(BaseCommand):
             if not opts["yes"] and not self._confirm(r):
                 raise CommandError("Not flushed; nothing written.")
             r.flushdb()
-        elif r.dbsize() and not opts["append"]:
+            layout_stamp(r)
+        elif data_keys(r) and not opts["append"]:
             raise CommandError(
-                f"The store already holds {r.dbsize()} keys. Use --append to add "
+                f"The store already holds {data_keys(r)} keys. Use --append to add "
                 "to it, or --flush to replace it (asks first)."
             )
         report = seed(
@@ -114,6 +116,6 @@ class Command(BaseCommand):
         if not sys.stdin.isatty():
             raise CommandError("--flush needs --yes when there is no terminal to ask.")
         answer = input(
-            f"Delete all {r.dbsize()} keys in this Redis database? Type 'yes': "
+            f"Delete all {data_keys(r)} keys in this Redis store? Type 'yes': "
         )
         return answer.strip().lower() == "yes"

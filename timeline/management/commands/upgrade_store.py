@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
+from config.redis import skip_first_connect_checks
 from timeline.upgrades import BATCH, LAYOUT, UpgradeReport, store_upgrade
 
 PROGRESS_EVERY = 10_000  # followers zsets between two progress lines at verbosity 1
@@ -10,7 +11,8 @@ PROGRESS_EVERY = 10_000  # followers zsets between two progress lines at verbosi
 class Command(BaseCommand):
     help = (
         f"Upgrade a store written by an older version to key layout {LAYOUT}: name "
-        "every follower in follower_names, delete the legacy store:epoch key and "
+        "every follower in follower_names, partition the global timeline, delete "
+        "the legacy keys (store:epoch, statuses:next_id, timeline:global) and "
         "record the layout in store:layout. Safe while the site serves; run it "
         "again if interrupted."
     )
@@ -31,6 +33,7 @@ class Command(BaseCommand):
     def handle(self, *args, **opts):
         if opts["batch"] < 1:
             raise CommandError("--batch must be at least 1.")
+        skip_first_connect_checks()  # this command is what the layout check asks for
         verbosity = opts["verbosity"]
         dry_run = opts["dry_run"]
         if verbosity >= 1:
@@ -72,6 +75,13 @@ class Command(BaseCommand):
                 f"{report.unnamed:,} follows left unnamed: the follower's user hash "
                 "is gone."
             )
+        moved = "move" if would else "moved"
+        lines.append(
+            f"Global timeline: {would}{moved} {report.global_entries_moved:,} "
+            "entries into its partitions."
+            if report.global_entries_moved
+            else "Global timeline: already partitioned."
+        )
         deleted = "delete" if would else "deleted"
         lines.append(
             f"Legacy keys: {would}{deleted} {report.legacy_keys_deleted}."

@@ -1,0 +1,89 @@
+"""Status ids without one global counter: unique, time-ordered, below 2**53.
+
+An id is `tick * ID_SHARDS + shard`. The author's id picks the shard (so one
+author's ids only grow); each shard's clock key (`statuses:clock:{c<n>}`) hands out
+ticks atomically: the server's time in 1/TICKS_PER_MS milliseconds since EPOCH, or
+one past the shard's last tick if that is higher (a burst of more than
+TICKS_PER_MS posts in a millisecond borrows from the next one). So
+
+- ids never repeat: two shards never share the remainder, one shard's ticks grow;
+- ids follow time across shards to within the servers' clock skew, so a timeline
+  sorted by id is sorted by posting time;
+- a post writes one of 256 clock keys, spread over the Cluster's nodes, not one key
+  that every post writes (`statuses:next_id` before layout 3);
+- the largest id in 2095 is below 2**52, exact as a zset score (a double) and as a
+  JavaScript number; ids of older stores (1, 2, 3...) are all smaller.
+"""
+
+from __future__ import annotations
+
+from config.pipelines import LuaScript, pipeline_run
+from timeline import keys
+
+EPOCH = 1_767_225_600  # 2026-01-01T00:00:00Z, in unix seconds
+TICKS_PER_MS = 8
+
+# KEYS: one shard's clock. ARGV: how many ticks, the epoch, ticks per ms. Returns the
+# first of `count` consecutive ticks reserved for the caller.
+_TICKS_TAKE = LuaScript(
+    """
+local count, epoch, per_ms = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local t = redis.call('TIME')
+local ms = (tonumber(t[1]) - epoch) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local now = ms * per_ms
+local first = math.max(tonumber(redis.call('GET', KEYS[1]) or '0') + 1, now)
+redis.call('SET', KEYS[1], string.format('%d', first + count - 1))
+return string.format('%d', first)
+"""
+)
+
+
+def shard_of(author_id: int) -> int:
+    return author_id % keys.ID_SHARDS
+
+
+def status_ids_take(*, author_id: int, count: int = 1) -> list[int]:
+    """Reserve `count` new status ids for a status of this author: one round trip."""
+    shard = shard_of(author_id)
+    first = int(
+        _TICKS_TAKE(keys=[keys.status_clock(shard)], args=[count, EPOCH, TICKS_PER_MS])
+    )
+    return [(first + i) * keys.ID_SHARDS + shard for i in range(count)]
+
+
+# KEYS: one shard's clock. ARGV: the first tick of a block, its length. Reserves the
+# block unless the shard already handed out a tick in it (then returns 0).
+_BLOCK_RESERVE = LuaScript(
+    """
+local base, count = tonumber(ARGV[1]), tonumber(ARGV[2])
+if tonumber(redis.call('GET', KEYS[1]) or '0') >= base then return 0 end
+redis.call('SET', KEYS[1], string.format('%d', base + count - 1))
+return 1
+"""
+)
+
+
+def tick_block_reserve(count: int) -> int:
+    """Reserve `count` consecutive ticks on every shard (the seeder's bulk ids).
+
+    Returns the first tick: the i-th status in time order gets the id
+    `(first + i) * ID_SHARDS + shard_of(author)`, so the block's ids follow its
+    statuses' order and every id posted after the block is larger. Two round trips
+    (more if a post took a tick in between).
+    """
+    clocks = [keys.status_clock(shard) for shard in range(keys.ID_SHARDS)]
+    while True:
+        now = int(
+            _TICKS_TAKE(keys=[keys.status_clock(0)], args=[1, EPOCH, TICKS_PER_MS])
+        )
+        last = pipeline_run(
+            lambda pipe: [pipe.get(clock) for clock in clocks], confirm=False
+        )
+        base = max([now + 1, *(int(v) + 1 for v in last if v is not None)])
+
+        def reserve(pipe, base=base) -> None:
+            for clock in clocks:
+                _BLOCK_RESERVE.queue(pipe, keys=[clock], args=[base, count])
+
+        if all(pipeline_run(reserve)):
+            return base
