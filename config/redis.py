@@ -78,6 +78,15 @@ def is_cluster(client: Client | None = None) -> bool:
     return isinstance(client if client is not None else get_redis(), redis.RedisCluster)
 
 
+def key_count(client: Client | None = None) -> int:
+    """How many keys the store holds: on a Cluster, summed over every master
+    (redis-py's DBSIZE asks one node)."""
+    client = client if client is not None else get_redis()
+    if isinstance(client, redis.RedisCluster):
+        return int(client.dbsize(target_nodes=redis.RedisCluster.PRIMARIES))
+    return int(client.dbsize())
+
+
 def slot_of(key: str) -> int:
     """The Cluster hash slot of a key (honouring `{hash tags}`)."""
     return key_slot(key.encode())

@@ -32,7 +32,7 @@ from django.conf import settings
 from accounts import keys as account_keys
 from accounts.selectors import users_queue
 from config.pipelines import LuaScript, ReadBatch, pipeline_run
-from config.redis import StoreRefused, get_redis
+from config.redis import StoreRefused, get_redis, key_count
 from timeline import keys
 
 LAYOUT = 3
@@ -80,7 +80,7 @@ def layout_check(client) -> None:
     recorded = client.get(keys.store_layout())
     if recorded is not None and int(recorded) == LAYOUT:
         return
-    if recorded is None and client.dbsize() == 0:
+    if recorded is None and key_count(client) == 0:
         client.set(keys.store_layout(), LAYOUT, nx=True)
         return layout_check(client)  # a concurrent stamp or upgrade may have won
     if recorded is not None and int(recorded) > LAYOUT:
@@ -98,7 +98,7 @@ def layout_check(client) -> None:
 
 def data_keys(client) -> int:
     """How many keys the store holds besides its layout stamp (every master)."""
-    return client.dbsize() - client.exists(keys.store_layout())
+    return key_count(client) - client.exists(keys.store_layout())
 
 
 def layout_stamp(client) -> None:

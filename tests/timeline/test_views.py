@@ -249,6 +249,7 @@ def count_round_trips(client: Client, url: str) -> int:
     client.get(url)  # warm: connections open, scripts loaded, the name cache filled
     with RoundTripCounter() as counter:
         assert client.get(url).status_code == 200
+    assert counter.most_per_node <= 1  # on a Cluster: one request per node per trip
     return counter.count
 
 
