@@ -48,7 +48,7 @@ def command_slot(args: tuple) -> int | None:
         return None
     slots = {slot_of(str(key)) for key in keys}
     if len(slots) > 1:
-        raise redis.exceptions.RedisClusterException(
+        raise ValueError(  # a bug, not an outage: the 500 page, not the 503
             f"{name} touches keys of {len(slots)} hash slots; a Cluster allows one"
         )
     return slots.pop()

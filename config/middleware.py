@@ -13,6 +13,10 @@ from config.redis import StoreRefused
 
 logger = logging.getLogger(__name__)
 
+# What a server or cluster that does not answer raises (redis-py's cluster errors
+# such as SlotNotCoveredError are not RedisErrors).
+REDIS_OUTAGES = (redis.RedisError, redis.exceptions.RedisClusterException)
+
 
 class RedisUnavailableMiddleware:
     """Catch `redis.RedisError` raised by a view and answer 503 with a Retry-After.
@@ -35,7 +39,7 @@ class RedisUnavailableMiddleware:
                 "Store refused for %s %s: %s", request.method, request.path, exception
             )
             template = "503_upgrade.html"
-        elif isinstance(exception, redis.RedisError):
+        elif isinstance(exception, REDIS_OUTAGES):
             logger.error(
                 "Redis unavailable for %s %s",
                 request.method,

@@ -12,6 +12,7 @@ from __future__ import annotations
 import atexit
 import random
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -63,8 +64,18 @@ class ClusterNode:
             self.proc.kill()
             self.proc.wait(timeout=10)
 
+    def pause(self) -> None:
+        """SIGSTOP the node: it holds its connections but answers nothing."""
+        if self.proc is not None:
+            self.proc.send_signal(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        if self.proc is not None:
+            self.proc.send_signal(signal.SIGCONT)
+
     def stop(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGCONT)
             self.proc.terminate()
             try:
                 self.proc.wait(timeout=10)
@@ -113,6 +124,20 @@ class LocalCluster:
             return bool(maps) and all(m == maps[0] for m in maps)
 
         _wait(ok, timeout, "the cluster to be ok", self.nodes[0])
+
+    def wait_replicas_synced(self, timeout: float = 30.0) -> None:
+        """Until every running replica has a live link to its master."""
+
+        def synced() -> bool:
+            for node in self.nodes:
+                if not node.alive:
+                    continue
+                info = node.client().info("replication")
+                if info["role"] == "slave" and info.get("master_link_status") != "up":
+                    return False
+            return True
+
+        _wait(synced, timeout, "the replicas to sync", self.nodes[0])
 
     def stop(self) -> None:
         if self._stopped:
@@ -256,12 +281,4 @@ def _form(cluster: LocalCluster, replicas_per_master: int) -> None:
         )
         client.execute_command("CLUSTER", "REPLICATE", master_id)
     cluster.wait_ok(timeout=30)
-    for replica in replicas:
-        _wait(
-            lambda r=replica: (
-                r.client().info("replication").get("master_link_status") == "up"
-            ),
-            30,
-            "a replica to sync",
-            replica,
-        )
+    cluster.wait_replicas_synced(timeout=30)
