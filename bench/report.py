@@ -88,7 +88,12 @@ def _setup(data: dict) -> str:
             "# Benchmark report",
             "",
             f"- Machine: {env['machine']}, {env['cores']} cores, Python {env['python']}",
-            f"- Redis: {env['redis_version']} ({allocator}), AOF everysec, Unix socket",
+            f"- Redis: {env['redis_version']} ({allocator}), AOF everysec, "
+            + (
+                "a 3-master cluster on loopback TCP"
+                if env.get("redis", "").endswith("cluster")
+                else "one server on a Unix socket"
+            ),
             f"- Site: {env.get('server', 'gunicorn')}, {env['workers']} worker "
             "processes, DEBUG=false; the reference trivial view on gunicorn, "
             f"{env['workers']} sync workers",

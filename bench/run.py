@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/run.py            # the full run (about 8 minutes)
     .venv/bin/python bench/run.py --tiny     # end to end on a tiny data set (seconds)
+    .venv/bin/python bench/run.py --cluster  # the same on a local 3-master cluster
 
 Starts its own redis-server (AOF everysec, as in production) and the site with
 production settings under the server the README deploys (granian; `--server`), plus
@@ -45,16 +46,25 @@ def collect(args: argparse.Namespace, stack: contextlib.ExitStack) -> dict:
     tmp = Path(tempfile.mkdtemp(prefix="retwis-bench-"))
     stack.callback(shutil.rmtree, tmp, ignore_errors=True)
     redis_dir = tmp / "redis"
-    redis_url, redis_proc = servers.start_redis(redis_dir)
-    stack.callback(servers.stop, redis_proc)
-    env = servers.site_env(redis_url=redis_url, static_root=tmp / "static")
+    cluster = None
+    if args.cluster:
+        from tests.cluster import start_cluster
+
+        cluster = start_cluster(masters=3, persist=True)
+        stack.callback(cluster.stop)
+        redis_url = cluster.url
+    else:
+        redis_url, redis_proc = servers.start_redis(redis_dir)
+        stack.callback(servers.stop, redis_proc)
+    env = servers.site_env(
+        redis_url=redis_url, static_root=tmp / "static", cluster=args.cluster
+    )
     os.environ.update(env)
     import django
 
     django.setup()
     from django.core.management.base import OutputWrapper
 
-    from config.redis import get_redis
     from timeline.management.commands.seed import DEMO_PASSWORD
     from timeline.seeding import Progress, seed
 
@@ -63,9 +73,10 @@ def collect(args: argparse.Namespace, stack: contextlib.ExitStack) -> dict:
             "machine": platform.platform(),
             "cores": os.cpu_count(),
             "python": platform.python_version(),
-            "redis_version": get_redis().info("server")["redis_version"],
+            "redis_version": store.redis_version(),
             "workers": args.workers,
             "server": args.server,
+            "redis": "3-master cluster" if args.cluster else "one server",
             "connections": args.connections,
             "seconds": args.duration,
             "rounds": args.runs,
@@ -118,7 +129,9 @@ def collect(args: argparse.Namespace, stack: contextlib.ExitStack) -> dict:
     data["round_trips"] = pages.count_round_trips(people)
     data["fanout"] = store.fanout(args.fanout)
     data["zadd_ceiling"] = store.zadd_ceiling(
-        max(args.fanout), redis_socket=redis_dir / "redis.sock"
+        max(args.fanout),
+        redis_socket=None if cluster else redis_dir / "redis.sock",
+        cluster_port=cluster.nodes[0].port if cluster else None,
     )
     return data
 
@@ -166,6 +179,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--tiny", action="store_true", help="a seconds-long end-to-end smoke run"
+    )
+    parser.add_argument(
+        "--cluster",
+        action="store_true",
+        help="run the site on a local 3-master Redis Cluster (REDIS_CLUSTER=true) "
+        "instead of one server",
     )
     args = parser.parse_args(argv)
     if args.tiny:

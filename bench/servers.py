@@ -11,12 +11,15 @@ import urllib.request
 from pathlib import Path
 
 
-def site_env(*, redis_url: str, static_root: Path) -> dict[str, str]:
+def site_env(
+    *, redis_url: str, static_root: Path, cluster: bool = False
+) -> dict[str, str]:
     """The site's environment under test: production settings on the bench's Redis."""
     return {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "config.settings",
         "REDIS_URL": redis_url,
+        "REDIS_CLUSTER": "true" if cluster else "false",
         "DEBUG": "false",
         "SECRET_KEY": "bench-" + "x" * 50,
         "ALLOWED_HOSTS": "127.0.0.1,localhost",

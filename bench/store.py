@@ -14,12 +14,28 @@ import time
 from pathlib import Path
 
 
-def redis_cpu_seconds() -> float:
-    """CPU time the server has used so far (user + system)."""
-    from config.redis import get_redis
+def _info(section: str) -> list[dict]:
+    """INFO of the server, or of every master of a cluster."""
+    import redis
 
-    info = get_redis().info("cpu")
-    return float(info["used_cpu_user"]) + float(info["used_cpu_sys"])
+    from config.redis import get_redis, is_cluster
+
+    r = get_redis()
+    if is_cluster(r):
+        return list(r.info(section, target_nodes=redis.RedisCluster.PRIMARIES).values())
+    return [r.info(section)]
+
+
+def redis_version() -> str:
+    return _info("server")[0]["redis_version"]
+
+
+def redis_cpu_seconds() -> float:
+    """CPU time the server (every master) has used so far (user + system)."""
+    return sum(
+        float(info["used_cpu_user"]) + float(info["used_cpu_sys"])
+        for info in _info("cpu")
+    )
 
 
 def memory(*, users: int, statuses_per_user: int) -> dict:
@@ -47,7 +63,10 @@ def memory(*, users: int, statuses_per_user: int) -> dict:
     user_bytes = usage([account_keys.user(u) for u in sample]) + usage(
         [account_keys.username(f"user{u}") for u in sample]
     )
-    sids = list(range(1, users * statuses_per_user + 1, 97))[:500]
+    # Status ids are sparse (timeline/ids.py): sample them from the authors' posts.
+    sids = [int(sid) for u in sample[:100] for sid in r.zrange(keys.posts(u), 0, 4)][
+        :500
+    ]
     status_bytes = usage([keys.status(s) for s in sids])
     posts_keys = [keys.posts(u) for u in sample]
     # Both sides of an edge: following, followers and the follower's name.
@@ -66,10 +85,10 @@ def memory(*, users: int, statuses_per_user: int) -> dict:
     encodings: dict[str, int] = {}
     for encoding in pipe.execute():
         encodings[str(encoding)] = encodings.get(str(encoding), 0) + 1
-    info = r.info("memory")
+    infos = _info("memory")
     return {
-        "used_memory": info["used_memory"],
-        "allocator": info.get("mem_allocator"),
+        "used_memory": sum(info["used_memory"] for info in infos),
+        "allocator": infos[0].get("mem_allocator"),
         "per_user": user_bytes / len(sample),
         "per_status": (status_bytes / len(sids) if sids else 0)
         + usage(posts_keys) / max(posts_count, 1),
@@ -121,7 +140,9 @@ def fanout(sizes: list[int]) -> list[dict]:
     return results
 
 
-def zadd_ceiling(size: int, *, redis_socket: Path) -> dict:
+def zadd_ceiling(
+    size: int, *, redis_socket: Path | None, cluster_port: int | None = None
+) -> dict:
     """How fast the same server takes plain ZADDs: from redis-py, and redis-benchmark."""
     from config.redis import get_redis
 
@@ -139,8 +160,11 @@ def zadd_ceiling(size: int, *, redis_socket: Path) -> dict:
     ceiling: dict = {"python_pipelined_zadd_per_s": python_rate}
     if shutil.which("redis-benchmark"):
         out = subprocess.run(
-            ["redis-benchmark", "-s", str(redis_socket), "-n", str(max(size, 100_000)),
-             "-P", "64", "-r", "100000", "--csv", "zadd", "bench:rb:__rand_int__", "1",
+            ["redis-benchmark",
+             *(["-s", str(redis_socket)] if redis_socket else
+               ["--cluster", "-h", "127.0.0.1", "-p", str(cluster_port)]),
+             "-n", str(max(size, 100_000)),
+             "-P", "64", "-r", "100000", "--csv", "zadd", "bench:rb:{tag}:__rand_int__", "1",
              "__rand_int__"],
             check=True, capture_output=True, text=True,
         ).stdout  # fmt: skip
