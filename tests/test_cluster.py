@@ -205,3 +205,47 @@ def test_a_command_across_slots_is_refused_before_it_is_sent(r):
         pipeline_run(lambda pipe: pipe.delete("a{1}", "b{2}"))
     assert user_get_by_username(username="nobody") is None
     assert get_redis() is r
+
+
+def test_one_servers_data_moves_onto_a_cluster_as_the_readme_says(
+    r, local_cluster, tmp_path
+):
+    """README, "Moving one server's data onto a cluster": redis-cli --cluster import."""
+    import shutil
+    import subprocess
+    from pathlib import Path
+
+    from config.embedded import redis_server_binary, start_server
+    from config.redis import client_for_url, key_count, set_redis
+    from tests.cluster import _free_ports
+
+    (port,) = _free_ports(1)
+    url, proc = start_server(
+        tmp_path, persist=False, daemonize=False,
+        extra=["--port", str(port), "--bind", "127.0.0.1"],
+    )  # fmt: skip
+    single = client_for_url(f"redis://127.0.0.1:{port}/0", cluster=False)
+    try:
+        set_redis(single)
+        call_command(
+            "seed", "--users", "30", "--follows-per-user", "4",
+            "--statuses-per-user", "2", stdout=io.StringIO(),
+        )  # fmt: skip
+        before = single.dbsize()
+        cli = Path(redis_server_binary()).with_name("redis-cli")
+        cli = str(cli) if cli.exists() else shutil.which("redis-cli")
+        subprocess.run(
+            [cli, "--cluster", "import", f"127.0.0.1:{local_cluster.nodes[0].port}",
+             "--cluster-from", f"127.0.0.1:{port}", "--cluster-copy"],
+            check=True, capture_output=True, timeout=60,
+        )  # fmt: skip
+    finally:
+        set_redis(r)
+        single.close()
+        proc.terminate()
+        proc.wait(timeout=10)
+    assert key_count(r) == before
+    reader = logged_in_client("user7", password="retwis-demo-password")
+    assert len(status_ids(reader.get("/timeline/").content.decode())) == 30
+    assert reader.post("/post/", {"text": "after the move"}).status_code == 302
+    assert "after the move" in reader.get("/").content.decode()
