@@ -22,7 +22,8 @@ two sides of a follow) are separate single-slot steps, each idempotent.
 | `followlock:{<uid>}` | string | token of the follow/unfollow in progress  | TTL 10 s; serializes one user's follows   |
 | `timeline:global:{g<p>}` | zset | status id -> status id, for the statuses | GLOBAL_TIMELINE_CAP each, trimmed on add; |
 |                      |        | whose id is p modulo GLOBAL_PARTITIONS (8)| partitions, so no key is written by every |
-|                      |        | merged on read (`timeline.selectors`)     | post; the page reads all 8 in one trip    |
+|                      |        | merged on read (`timeline.selectors`);    | post; the page reads all 8 in one trip    |
+|                      |        | member 0 marks where a trimmed one ends   |                                           |
 | `users:popular`      | zset   | uid -> follower count, set after a follow | top POPULAR_CAP (100), trimmed on write;  |
 |                      |        | or unfollow from that user's ZCARD        | suggestions for new users                 |
 | `store:layout`       | string | the key layout the store was upgraded to  | one key; set by `manage.py upgrade_store` |

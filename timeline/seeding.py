@@ -30,7 +30,7 @@ from config.redis import get_redis
 from timeline import keys
 from timeline.domain import Status
 from timeline.ids import shard_of, tick_block_reserve
-from timeline.services import POPULAR_CAP
+from timeline.services import POPULAR_CAP, global_add_queue
 
 WORDS = [
     "redis",
@@ -314,9 +314,17 @@ def seed(
         for start in range(0, len(sids), 1000):
             chunk = sids[start : start + 1000]
             writer.zadd(keys.posts(author), {sid: sid for sid in chunk})
-    for partition, sids in by_partition.items():
-        newest = sids[-settings.GLOBAL_TIMELINE_CAP :]
-        writer.zadd(partition, {sid: sid for sid in newest})
+    writer.flush()
+    # One past the cap per partition: a partition that had more is trimmed and
+    # marked as it would have been by posting (`global_add_queue`).
+    newest = [
+        sid
+        for sids in by_partition.values()
+        for sid in sids[-settings.GLOBAL_TIMELINE_CAP - 1 :]
+    ]
+    for start in range(0, len(newest), 2000):
+        chunk = newest[start : start + 2000]
+        pipeline_run(lambda pipe, chunk=chunk: global_add_queue(pipe, sids=chunk))
     writer.flush()
     report.statuses = total
     progress.finish("statuses", total, time.monotonic() - phase_start)

@@ -74,23 +74,6 @@ return out
 )
 
 
-# KEYS: one partition of the global timeline. ARGV: the highest id wanted, how many,
-# the partition's cap. Returns the oldest id it kept if it is full (else 0), then
-# its ids from the highest wanted down.
-_GLOBAL_PART_READ = LuaScript(
-    """
-local floor = 0
-if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then
-  floor = redis.call('ZRANGE', KEYS[1], 0, 0)[1]
-end
-local ids = redis.call(
-  'ZREVRANGEBYSCORE', KEYS[1], ARGV[1], '-inf', 'LIMIT', 0, ARGV[2])
-table.insert(ids, 1, floor)
-return ids
-"""
-)
-
-
 def _ids_queue(
     reads: ReadBatch, key: str, max_id: int | None, size: int
 ) -> Deferred[list[int]]:
@@ -169,23 +152,31 @@ def _global_ids_queue(
     reads: ReadBatch, max_id: int | None, size: int
 ) -> Deferred[list[int]]:
     """Queue a read of the global timeline's ids from `max_id` down, one past the
-    page size, merged from its partitions.
+    page size, merged from its partitions (one plain range read each).
 
-    Each partition keeps its newest GLOBAL_TIMELINE_CAP; ids below the oldest one
-    a full partition kept are cut, so a page never skips what a partition dropped.
+    A partition that dropped old statuses ends with a marker (the member 0,
+    `timeline.services._GLOBAL_ADD`). A read that reaches it has every id that
+    partition kept below `max_id`; older ids of other partitions are cut there, so
+    a page never skips what a partition dropped.
     """
     top = max_id if max_id is not None else "+inf"
     partitions = keys.global_partitions()
-    cap = settings.GLOBAL_TIMELINE_CAP
 
     def build(pipe) -> None:
         for partition in partitions:
-            _GLOBAL_PART_READ.queue(pipe, keys=[partition], args=[top, size + 1, cap])
+            pipe.zrevrangebyscore(partition, top, "-inf", start=0, num=size + 1)
 
     def parse(replies: list) -> list[int]:
-        floor = max(int(reply[0]) for reply in replies)
-        merged = {int(sid) for reply in replies for sid in reply[1:]}
-        return sorted((sid for sid in merged if sid >= floor), reverse=True)[: size + 1]
+        floor = 0
+        merged: list[int] = []
+        for reply in replies:
+            ids = [int(sid) for sid in reply]
+            if ids and ids[-1] == 0:  # the partition keeps nothing older
+                ids.pop()
+                floor = max(floor, ids[-1] if ids else MAX_STATUS_ID)
+            merged.extend(ids)
+        merged.sort(reverse=True)
+        return [sid for sid in merged[: size + 1] if sid >= floor]
 
     return reads.queue(build, parse)
 

@@ -63,6 +63,40 @@ return added
 """
 )
 
+# KEYS: one partition of the global timeline. ARGV: its cap, then status ids. Adds
+# the ids; past the cap, drops the oldest and marks where the partition now ends: the
+# member 0 (never a status id) scored one below the oldest id kept, so a reader that
+# reaches it knows nothing older is kept (`timeline.selectors.global_page`).
+_GLOBAL_ADD = LuaScript(
+    """
+local key, cap = KEYS[1], tonumber(ARGV[1])
+for i = 2, #ARGV do
+  redis.call('ZADD', key, ARGV[i], ARGV[i])
+end
+local marked = redis.call('ZSCORE', key, 0) and 1 or 0
+local kept = redis.call('ZCARD', key) - marked
+if kept > cap then
+  redis.call('ZREM', key, 0)
+  redis.call('ZREMRANGEBYRANK', key, 0, kept - cap - 1)
+  local oldest = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
+  redis.call('ZADD', key, tonumber(oldest[2]) - 1, 0)
+end
+return kept
+"""
+)
+
+
+def global_add_queue(pipe, *, sids: list[int]) -> None:
+    """Queue the addition of statuses to the global timeline's partitions."""
+    by_partition: dict[str, list[int]] = {}
+    for sid in sids:
+        by_partition.setdefault(keys.global_partition(sid), []).append(sid)
+    for partition, group in by_partition.items():
+        _GLOBAL_ADD.queue(
+            pipe, keys=[partition], args=[settings.GLOBAL_TIMELINE_CAP, *group]
+        )
+
+
 # KEYS: one lock. ARGV: its token. Release only a lock we still own.
 _UNLOCK = LuaScript(
     """
@@ -123,9 +157,7 @@ def _fanout_head(pipe, *, author_id: int, sid: int) -> None:
     The read asks for one more follower than a batch: when fewer come back, that one
     command saw them all and no scan is needed (most authors have few followers).
     """
-    partition = keys.global_partition(sid)
-    pipe.zadd(partition, {sid: sid})
-    pipe.zremrangebyrank(partition, 0, -(settings.GLOBAL_TIMELINE_CAP + 1))
+    global_add_queue(pipe, sids=[sid])
     _timeline_add(pipe, readers=[author_id], author_id=author_id, sids=[sid])
     pipe.zrange(keys.followers(author_id), 0, settings.FANOUT_BATCH)
 

@@ -27,13 +27,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from django.conf import settings
-
 from accounts import keys as account_keys
 from accounts.selectors import users_queue
 from config.pipelines import LuaScript, ReadBatch, pipeline_run
 from config.redis import StoreRefused, get_redis, key_count
 from timeline import keys
+from timeline.services import global_add_queue
 
 LAYOUT = 3
 SCAN_COUNT = 1000  # keys SCAN examines per round trip
@@ -176,17 +175,9 @@ def _global_partition(report: UpgradeReport) -> None:
     report.global_entries_moved = len(entries)
     if report.dry_run or not entries:
         return
-    by_partition: dict[str, list[int]] = {}
-    for sid in entries:
-        by_partition.setdefault(keys.global_partition(sid), []).append(sid)
-    cap = settings.GLOBAL_TIMELINE_CAP
-
-    def add(pipe) -> None:
-        for partition, sids in by_partition.items():
-            pipe.zadd(partition, {sid: sid for sid in sids})
-            pipe.zremrangebyrank(partition, 0, -(cap + 1))
-
-    pipeline_run(add)
+    for start in range(0, len(entries), 1000):
+        chunk = entries[start : start + 1000]
+        pipeline_run(lambda pipe, chunk=chunk: global_add_queue(pipe, sids=chunk))
 
 
 def _follower_names_backfill(owners: list[int], report: UpgradeReport) -> None:

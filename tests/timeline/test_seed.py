@@ -189,3 +189,29 @@ def test_progress_redraws_one_line_on_a_terminal():
     bar, done = terminal.getvalue().rsplit("\r", 1)
     assert "\n" not in bar and bar.endswith("[###############...............] 5/10")
     assert done.rstrip(" \n") == "users      10 in 0.2s" and done.endswith("\n")
+
+
+def test_a_seeded_global_timeline_pages_without_gaps(r, settings):
+    settings.GLOBAL_TIMELINE_CAP = 3
+    settings.TIMELINE_PAGE_SIZE = 4
+    run_seed("--users", "12", "--follows-per-user", "2", "--statuses-per-user", "3")
+    every = sorted(
+        (int(sid) for uid in range(1, 13) for sid in r.zrange(keys.posts(uid), 0, -1)),
+        reverse=True,
+    )
+    from accounts.selectors import PageReads
+    from timeline.selectors import global_page
+
+    shown: list[int] = []
+    max_id = None
+    while True:
+        page = global_page(reads=PageReads(), max_id=max_id)
+        shown += [status.id for status in page.statuses]
+        if page.next_max_id is None:
+            break
+        max_id = page.next_max_id
+    # The newest statuses, in order, none skipped: the partitions that dropped
+    # older ones stop the pages where what they kept ends.
+    assert len(shown) >= settings.GLOBAL_TIMELINE_CAP
+    assert shown == every[: len(shown)]
+    assert len(shown) < len(every)
