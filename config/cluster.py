@@ -75,9 +75,11 @@ def send_stages(
     for start, end in zip(bounds, bounds[1:], strict=False):
         if start < end:
             _send_stage(client, stack, range(start, end), replies, confirm)
-    for reply in replies:
-        if isinstance(reply, redis.exceptions.ResponseError):
-            raise reply
+            # A stage that failed is not followed: what comes after a barrier
+            # relies on what came before it.
+            for reply in replies[start:end]:
+                if isinstance(reply, redis.exceptions.ResponseError):
+                    raise reply
     return replies
 
 

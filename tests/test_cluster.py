@@ -7,6 +7,7 @@ import io
 import re
 
 import pytest
+import redis
 from django.core.management import CommandError, call_command
 from django.test import Client
 
@@ -249,3 +250,18 @@ def test_one_servers_data_moves_onto_a_cluster_as_the_readme_says(
     assert len(status_ids(reader.get("/timeline/").content.decode())) == 30
     assert reader.post("/post/", {"text": "after the move"}).status_code == 302
     assert "after the move" in reader.get("/").content.decode()
+
+
+def test_a_failed_stage_stops_the_pipeline_at_its_barrier(r):
+    from config.pipelines import pipeline_run
+
+    r.set("plain", "a string")
+
+    def ordered(pipe) -> None:
+        pipe.zadd("plain", {"x": 1})  # WRONGTYPE: the step the rest relies on fails
+        pipe.barrier()
+        pipe.set("after", "1")
+
+    with pytest.raises(redis.exceptions.ResponseError, match="WRONGTYPE"):
+        pipeline_run(ordered)
+    assert r.get("after") is None
