@@ -77,8 +77,9 @@ def user_create(*, username: str, password: str) -> User:
     """Create an account; the name is claimed atomically, whatever its case."""
     if not USERNAME_RE.match(username):
         raise InvalidUsername(USERNAME_RULE)
-    r = get_redis()
-    uid = int(r.incr(keys.user_ids()))
+    # Through pipeline_run, so that with REDIS_WAIT_REPLICAS a replica holds the
+    # counter before the id is used: a failover must never hand it out again.
+    (uid,) = pipeline_run(lambda pipe: pipe.incr(keys.user_ids()))
     user = User(id=uid, username=username, created=round(time.time(), 3))
     record = user.to_hash(password_hash=make_password(password))
 
@@ -92,7 +93,7 @@ def user_create(*, username: str, password: str) -> User:
 
     _, claimed = pipeline_run(store_then_claim)
     if not claimed:
-        r.delete(keys.user(uid))
+        get_redis().delete(keys.user(uid))
         raise UsernameTaken(username)
     return user
 
@@ -115,13 +116,18 @@ def session_create(*, uid: int) -> Credentials:
 
 
 def session_revoke(*, credentials: Credentials) -> None:
-    """Log this device out: its token stops working at once."""
-    get_redis().hdel(keys.sessions(credentials.uid), token_hash(credentials.token))
+    """Log this device out: its token stops working at once (confirmed by a replica
+    with REDIS_WAIT_REPLICAS, so a failover cannot bring it back)."""
+    pipeline_run(
+        lambda pipe: pipe.hdel(
+            keys.sessions(credentials.uid), token_hash(credentials.token)
+        )
+    )
 
 
 def session_revoke_all(*, uid: int) -> None:
     """Log the user out on every device."""
-    get_redis().delete(keys.sessions(uid))
+    pipeline_run(lambda pipe: pipe.delete(keys.sessions(uid)))
 
 
 def _failure_keys(username: str, client: str) -> list[str]:

@@ -44,7 +44,7 @@ class Poster(threading.Thread):
         self.stop = stop
         self.acknowledged: list[str] = []
         self.codes: Counter = Counter()
-        self.after_recovery: list[int] = []
+        self.after_recovery: list[str] = []
         self.recovered = threading.Event()
 
     def run(self) -> None:
@@ -54,12 +54,14 @@ class Poster(threading.Thread):
             text = f"drill {self.name_} {n}"
             posted = self.client.post("/post/", {"text": text})
             self.codes[("post", posted.status_code)] += 1
-            if posted.status_code == 302:
+            if posted.status_code == 302 and posted["Location"] == "/":
                 self.acknowledged.append(text)
             read = self.client.get("/")
             self.codes[("home", read.status_code)] += 1
             if self.recovered.is_set():
-                self.after_recovery.append(posted.status_code)
+                self.after_recovery.append(
+                    posted["Location"] if posted.status_code == 302 else "refused"
+                )
             time.sleep(0.01)
 
 
@@ -104,7 +106,7 @@ def test_a_master_dies_while_people_post_and_read(replicated_cluster):
     assert codes[("post", 503)] + codes[("home", 503)] > 0  # the outage was seen
     # Without a restart, posting works again once the cluster elected.
     for poster in posters:
-        assert poster.after_recovery and poster.after_recovery[-1] == 302
+        assert poster.after_recovery and poster.after_recovery[-1] == "/"
 
     # No acknowledged post is lost: each is on its author's profile and in the
     # store with its text, and nothing referenced is half-made.
@@ -134,6 +136,15 @@ def test_a_post_no_replica_confirmed_is_not_acknowledged(replicated_cluster):
         replica.pause()
     try:
         refused = alice.post("/post/", {"text": "only on one machine"})
+        signup = Client().post(
+            "/signup/",
+            {
+                "username": "bob",
+                "password": "a-long-pass-1",
+                "password2": "a-long-pass-1",
+            },
+        )
+        logout = alice.post("/logout/")
     finally:
         for replica in replicas:
             replica.resume()
@@ -141,6 +152,12 @@ def test_a_post_no_replica_confirmed_is_not_acknowledged(replicated_cluster):
     # still lose it; the user is told it may not have been saved instead.
     assert refused.status_code == 503
     assert "may not have been saved" in refused.content.decode()
+    # Nor a sign-up (its id must never be handed out twice) or a log-out (a failover
+    # must not bring the token back): the user is told, and logs out again.
+    assert signup.status_code == 503
+    assert logout.status_code == 503
     cluster.wait_replicas_synced()
-    assert alice.post("/post/", {"text": "on two machines"}).status_code == 302
+    alice = logged_in_client("alice")
+    posted = alice.post("/post/", {"text": "on two machines"})
+    assert posted.status_code == 302 and posted["Location"] == "/"
     assert "on two machines" in alice.get("/").content.decode()
