@@ -52,3 +52,13 @@ def test_processes_starting_at_once_share_one_server(tmp_path):
         assert len(run_ids) == 1 and "" not in run_ids
     finally:
         stop_embedded_redis(tmp_path)
+
+
+def test_the_embedded_server_keeps_snapshots_as_well_as_its_aof(tmp_path):
+    url = ensure_embedded_redis(tmp_path)
+    try:
+        config = redis.Redis.from_url(url, decode_responses=True).config_get("*")
+        assert config["appendonly"] == "yes"
+        assert config["save"] == "900 1 300 10 60 10000"
+    finally:
+        stop_embedded_redis(tmp_path)
