@@ -67,6 +67,23 @@ FANOUT_BATCH = env.int("FANOUT_BATCH", default=1000)
 FANOUT_GROUP = env.int("FANOUT_GROUP", default=250)
 STATUS_MAX_LENGTH = 280
 
+# --- Jobs (timeline/jobs.py, timeline/fanout.py) -------------------------------------
+# A worker holds a job this long before another may resume it from its cursor.
+JOB_LEASE_SECONDS = env.int("JOB_LEASE_SECONDS", default=60)
+JOB_MAX_ATTEMPTS = env.int("JOB_MAX_ATTEMPTS", default=8)
+JOB_RETRY_MAX_SECONDS = env.int("JOB_RETRY_MAX_SECONDS", default=300)
+JOB_FAILED_CAP = env.int("JOB_FAILED_CAP", default=1000)
+# How often each worker reads every queue for due jobs whose wake-up call was lost.
+JOB_SWEEP_SECONDS = env.float("JOB_SWEEP_SECONDS", default=5.0)
+# How long an idle worker waits before looking for wake-up calls again.
+JOB_POLL_SECONDS = env.float("JOB_POLL_SECONDS", default=0.02)
+# A follow or unfollow records its job this long ahead: the request finishes the
+# work itself and cancels the job; only a request that died midway leaves it to run.
+JOB_FOLLOW_GRACE_SECONDS = env.int("JOB_FOLLOW_GRACE_SECONDS", default=10)
+# runserver starts a fan-out worker thread of its own (set to false when you run
+# `manage.py fanout_worker` beside it).
+RUNSERVER_FANOUT_WORKER = env.bool("RUNSERVER_FANOUT_WORKER", default=True)
+
 # --- Django ------------------------------------------------------------------------
 INSTALLED_APPS = [
     # First, so that its runserver (embedded Redis, demo-data hint) wins over

@@ -25,3 +25,10 @@ def logged_in_client(
         settings.AUTH_COOKIE_NAME
     ].value
     return client
+
+
+def run_jobs(**options) -> int:
+    """Run the due fan-out jobs to the end, as a worker would; returns how many."""
+    from timeline import fanout
+
+    return fanout.run_pending(**options)

@@ -26,6 +26,18 @@ two sides of a follow) are separate single-slot steps, each idempotent.
 |                      |        | member 0 marks where a trimmed one ends   |                                           |
 | `users:popular`      | zset   | uid -> follower count, set after a follow | top POPULAR_CAP (100), trimmed on write;  |
 |                      |        | or unfollow from that user's ZCARD        | suggestions for new users                 |
+| `jobs:{q<k>}`         | zset   | job id -> when it is due (unix ms); while | one queue per Cluster slot (the tag `q<k>`|
+|                      |        | a worker holds it, when its lease ends    | is the one that hashes to that slot), so  |
+|                      |        | (`timeline/jobs.py`)                      | a job joins the queue of its owner's slot |
+|                      |        |                                           | in the owner's atomic step; an entry goes |
+|                      |        |                                           | when its job is done or fails for good    |
+| `jobdata:{q<k>}`     | hash   | `<job id>#<f>` -> the job's bookkeeping:  | fields of the jobs in `jobs:{q<k>}` and   |
+|                      |        | s created (ms), a attempts, t lease token,| `jobs:failed:{q<k>}` only; removed with   |
+|                      |        | c cursor, e last error                    | them                                      |
+| `jobs:failed:{q<k>}` | zset   | job id -> when it failed for good (ms)    | JOB_FAILED_CAP per slot, oldest dropped;  |
+|                      |        |                                           | `timelines repair` runs them again        |
+| `jobs:ready:{r<n>}`  | zset   | slot -> when a job was queued there (ms): | JOB_READY_SHARDS (16) keys, one member    |
+|                      |        | the wake-up call for workers              | per slot at most; popped by workers       |
 | `store:layout`       | string | the key layout the store was upgraded to  | one key; set by `manage.py upgrade_store` |
 |                      |        | (`timeline/upgrades.py: LAYOUT`); absent  | or on first use of an empty store         |
 |                      |        | on a store no upgrade has checked yet     | (`timeline/upgrades.py`), never lowered   |
@@ -34,6 +46,10 @@ Scores equal members in the status zsets so that pages are cut by id
 (`ZREVRANGEBYSCORE key max_id -inf LIMIT 0 n`), and integer members and scores keep a
 capped timeline in a compact listpack (see `config/embedded.py: TUNING`).
 """
+
+import functools
+
+from redis.crc import key_slot
 
 ID_SHARDS = 256
 GLOBAL_PARTITIONS = 8
@@ -107,6 +123,53 @@ def legacy_global_timeline() -> str:
 
 def popular_users() -> str:
     return "users:popular"
+
+
+CLUSTER_SLOTS = 16384
+JOB_READY_SHARDS = 16
+
+
+@functools.cache
+def _slot_tags() -> tuple[str, ...]:
+    """For each Cluster slot, the shortest tag `q<k>` that hashes to it (pure: the
+    same table in every process; about 50 ms to build, once)."""
+    tags: list[str | None] = [None] * CLUSTER_SLOTS
+    left, k = CLUSTER_SLOTS, 0
+    while left:
+        tag = f"q{k}"
+        slot = key_slot(tag.encode())
+        if tags[slot] is None:
+            tags[slot] = tag
+            left -= 1
+        k += 1
+    return tuple(tags)  # type: ignore[arg-type]
+
+
+def slot_of_user(uid: int) -> int:
+    """The Cluster slot of everything user `uid` owns (on one server: a queue shard)."""
+    return key_slot(f"{uid}".encode())
+
+
+def job_queue(slot: int) -> str:
+    """The job queue of one slot: it shares the slot of the users whose jobs it holds."""
+    return f"jobs:{{{_slot_tags()[slot]}}}"
+
+
+def job_data(slot: int) -> str:
+    return f"jobdata:{{{_slot_tags()[slot]}}}"
+
+
+def job_failed(slot: int) -> str:
+    return f"jobs:failed:{{{_slot_tags()[slot]}}}"
+
+
+def job_ready(slot: int) -> str:
+    """The wake-up shard that announces jobs queued in `slot`."""
+    return f"jobs:ready:{{r{slot % JOB_READY_SHARDS}}}"
+
+
+def job_ready_shards() -> list[str]:
+    return [f"jobs:ready:{{r{n}}}" for n in range(JOB_READY_SHARDS)]
 
 
 def store_layout() -> str:

@@ -3,12 +3,15 @@
 Steps that span users are single-slot steps, each idempotent, ordered so that a
 crash between two of them never shows a visitor something half-made:
 
-- post: the status hash first (unreachable), then the author's `posts` zset (now it
-  exists), then fan-out to homes and the global timeline;
+- post: the status hash first (unreachable), then, atomically in the author's slot,
+  the author's `posts` zset (now it exists) with the fan-out job that owes it to the
+  followers' homes (`timeline.jobs`, run by `timeline.fanout`);
 - delete: the hash first (every reference to it stops rendering at once), then the
-  references;
-- follow/unfollow: the follower's `following` zset is the truth; the followee's
-  `followers` zset and the follower's home follow it, under a per-user lock.
+  author's references with the job that removes it from the followers' homes;
+- follow/unfollow: the follower's `following` zset is the truth, changed atomically
+  with a job that completes the rest; the request completes the followee's
+  `followers` zset and the follower's home itself, under a per-user lock, and
+  cancels the job, which runs only if the request died midway.
 
 A timeline add is conditional, atomically in the reader's own slot: a status lands in
 `home:{f}` only while `following:{f}` still holds its author. So a fan-out racing an
@@ -19,14 +22,14 @@ from __future__ import annotations
 
 import secrets
 import time
-from collections.abc import Iterable
 
 from django.conf import settings
 
 from accounts.domain import User
+from accounts.selectors import user_get
 from config.pipelines import LuaScript, pipeline_run
 from config.redis import get_redis, slot_groups
-from timeline import keys
+from timeline import jobs, keys
 from timeline.domain import (
     Busy,
     CannotFollowSelf,
@@ -108,8 +111,55 @@ return 0
 )
 
 
+# KEYS: the author's posts, home, and job queue and data (all in the author's slot).
+# ARGV: sid, home cap, the fan-out job's id, now (ms). Publishes a status and
+# records the fan-out it owes in one atomic step: no crash separates the two.
+_PUBLISH = LuaScript(
+    jobs.ENQUEUE
+    + """
+local sid, cap = ARGV[1], tonumber(ARGV[2])
+redis.call('ZADD', KEYS[1], sid, sid)
+redis.call('ZADD', KEYS[2], sid, sid)
+if redis.call('ZCARD', KEYS[2]) > cap then
+  redis.call('ZREMRANGEBYRANK', KEYS[2], 0, -(cap + 1))
+end
+enqueue(KEYS[3], KEYS[4], ARGV[3], ARGV[4], ARGV[4])
+return 1
+"""
+)
+
+# KEYS: the author's posts, home, job queue and data. ARGV: sid, the fan-out job's
+# id, the removal job's id, now (ms). Unpublishes a status and records the removal
+# from followers' homes it owes. A fan-out of it still queued is cancelled; one a
+# worker holds cannot renew its lease any more, and the removal waits until that
+# lease has ended, so it runs after the last home that fan-out could still write.
+_UNPUBLISH = LuaScript(
+    jobs.ENQUEUE
+    + """
+local sid, fanout, removal, now = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
+local removed = redis.call('ZREM', KEYS[1], sid)
+redis.call('ZREM', KEYS[2], sid)
+local due = now
+local pending = redis.call('ZSCORE', KEYS[3], fanout)
+if pending then
+  due = math.max(now, tonumber(pending))
+  redis.call('ZREM', KEYS[3], fanout)
+  for _, f in ipairs({'s', 'a', 't', 'c', 'e'}) do
+    redis.call('HDEL', KEYS[4], fanout .. '#' .. f)
+  end
+end
+enqueue(KEYS[3], KEYS[4], removal, due, now)
+return removed
+"""
+)
+
+
 def status_create(*, author: User, text: str) -> Status:
-    """Post a status: store it once, then fan it out to every follower's home."""
+    """Post a status: store it, publish it with its fan-out job, wake a worker.
+
+    Costs the same whoever posts: the followers' homes are the job's work
+    (`timeline.fanout`), not the request's.
+    """
     text = normalize_text(text)
     problem = text_problem(text)
     if problem:
@@ -122,82 +172,49 @@ def status_create(*, author: User, text: str) -> Status:
         text=text,
         created=round(time.time(), 3),
     )
+    slot = keys.slot_of_user(author.id)
 
     def store(pipe) -> None:
-        # In this order: the hash (unreachable until referenced), then the author's
-        # posts (now it exists) and the start of the fan-out. One round trip on one
-        # server; on a Cluster the barrier makes it two.
+        # In this order: the hash (unreachable until referenced); then, atomically in
+        # the author's slot, the author's posts (now it exists), home and the fan-out
+        # job, with the global timeline beside them; then the wake-up call. One round
+        # trip on one server; on a Cluster each barrier is one more.
         pipe.hset(keys.status(status.id), mapping=status.to_hash())
         pipe.barrier()
-        pipe.zadd(keys.posts(author.id), {status.id: status.id})
-        _fanout_head(pipe, author_id=author.id, sid=status.id)
+        now = jobs.now_ms()
+        _PUBLISH.queue(
+            pipe,
+            keys=[keys.posts(author.id), keys.home(author.id), *jobs.slot_keys(slot)],
+            args=[sid, settings.HOME_TIMELINE_CAP, fanout_job_id(author.id, sid), now],
+        )
+        global_add_queue(pipe, sids=[sid])
+        pipe.barrier()
+        jobs.wake_queue(pipe, slot=slot)
 
-    replies = pipeline_run(store)
-    _fanout_write(author_id=author.id, sid=status.id, first_followers=replies[-1])
+    pipeline_run(store)
     return status
 
 
-def status_fanout(*, author_id: int, sid: int) -> int:
-    """Add a status to the global timeline and the homes of the author and followers.
-
-    Idempotent: running it again (say, after an interrupted post) adds nothing twice.
-    Returns the number of homes written to.
-    """
-
-    def head(pipe) -> None:
-        _fanout_head(pipe, author_id=author_id, sid=sid)
-
-    *_, first_followers = pipeline_run(head)
-    return _fanout_write(author_id=author_id, sid=sid, first_followers=first_followers)
+def fanout_job_id(author_id: int, sid: int) -> str:
+    """The job that adds status `sid` to its author's followers' homes."""
+    return jobs.job_id("post", author_id, sid)
 
 
-def _fanout_head(pipe, *, author_id: int, sid: int) -> None:
-    """Queue the global timeline, the author's own home and a first read of followers.
-
-    The read asks for one more follower than a batch: when fewer come back, that one
-    command saw them all and no scan is needed (most authors have few followers).
-    """
-    global_add_queue(pipe, sids=[sid])
-    _timeline_add(pipe, readers=[author_id], author_id=author_id, sids=[sid])
-    pipe.zrange(keys.followers(author_id), 0, settings.FANOUT_BATCH)
+def removal_job_id(author_id: int, sid: int) -> str:
+    """The job that removes deleted status `sid` from its author's followers' homes."""
+    return jobs.job_id("delete", author_id, sid)
 
 
-def _fanout_write(*, author_id: int, sid: int, first_followers: list) -> int:
-    """Add the status to every follower's home, FANOUT_BATCH homes per round trip."""
-    if len(first_followers) <= settings.FANOUT_BATCH:
-        batches: Iterable[list[int]] = [[int(f) for f in first_followers]]
-    else:
-        batches = _follower_batches(author_id)
-    homes = 1
-    for batch in batches:
-        if not batch:
-            continue
-
-        def add_to_homes(pipe, batch=batch) -> None:
-            for group in slot_groups(batch, keys.home, settings.FANOUT_GROUP):
-                _timeline_add(pipe, readers=group, author_id=author_id, sids=[sid])
-
-        pipeline_run(add_to_homes)
-        homes += len(batch)
-    return homes
+def follow_job_id(follower_id: int, followee_id: int) -> str:
+    """The job that brings the rest of the store in line with whether the follower
+    follows the followee (`following:{follower}` is the truth)."""
+    return jobs.job_id("follow", follower_id, followee_id)
 
 
-def _follower_batches(uid: int) -> Iterable[list[int]]:
-    """The user's followers, about FANOUT_BATCH at a time.
-
-    ZSCAN returns every follower present for the whole scan even while others follow
-    or unfollow (a rank range would skip one when an earlier entry left); a follower
-    seen twice is written twice, which the idempotent add makes harmless.
-    """
-    size = settings.FANOUT_BATCH
-    batch: list[int] = []
-    for member, _score in get_redis().zscan_iter(keys.followers(uid), count=size):
-        batch.append(int(member))
-        if len(batch) >= size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
+def homes_add_queue(pipe, *, readers: list[int], author_id: int, sids: list[int]):
+    """Queue the conditional addition of statuses to readers' homes, by slot."""
+    for group in slot_groups(readers, keys.home, settings.FANOUT_GROUP):
+        _timeline_add(pipe, readers=group, author_id=author_id, sids=sids)
 
 
 def _timeline_add(pipe, *, readers: list[int], author_id: int, sids: list[int]) -> None:
@@ -211,29 +228,34 @@ def _timeline_add(pipe, *, readers: list[int], author_id: int, sids: list[int]) 
 
 
 def status_delete(*, user: User, sid: int) -> None:
-    """Delete a status of the user's own: gone from every timeline and page at once."""
+    """Delete a status of the user's own: gone from every page at once (its hash
+    goes first), and from the followers' homes by its removal job."""
     found = Status.from_fields(sid, get_redis().hmget(keys.status(sid), Status.FIELDS))
     if found is None:
         raise NotFound(sid)
     if found.author_id != user.id:
         raise Forbidden("Only its author can delete a status.")
+    slot = keys.slot_of_user(user.id)
 
     def unpublish(pipe) -> None:
         # The hash goes first: from then on every stale reference is skipped.
         pipe.delete(keys.status(sid))
         pipe.barrier()
-        pipe.zrem(keys.posts(user.id), sid)
+        _UNPUBLISH.queue(
+            pipe,
+            keys=[keys.posts(user.id), keys.home(user.id), *jobs.slot_keys(slot)],
+            args=[
+                sid,
+                fanout_job_id(user.id, sid),
+                removal_job_id(user.id, sid),
+                jobs.now_ms(),
+            ],
+        )
         pipe.zrem(keys.global_partition(sid), sid)
-        pipe.zrem(keys.home(user.id), sid)
+        pipe.barrier()
+        jobs.wake_queue(pipe, slot=slot)
 
     pipeline_run(unpublish)
-    for batch in _follower_batches(user.id):
-
-        def remove_from_homes(pipe, batch=batch) -> None:
-            for follower in batch:
-                pipe.zrem(keys.home(follower), sid)
-
-        pipeline_run(remove_from_homes)
 
 
 class _FollowLock:
@@ -258,65 +280,150 @@ class _FollowLock:
         _UNLOCK(keys=[self.key], args=[self.token])
 
 
-def follow_create(*, follower: User, followee_id: int) -> bool:
-    """Follow a user and backfill their newest statuses; False if already following.
+# KEYS: the follower's following zset, job queue, job data (the follower's slot).
+# ARGV: followee uid, follow time (us) or "" to unfollow, the job id, when the job is
+# due (ms), now (ms). Changes the truth and records the job that completes the rest
+# in one atomic step; returns 1 when it changed anything.
+_FOLLOW_SET = LuaScript(
+    jobs.ENQUEUE
+    + """
+local changed
+if ARGV[2] == '' then
+  changed = redis.call('ZREM', KEYS[1], ARGV[1])
+else
+  changed = redis.call('ZADD', KEYS[1], 'NX', ARGV[2], ARGV[1])
+end
+enqueue(KEYS[2], KEYS[3], ARGV[3], ARGV[4], ARGV[5])
+return changed
+"""
+)
 
-    Safe to repeat: a second call completes whatever a first one left undone.
+# KEYS: the reader's home and following zset. ARGV: the author's uid, status ids.
+# Removes them from the home unless the reader follows the author (again).
+_HOME_DROP = LuaScript(
     """
-    if follower.id == followee_id:
-        raise CannotFollowSelf("You cannot follow yourself.")
-    now_us = time.time_ns() // 1000
+if redis.call('ZSCORE', KEYS[2], ARGV[1]) then return 0 end
+local n = 0
+for i = 2, #ARGV, 1000 do
+  n = n + redis.call('ZREM', KEYS[1], unpack(ARGV, i, math.min(i + 999, #ARGV)))
+end
+return n
+"""
+)
 
-    def link(pipe) -> None:
-        pipe.zadd(keys.following(follower.id), {followee_id: now_us}, nx=True)
-        pipe.zadd(keys.followers(followee_id), {follower.id: now_us}, nx=True)
-        pipe.hset(keys.follower_names(followee_id), follower.id, follower.username)
-        pipe.zcard(keys.followers(followee_id))
-        pipe.zrevrange(keys.posts(followee_id), 0, settings.FOLLOW_BACKFILL - 1)
 
-    with _FollowLock(follower.id):
-        added, _, _, count, newest = pipeline_run(link)
+def _follow_set(follower_id: int, followee_id: int, now_us: int | None) -> int:
+    """Set the truth (`following:{follower}`) and record the job that completes it."""
+    slot = keys.slot_of_user(follower_id)
+    now = jobs.now_ms()
+    return _FOLLOW_SET(
+        keys=[keys.following(follower_id), *jobs.slot_keys(slot)],
+        args=[
+            followee_id,
+            "" if now_us is None else now_us,
+            follow_job_id(follower_id, followee_id),
+            now + settings.JOB_FOLLOW_GRACE_SECONDS * 1000,
+            now,
+        ],
+    )
+
+
+def follow_sync(*, follower_id: int, followee_id: int, username: str | None = None):
+    """Bring the followee's side and the follower's home in line with the truth.
+
+    Idempotent, whichever state it finds: a follow gets its followers entry, its
+    name and its backfill; an unfollow loses them and the followee's statuses leave
+    the home. The request does it at once; the follow job does it again after a
+    request that died midway. Call under the follower's follow lock.
+    """
+    follows = get_redis().zscore(keys.following(follower_id), followee_id)
+    home = keys.home(follower_id)
+    if follows is not None:
+        if username is None:
+            follower = user_get(uid=follower_id)
+            username = follower.username if follower is not None else ""
+
+        def link(pipe) -> None:
+            pipe.zadd(keys.followers(followee_id), {follower_id: int(follows)})
+            pipe.hset(keys.follower_names(followee_id), follower_id, username or "")
+            pipe.zcard(keys.followers(followee_id))
+            pipe.zrevrange(keys.posts(followee_id), 0, settings.FOLLOW_BACKFILL - 1)
+
+        *_, count, newest = pipeline_run(link)
 
         def finish(pipe) -> None:
             _popularity_queue(pipe, followee_id, count)
             if newest:
                 sids = [int(sid) for sid in newest]
                 _timeline_add(
-                    pipe, readers=[follower.id], author_id=followee_id, sids=sids
+                    pipe, readers=[follower_id], author_id=followee_id, sids=sids
                 )
 
         pipeline_run(finish)
-    return bool(added)
-
-
-def follow_delete(*, follower: User, followee_id: int) -> bool:
-    """Unfollow a user and drop their statuses from the home; False if not following."""
-    home = keys.home(follower.id)
+        return
 
     def unlink(pipe) -> None:
-        pipe.zrem(keys.following(follower.id), followee_id)
-        pipe.zrem(keys.followers(followee_id), follower.id)
-        pipe.hdel(keys.follower_names(followee_id), follower.id)
+        pipe.zrem(keys.followers(followee_id), follower_id)
+        pipe.hdel(keys.follower_names(followee_id), follower_id)
         pipe.zcard(keys.followers(followee_id))
         pipe.zrange(home, 0, 0, withscores=True)
 
+    *_, count, oldest = pipeline_run(unlink)
+    theirs = (
+        get_redis().zrangebyscore(keys.posts(followee_id), oldest[0][1], "+inf")
+        if oldest
+        else []
+    )
+
+    def finish_unlink(pipe) -> None:
+        _popularity_queue(pipe, followee_id, count)
+        if theirs:
+            _HOME_DROP.queue(
+                pipe,
+                keys=[home, keys.following(follower_id)],
+                args=[followee_id, *theirs],
+            )
+
+    pipeline_run(finish_unlink)
+
+
+def _follow_change(*, follower: User, followee_id: int, now_us: int | None) -> bool:
     with _FollowLock(follower.id):
-        removed, _, _, count, oldest = pipeline_run(unlink)
-        # From here no fan-out can add the followee's statuses to this home (the add
-        # checks `following` atomically), so one sweep removes them for good.
-        theirs = (
-            get_redis().zrangebyscore(keys.posts(followee_id), oldest[0][1], "+inf")
-            if oldest
-            else []
+        changed = _follow_set(follower.id, followee_id, now_us)
+        follow_sync(
+            follower_id=follower.id, followee_id=followee_id, username=follower.username
         )
+        pipeline_run(
+            lambda pipe: jobs.cancel_queue(
+                pipe,
+                slot=keys.slot_of_user(follower.id),
+                jid=follow_job_id(follower.id, followee_id),
+            )
+        )
+    return bool(changed)
 
-        def finish(pipe) -> None:
-            _popularity_queue(pipe, followee_id, count)
-            for start in range(0, len(theirs), 1000):
-                pipe.zrem(home, *theirs[start : start + 1000])
 
-        pipeline_run(finish)
-    return bool(removed)
+def follow_create(*, follower: User, followee_id: int) -> bool:
+    """Follow a user and backfill their newest statuses; False if already following.
+
+    Safe to repeat: a second call completes whatever a first one left undone, and
+    the follow job completes it if the request died midway.
+    """
+    if follower.id == followee_id:
+        raise CannotFollowSelf("You cannot follow yourself.")
+    return _follow_change(
+        follower=follower, followee_id=followee_id, now_us=time.time_ns() // 1000
+    )
+
+
+def follow_delete(*, follower: User, followee_id: int) -> bool:
+    """Unfollow a user and drop their statuses from the home; False if not following.
+
+    From the first step on no fan-out adds the followee's statuses to this home (the
+    add checks `following` atomically), so one sweep removes them for good; the
+    follow job sweeps again if the request died before it.
+    """
+    return _follow_change(follower=follower, followee_id=followee_id, now_us=None)
 
 
 POPULAR_CAP = 100

@@ -68,3 +68,14 @@ def new_page(browser, site):
     yield make
     for context in contexts:
         context.close()
+
+
+@pytest.fixture
+def fanout_worker(redis_client):
+    """A fan-out worker thread, as the development server runs one, for one test."""
+    from timeline import fanout
+
+    thread, stop = fanout.start_thread()
+    yield thread
+    stop.set()
+    thread.join(timeout=10)

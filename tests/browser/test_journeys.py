@@ -84,6 +84,21 @@ def test_follow_see_on_home_then_unfollow_and_it_disappears(new_page):
     assert bob.get_by_text("Your home is empty").is_visible()
 
 
+def test_a_followers_home_shows_a_new_status_within_seconds(new_page, fanout_worker):
+    alice, bob = make_user("alice"), make_user("bob")
+    services.follow_create(follower=bob, followee_id=alice.id)
+    author, reader = new_page(), new_page()
+    log_in(author, "alice")
+    log_in(reader, "bob")
+    post(author, "Fresh from alice")
+    for _ in range(50):  # the worker's job, usually done in milliseconds
+        reader.goto("/")
+        if statuses(reader):
+            break
+        reader.wait_for_timeout(100)
+    assert statuses(reader) == ["Fresh from alice"]
+
+
 def test_delete_a_status(new_page):
     make_user("alice")
     page = new_page()

@@ -11,7 +11,7 @@ from django.test import Client
 
 from accounts.selectors import user_get_by_username
 from config.redis import get_redis
-from tests.helpers import logged_in_client, make_user
+from tests.helpers import logged_in_client, make_user, run_jobs
 from tests.roundtrips import RoundTripCounter
 from timeline import keys, services
 
@@ -138,8 +138,11 @@ def test_status_page_and_delete_by_author_only(alice, bob):
 def test_delete_is_visible_in_followers_homes(alice, bob):
     bob.post("/u/alice/follow/")
     alice.post("/post/", {"text": "soon gone"})
+    run_jobs()
     sid = status_ids(body(bob.get("/")))[0]
     alice.post(f"/s/{sid}/delete/")
+    assert status_ids(body(bob.get("/"))) == []  # at once, before the job runs
+    assert run_jobs() == 1
     assert status_ids(body(bob.get("/"))) == []
 
 

@@ -1,0 +1,182 @@
+"""The fan-out worker: runs the jobs that posts, deletes and follow changes record.
+
+`python manage.py fanout_worker` runs one (several may run at once, on any machine);
+the development `runserver` starts one in a thread. Every job is idempotent and
+resumable (`timeline.jobs`):
+
+- `post:<author>:<sid>`: the global timeline, then every follower's home, FANOUT_BATCH
+  followers at a time. The followers come from a ZSCAN whose cursor is recorded after
+  each batch's homes were written, so a worker killed midway is resumed from the
+  last batch (written again: harmless, the add is idempotent). A home gets the
+  status only while its owner follows the author, checked atomically in the
+  reader's slot, so a fan-out racing an unfollow leaves nothing behind.
+- `delete:<author>:<sid>`: the same walk, removing the status from every home.
+- `follow:<follower>:<followee>`: brings the followee's side and the follower's home
+  in line with `following:{follower}` (`services.follow_sync`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+import time
+from collections.abc import Callable
+
+import redis
+from django.conf import settings
+
+from config.pipelines import pipeline_run
+from config.redis import get_redis
+from timeline import jobs, keys, services
+
+log = logging.getLogger(__name__)
+
+OUTAGES = (redis.RedisError, redis.exceptions.RedisClusterException)
+
+
+def _walk_followers(
+    job: jobs.Job, author_id: int, write: Callable[[object, list[int]], None]
+) -> None:
+    """Call `write(pipe, batch)` for every follower of the author, from the job's
+    cursor on, recording the cursor once each batch's writes have answered."""
+    cursor = int(job.cursor)
+    r = get_redis()
+    while True:
+        cursor, pairs = r.zscan(
+            keys.followers(author_id), cursor, count=settings.FANOUT_BATCH
+        )
+        batch = [int(member) for member, _ in pairs]
+
+        def step(pipe, batch=batch, cursor=cursor) -> None:
+            if batch:
+                write(pipe, batch)
+                pipe.barrier()  # the cursor moves only once the writes answered
+            jobs.progress_queue(pipe, job, cursor=str(cursor))
+
+        if not pipeline_run(step)[-1]:
+            raise jobs.LeaseLost(job.id)
+        if cursor == 0:
+            return
+
+
+def run_post(job: jobs.Job) -> None:
+    author_id, sid = job.args
+    if job.cursor == "0":
+        pipeline_run(lambda pipe: services.global_add_queue(pipe, sids=[sid]))
+
+    def add(pipe, batch: list[int]) -> None:
+        services.homes_add_queue(pipe, readers=batch, author_id=author_id, sids=[sid])
+
+    _walk_followers(job, author_id, add)
+
+
+def run_delete(job: jobs.Job) -> None:
+    author_id, sid = job.args
+    if job.cursor == "0":
+
+        def unpublish(pipe) -> None:
+            pipe.zrem(keys.global_partition(sid), sid)
+            pipe.zrem(keys.home(author_id), sid)
+
+        pipeline_run(unpublish)
+
+    def remove(pipe, batch: list[int]) -> None:
+        for follower in batch:
+            pipe.zrem(keys.home(follower), sid)
+
+    _walk_followers(job, author_id, remove)
+
+
+def run_follow(job: jobs.Job) -> None:
+    follower_id, followee_id = job.args
+    with services._FollowLock(follower_id, wait=30.0):
+        services.follow_sync(follower_id=follower_id, followee_id=followee_id)
+
+
+HANDLERS: dict[str, Callable[[jobs.Job], None]] = {
+    "post": run_post,
+    "delete": run_delete,
+    "follow": run_follow,
+}
+
+
+def job_run(job: jobs.Job) -> bool:
+    """Run one leased job to its end; True when it is done and removed.
+
+    A job that raises goes back to its queue for a retry (after a backoff, resumed
+    from its cursor); one that lost its lease is left to whoever holds it now.
+    """
+    handler = HANDLERS.get(job.kind)
+    try:
+        if handler is None:
+            raise ValueError(f"no such job kind: {job.kind}")
+        handler(job)
+        return jobs.done(job)
+    except jobs.LeaseLost:
+        log.info("job %s: lease lost, left to the worker that holds it", job.id)
+        return False
+    except Exception as error:
+        log.warning("job %s failed: %r", job.id, error)
+        # If Redis is out too, the lease runs out and the job is due again.
+        with contextlib.suppress(*OUTAGES):
+            jobs.retry_later(job, error=repr(error))
+        return False
+
+
+def run_pending(*, now: int | None = None, sweep: bool = False) -> int:
+    """Run the jobs that wake-up calls announce until none is left; returns how many
+    finished. With `sweep`, also every due job of every queue (`timelines repair`,
+    tests of lost wake-ups); `now` (ms) runs jobs recorded to be due later."""
+    finished = 0
+    while True:
+        slots = set(jobs.wakeups_pop(count=64))
+        if sweep:
+            slots |= set(jobs.due_slots(now=now))
+        if not slots:
+            return finished
+        for slot in sorted(slots):
+            while claimed := jobs.claim(slot=slot, limit=1, now=now):
+                finished += sum(job_run(job) for job in claimed)
+
+
+class Worker:
+    """A loop that takes wake-up calls, sweeps the queues now and then, and runs the
+    jobs it leases, one at a time, until `stop` is set."""
+
+    def __init__(self, *, stop: threading.Event | None = None):
+        self.stop = stop or threading.Event()
+        self.finished = 0
+
+    def run(self) -> None:
+        next_sweep = 0.0
+        revisit: set[int] = set()
+        while not self.stop.is_set():
+            try:
+                slots = set(jobs.wakeups_pop()) | revisit
+                revisit = set()
+                if time.monotonic() >= next_sweep:
+                    slots |= set(jobs.due_slots())
+                    next_sweep = time.monotonic() + settings.JOB_SWEEP_SECONDS
+                for slot in sorted(slots):
+                    if self.stop.is_set():
+                        return
+                    for job in jobs.claim(slot=slot, limit=1):
+                        self.finished += job_run(job)
+                        revisit.add(slot)  # more may be due there
+            except OUTAGES as error:
+                log.warning("fan-out worker: Redis is not answering (%r)", error)
+                self.stop.wait(1.0)
+                continue
+            if not slots:
+                self.stop.wait(settings.JOB_POLL_SECONDS)
+
+
+def start_thread() -> tuple[threading.Thread, threading.Event]:
+    """Run a worker in a daemon thread of this process (the development server)."""
+    stop = threading.Event()
+    thread = threading.Thread(
+        target=Worker(stop=stop).run, name="fanout-worker", daemon=True
+    )
+    thread.start()
+    return thread, stop

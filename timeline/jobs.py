@@ -1,0 +1,347 @@
+"""Durable jobs in Redis: the work a post, a delete or a follow change owes to others.
+
+Why our own small queue and not Streams or a job library: a job must be recorded in
+the same atomic step as the change that owes it (a post's entry in `posts:{uid}`), so
+its record must live in that user's Cluster slot. Redis Streams with consumer groups
+would need one stream per slot, each with its group created before use and polled
+with XREADGROUP one slot at a time; the Python job libraries (RQ, Celery, Dramatiq,
+Huey) keep their queues in a few fixed keys, outside the owner's slot. What we need is
+three commands' worth of Lua around sorted sets:
+
+- **a queue per slot**, `jobs:{q<k>}` (`timeline.keys.job_queue`): job id -> when it is
+  due, in milliseconds. The owner's script adds the job (`ENQUEUE`, below) atomically
+  with the change itself. Job ids name the work (`post:<uid>:<sid>`), so queuing the
+  same work twice queues it once.
+- **a lease**: `claim` hands a due job to one worker, moving its due time to the end
+  of the lease and giving it a fresh token. A worker that dies (kill -9, a lost
+  machine) simply lets the lease run out; the job is due again and another worker
+  resumes it from its recorded **cursor**. A worker that lost its lease (it was too
+  slow) finds out at its next `progress` or `done`, whose token no longer matches,
+  and stops. So a job runs at least once, and its steps must be idempotent.
+- **retries with a limit**: a job that raised is due again after a backoff; after
+  JOB_MAX_ATTEMPTS it moves to `jobs:failed:{q<k>}` with its last error, where
+  `timelines check` reports it and `timelines repair` runs it again.
+- **wake-up calls**: after the atomic step, the writer adds the slot to one of 16
+  `jobs:ready:{r<n>}` zsets; idle workers pop them. Losing one (its node failed just
+  then) only delays the job to the next **sweep**, which every worker runs every
+  JOB_SWEEP_SECONDS over the 16,384 slot queues: one pipelined read per node.
+
+Nothing here knows what a job does: `timeline.fanout` runs them.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from dataclasses import dataclass
+
+from django.conf import settings
+
+from config.pipelines import LuaScript, pipeline_run
+from timeline import keys
+
+# A Lua function that scripts owning a change embed to queue the work it owes:
+# enqueue(queue key, data key, job id, due ms, now ms). Safe to repeat: a job already
+# queued keeps its place, attempts and cursor.
+ENQUEUE = """
+local function enqueue(queue, data, id, due, now)
+  if redis.call('ZADD', queue, 'NX', due, id) == 1 then
+    redis.call('HSET', data, id .. '#s', now)
+  end
+end
+"""
+
+_FIELDS = ("s", "a", "t", "c", "e")
+
+# KEYS: one slot's queue, data, failed. ARGV: now, lease ms, how many, token, max
+# attempts, failed cap. Returns id, cursor pairs of the jobs this call leased.
+_CLAIM = LuaScript(
+    """
+local now, lease, limit = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local token, max_attempts, cap = ARGV[4], tonumber(ARGV[5]), tonumber(ARGV[6])
+local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, limit)
+local out = {}
+for _, id in ipairs(due) do
+  local attempts = redis.call('HINCRBY', KEYS[2], id .. '#a', 1)
+  if attempts > max_attempts then
+    redis.call('ZREM', KEYS[1], id)
+    redis.call('HDEL', KEYS[2], id .. '#t')
+    redis.call('ZADD', KEYS[3], now, id)
+    if redis.call('ZCARD', KEYS[3]) > cap then
+      local gone = redis.call('ZRANGE', KEYS[3], 0, 0)
+      redis.call('ZREMRANGEBYRANK', KEYS[3], 0, 0)
+      for _, f in ipairs({'s', 'a', 't', 'c', 'e'}) do
+        redis.call('HDEL', KEYS[2], gone[1] .. '#' .. f)
+      end
+    end
+  else
+    redis.call('ZADD', KEYS[1], now + lease, id)
+    redis.call('HSET', KEYS[2], id .. '#t', token)
+    out[#out + 1] = id
+    out[#out + 1] = redis.call('HGET', KEYS[2], id .. '#c') or '0'
+  end
+end
+return out
+"""
+)
+
+# KEYS: queue, data. ARGV: id, token, then either a cursor and the new lease end
+# (progress), or nothing (done). Returns 0 when the token is no longer this worker's.
+_PROGRESS = LuaScript(
+    """
+local id, token = ARGV[1], ARGV[2]
+if redis.call('HGET', KEYS[2], id .. '#t') ~= token then return 0 end
+if #ARGV == 2 then
+  redis.call('ZREM', KEYS[1], id)
+  for _, f in ipairs({'s', 'a', 't', 'c', 'e'}) do
+    redis.call('HDEL', KEYS[2], id .. '#' .. f)
+  end
+  return 1
+end
+redis.call('HSET', KEYS[2], id .. '#c', ARGV[3])
+redis.call('ZADD', KEYS[1], 'XX', ARGV[4], id)
+return 1
+"""
+)
+
+# KEYS: queue, data. ARGV: id, token, due ms, error text. A job that raised waits for
+# its retry; its cursor stays, so the retry resumes where it stopped.
+_RETRY = LuaScript(
+    """
+local id, token = ARGV[1], ARGV[2]
+if redis.call('HGET', KEYS[2], id .. '#t') ~= token then return 0 end
+redis.call('HDEL', KEYS[2], id .. '#t')
+redis.call('HSET', KEYS[2], id .. '#e', ARGV[4])
+redis.call('ZADD', KEYS[1], 'XX', ARGV[3], id)
+return 1
+"""
+)
+
+# KEYS: queue, data, failed. ARGV: now, ids. Queue failed jobs again, attempts reset.
+_REQUEUE = LuaScript(
+    """
+local n = 0
+for i = 2, #ARGV do
+  local id = ARGV[i]
+  if redis.call('ZREM', KEYS[3], id) == 1 then
+    redis.call('HDEL', KEYS[2], id .. '#a', id .. '#t')
+    redis.call('ZADD', KEYS[1], ARGV[1], id)
+    n = n + 1
+  end
+end
+return n
+"""
+)
+
+
+def now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+@dataclass(frozen=True)
+class Job:
+    """A job a worker holds: what to do (`id`), where it stopped, the lease's token."""
+
+    slot: int
+    id: str
+    cursor: str
+    token: str
+
+    @property
+    def kind(self) -> str:
+        return self.id.split(":", 1)[0]
+
+    @property
+    def args(self) -> list[int]:
+        return [int(part) for part in self.id.split(":")[1:]]
+
+
+class LeaseLost(Exception):
+    """Another worker holds the job now (this one was too slow), or it was cancelled."""
+
+
+def job_id(kind: str, *args: int) -> str:
+    return ":".join([kind, *(str(a) for a in args)])
+
+
+def slot_keys(slot: int) -> list[str]:
+    """The keys a script that queues a job in `slot` takes: queue, data."""
+    return [keys.job_queue(slot), keys.job_data(slot)]
+
+
+def wake_queue(pipe, *, slot: int) -> None:
+    """Queue the wake-up call for a job just queued in `slot` (after its barrier)."""
+    pipe.zadd(keys.job_ready(slot), {slot: now_ms()}, lt=True)
+
+
+def wakeups_pop(*, count: int = 8) -> list[int]:
+    """Take up to `count` wake-up calls from every shard: slots with work, maybe."""
+
+    def pop(pipe) -> None:
+        for shard in keys.job_ready_shards():
+            pipe.zpopmin(shard, count)
+
+    replies = pipeline_run(pop)
+    return sorted({int(member) for reply in replies for member, _ in reply})
+
+
+def due_slots(*, now: int | None = None) -> list[int]:
+    """The slots whose queue holds a due job (the sweep): one pipelined read per node.
+
+    On one server every queue is read; only slots that hold a user's keys have one.
+    """
+    at = now if now is not None else now_ms()
+    slots = list(range(keys.CLUSTER_SLOTS))
+
+    def read(pipe) -> None:
+        for slot in slots:
+            pipe.zrangebyscore(keys.job_queue(slot), "-inf", at, start=0, num=1)
+
+    replies = pipeline_run(read, confirm=False)
+    return [slot for slot, reply in zip(slots, replies, strict=True) if reply]
+
+
+def claim(*, slot: int, limit: int, now: int | None = None) -> list[Job]:
+    """Lease up to `limit` due jobs of one slot to this worker."""
+    token = secrets.token_hex(8)
+    reply = _CLAIM(
+        keys=[*slot_keys(slot), keys.job_failed(slot)],
+        args=[
+            now if now is not None else now_ms(),
+            settings.JOB_LEASE_SECONDS * 1000,
+            limit,
+            token,
+            settings.JOB_MAX_ATTEMPTS,
+            settings.JOB_FAILED_CAP,
+        ],
+    )
+    return [
+        Job(slot=slot, id=jid, cursor=cursor, token=token)
+        for jid, cursor in zip(reply[::2], reply[1::2], strict=True)
+    ]
+
+
+def progress_queue(pipe, job: Job, *, cursor: str) -> None:
+    """Queue the record of how far the job got, renewing its lease (one command)."""
+    lease_end = now_ms() + settings.JOB_LEASE_SECONDS * 1000
+    _PROGRESS.queue(
+        pipe, keys=slot_keys(job.slot), args=[job.id, job.token, cursor, lease_end]
+    )
+
+
+def progress(job: Job, *, cursor: str) -> None:
+    """Record how far the job got; LeaseLost if the job is no longer this worker's."""
+    if not pipeline_run(lambda pipe: progress_queue(pipe, job, cursor=cursor))[0]:
+        raise LeaseLost(job.id)
+
+
+def done(job: Job) -> bool:
+    """Remove a finished job; False if it was no longer this worker's."""
+    return bool(_PROGRESS(keys=slot_keys(job.slot), args=[job.id, job.token]))
+
+
+def retry_later(job: Job, *, attempts_hint: int = 1, error: str) -> None:
+    """Give a job that raised back to the queue, due after a backoff."""
+    delay = min(settings.JOB_RETRY_MAX_SECONDS, 2 ** min(attempts_hint, 10))
+    _RETRY(
+        keys=slot_keys(job.slot),
+        args=[job.id, job.token, now_ms() + delay * 1000, error[:500]],
+    )
+
+
+@dataclass(frozen=True)
+class QueueStats:
+    depth: int
+    leased: int
+    oldest_age_s: float | None
+    failed: int
+    failed_ids: list[str]
+
+
+def stats() -> QueueStats:
+    """Queue depth, jobs held by workers, the oldest job's age, failures: by a sweep."""
+    at = now_ms()
+    slots = list(range(keys.CLUSTER_SLOTS))
+
+    def read(pipe) -> None:
+        for slot in slots:
+            pipe.zcard(keys.job_queue(slot))
+            pipe.zcount(keys.job_queue(slot), f"({at}", "+inf")
+            pipe.zrange(keys.job_failed(slot), 0, 9)
+            pipe.zcard(keys.job_failed(slot))
+
+    replies = pipeline_run(read, confirm=False)
+    depth = leased = failed = 0
+    failed_ids: list[str] = []
+    busy: list[int] = []
+    for i, slot in enumerate(slots):
+        n, held, some_failed, n_failed = replies[4 * i : 4 * i + 4]
+        depth += n
+        leased += held
+        failed += n_failed
+        failed_ids.extend(some_failed)
+        if n:
+            busy.append(slot)
+
+    def created(pipe) -> None:
+        for slot in busy:
+            pipe.zrange(keys.job_queue(slot), 0, -1)
+
+    oldest = None
+    if busy:
+        ids = pipeline_run(created, confirm=False)
+
+        def starts(pipe) -> None:
+            for slot, members in zip(busy, ids, strict=True):
+                if members:
+                    pipe.hmget(keys.job_data(slot), [f"{m}#s" for m in members])
+
+        made = [
+            int(v)
+            for reply in pipeline_run(starts, confirm=False)
+            for v in reply
+            if v is not None
+        ]
+        oldest = (at - min(made)) / 1000 if made else None
+    return QueueStats(
+        depth=depth,
+        leased=leased,
+        oldest_age_s=oldest,
+        failed=failed,
+        failed_ids=failed_ids,
+    )
+
+
+def failed_requeue() -> int:
+    """Queue every failed job again, attempts reset; returns how many."""
+    slots = list(range(keys.CLUSTER_SLOTS))
+    replies = pipeline_run(
+        lambda pipe: [pipe.zrange(keys.job_failed(s), 0, -1) for s in slots],
+        confirm=False,
+    )
+    n = 0
+    for slot, ids in zip(slots, replies, strict=True):
+        if ids:
+            n += _REQUEUE(
+                keys=[*slot_keys(slot), keys.job_failed(slot)], args=[now_ms(), *ids]
+            )
+            pipeline_run(lambda pipe, slot=slot: wake_queue(pipe, slot=slot))
+    return n
+
+
+# KEYS: queue, data. ARGV: id. Remove a job whatever its state (its owner finished
+# the work itself, or made it pointless).
+_CANCEL = LuaScript(
+    """
+redis.call('ZREM', KEYS[1], ARGV[1])
+for _, f in ipairs({'s', 'a', 't', 'c', 'e'}) do
+  redis.call('HDEL', KEYS[2], ARGV[1] .. '#' .. f)
+end
+return 1
+"""
+)
+
+
+def cancel_queue(pipe, *, slot: int, jid: str) -> None:
+    """Queue the removal of a job whose work its owner has finished itself."""
+    _CANCEL.queue(pipe, keys=slot_keys(slot), args=[jid])
