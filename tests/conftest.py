@@ -44,6 +44,8 @@ def pytest_generate_tests(metafunc):
     }.get(chosen, [chosen])
     if metafunc.definition.get_closest_marker("real_redis"):
         backends = [b for b in backends if b != "fake"]
+    if metafunc.definition.get_closest_marker("single_server"):
+        backends = [b for b in backends if b == "real"]
     if metafunc.definition.get_closest_marker("cluster"):
         backends = [b for b in backends if b == "cluster"]
     if not backends:

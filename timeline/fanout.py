@@ -5,9 +5,10 @@ the development `runserver` starts one in a thread. Every job is idempotent and
 resumable (`timeline.jobs`):
 
 - `post:<author>:<sid>`: the global timeline, then every follower's home, FANOUT_BATCH
-  followers at a time. The followers come from a ZSCAN whose cursor is recorded after
-  each batch's homes were written, so a worker killed midway is resumed from the
-  last batch (written again: harmless, the add is idempotent). A home gets the
+  followers at a time, in the followers zset's order. The last follower reached is
+  the cursor, recorded after each batch's homes were written, so a job cut short
+  (a killed worker, a restarted server, a failover) resumes after the last batch
+  written (or writes it again: harmless, the add is idempotent). A home gets the
   status only while its owner follows the author, checked atomically in the
   reader's slot, so a fan-out racing an unfollow leaves nothing behind.
 - `delete:<author>:<sid>`: the same walk, removing the status from every home.
@@ -26,8 +27,7 @@ from collections.abc import Callable
 import redis
 from django.conf import settings
 
-from config.pipelines import pipeline_run
-from config.redis import get_redis
+from config.pipelines import LuaScript, pipeline_run
 from timeline import jobs, keys, services
 
 log = logging.getLogger(__name__)
@@ -35,28 +35,60 @@ log = logging.getLogger(__name__)
 OUTAGES = (redis.RedisError, redis.exceptions.RedisClusterException)
 
 
+# KEYS: a followers zset. ARGV: the cursor's score and member ('' from the start), how
+# many. Returns up to that many follower, score pairs that come after the cursor in
+# the zset's own order (score, then member). A cursor whose member has left (an
+# unfollow) is placed by a binary search among the members of its score. Unlike a
+# ZSCAN cursor, which means nothing to a restarted server or a promoted replica (their
+# hash tables are seeded afresh), this cursor holds across restarts and failovers,
+# and no follower present throughout the walk is skipped.
+_FOLLOWERS_AFTER = LuaScript(
+    """
+local key, s, m, n = KEYS[1], ARGV[1], ARGV[2], tonumber(ARGV[3])
+local start = 0
+if m ~= '' then
+  local rank = redis.call('ZRANK', key, m)
+  local score = redis.call('ZSCORE', key, m)
+  if rank and tonumber(score) == tonumber(s) then
+    start = rank + 1
+  else
+    local lo = redis.call('ZCOUNT', key, '-inf', '(' .. s)
+    local hi = redis.call('ZCOUNT', key, '-inf', s)
+    while lo < hi do
+      local mid = math.floor((lo + hi) / 2)
+      if redis.call('ZRANGE', key, mid, mid)[1] <= m then lo = mid + 1 else hi = mid end
+    end
+    start = lo
+  end
+end
+return redis.call('ZRANGE', key, start, start + n - 1, 'WITHSCORES')
+"""
+)
+
+
 def _walk_followers(
     job: jobs.Job, author_id: int, write: Callable[[object, list[int]], None]
 ) -> None:
     """Call `write(pipe, batch)` for every follower of the author, from the job's
     cursor on, recording the cursor once each batch's writes have answered."""
-    cursor = int(job.cursor)
-    r = get_redis()
+    score, _, member = job.cursor.partition(" ") if job.cursor != "0" else ("", "", "")
+    size = settings.FANOUT_BATCH
     while True:
-        cursor, pairs = r.zscan(
-            keys.followers(author_id), cursor, count=settings.FANOUT_BATCH
+        reply = _FOLLOWERS_AFTER(
+            keys=[keys.followers(author_id)], args=[score or "0", member, size]
         )
-        batch = [int(member) for member, _ in pairs]
+        batch = [int(uid) for uid in reply[::2]]
+        if batch:
+            member, score = reply[-2], str(int(float(reply[-1])))
 
-        def step(pipe, batch=batch, cursor=cursor) -> None:
-            if batch:
+            def step(pipe, batch=batch, cursor=f"{score} {member}") -> None:
                 write(pipe, batch)
                 pipe.barrier()  # the cursor moves only once the writes answered
-            jobs.progress_queue(pipe, job, cursor=str(cursor))
+                jobs.progress_queue(pipe, job, cursor=cursor)
 
-        if not pipeline_run(step)[-1]:
-            raise jobs.LeaseLost(job.id)
-        if cursor == 0:
+            if not pipeline_run(step)[-1]:
+                raise jobs.LeaseLost(job.id)
+        if len(batch) < size:
             return
 
 

@@ -405,3 +405,27 @@ def test_script_groups_hold_one_hash_slot_each_on_a_cluster(r):
         assert slots_per_group == {1}
     else:
         assert len(groups) == 20  # any readers go together on one server
+
+
+def test_a_resumed_fanout_skips_no_follower_even_when_its_cursor_left(r, settings):
+    # Twelve followers who followed at the same moment (as seeded ones do): the walk
+    # orders them by id. A worker recorded reader 5 as its cursor, then reader 5
+    # unfollowed; the resumed walk starts right after where reader 5 was.
+    settings.FANOUT_BATCH = 4
+    author = make_user("author")
+    readers = [make_user(f"reader{i:02}") for i in range(12)]
+    for reader in readers:
+        r.zadd(keys.following(reader.id), {author.id: 7})
+        r.zadd(keys.followers(author.id), {reader.id: 7})
+    status = post(author, "resumed")
+    (job,) = jobs.claim(slot=keys.slot_of_user(author.id), limit=1)
+    in_order = sorted(readers, key=lambda u: str(u.id))
+    jobs.progress(job, cursor=f"7 {in_order[5].id}")
+    unfollow(in_order[5], author)
+    fanout.run_post(
+        jobs.Job(
+            slot=job.slot, id=job.id, cursor=f"7 {in_order[5].id}", token=job.token
+        )
+    )
+    reached = [r.zscore(keys.home(u.id), status.id) is not None for u in in_order]
+    assert reached == [False] * 6 + [True] * 6

@@ -5,8 +5,9 @@ from __future__ import annotations
 import signal
 import threading
 
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 
+from config.redis import StoreRefused, get_redis
 from timeline import fanout, jobs
 
 
@@ -34,6 +35,10 @@ class Command(BaseCommand):
             for jid in s.failed_ids:
                 self.stdout.write(f"  failed: {jid}")
             return
+        try:
+            get_redis()  # the store's layout is checked on first connection
+        except StoreRefused as error:
+            raise CommandError(str(error)) from error
         stop = threading.Event()
         for sig in (signal.SIGTERM, signal.SIGINT):
             signal.signal(sig, lambda *_: stop.set())

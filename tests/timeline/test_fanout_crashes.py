@@ -1,0 +1,288 @@
+"""Nothing stays half-done: a fan-out survives its worker being killed, Redis being
+restarted from its AOF and a Cluster master failing over, each in the middle of a
+job; an unfollow cut short by an outage is completed by its job.
+
+The workers here are real `manage.py fanout_worker` processes; the servers are real.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+import redis
+
+from config.embedded import start_server
+from config.pipelines import pipeline_run
+from config.redis import client_for_url, get_redis, set_redis
+from tests.helpers import logged_in_client, make_user, run_jobs
+from timeline import jobs, keys, services
+from timeline.upgrades import layout_stamp
+
+ROOT = Path(__file__).resolve().parents[2]
+FOLLOWERS = 3000
+
+
+def add_followers(author_id: int, count: int, first: int = 10_000) -> list[int]:
+    """Make `count` readers follow the author (written as a follow writes them)."""
+    uids = list(range(first, first + count))
+    for start in range(0, count, 500):
+
+        def link(pipe, chunk=uids[start : start + 500]) -> None:
+            for uid in chunk:
+                pipe.zadd(keys.following(uid), {author_id: 1})
+                pipe.zadd(keys.followers(author_id), {uid: 1})
+
+        pipeline_run(link)
+    return uids
+
+
+def homes_holding(sid: int, uids: list[int]) -> int:
+    replies = pipeline_run(
+        lambda pipe: [pipe.zscore(keys.home(u), sid) for u in uids], confirm=False
+    )
+    return sum(reply is not None for reply in replies)
+
+
+def start_worker(url: str, *, cluster: bool = False) -> subprocess.Popen:
+    """A real worker process, with a short lease so that a dead one is soon replaced
+    and small batches so that a job has many steps to be cut between."""
+    layout_stamp(get_redis())  # as a store the site made is: the worker checks it
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+        "REDIS_URL": url,
+        "REDIS_CLUSTER": "true" if cluster else "false",
+        "JOB_LEASE_SECONDS": "1",
+        "JOB_SWEEP_SECONDS": "0.5",
+        "FANOUT_BATCH": "50",
+        "FANOUT_GROUP": "50",
+        "REDIS_SOCKET_TIMEOUT": "1",
+    }
+    return subprocess.Popen(
+        [sys.executable, "manage.py", "fanout_worker"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+
+
+def stop_worker(proc: subprocess.Popen) -> None:
+    """Stop a worker; what it logged is printed (pytest shows it when a test fails)."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    print(proc.stderr.read().decode(errors="replace")[-3000:])
+
+
+def wait_for(predicate, *, timeout: float, what: str):
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            value = predicate()
+        except (redis.RedisError, redis.exceptions.RedisClusterException):
+            value = None  # the server is still coming back
+        if value:
+            return value
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.01)
+
+
+def job_cursor(r, author_id: int, sid: int) -> str | None:
+    slot = keys.slot_of_user(author_id)
+    jid = services.fanout_job_id(author_id, sid)
+    return r.hget(keys.job_data(slot), f"{jid}#c")
+
+
+def mid_job(r, author_id: int, sid: int) -> bool:
+    return job_cursor(r, author_id, sid) not in (None, "0")
+
+
+def queues_empty() -> bool:
+    stats = jobs.stats()
+    return stats.depth == 0 and stats.failed == 0
+
+
+@pytest.fixture
+def store_url(request, redis_backend):
+    if redis_backend == "cluster":
+        return request.getfixturevalue("local_cluster").url, True
+    return request.getfixturevalue("real_redis_url"), False
+
+
+@pytest.mark.real_redis
+def test_a_worker_killed_mid_job_is_resumed_by_another(r, store_url):
+    url, cluster = store_url
+    author = make_user("author")
+    readers = add_followers(author.id, FOLLOWERS)
+    first = start_worker(url, cluster=cluster)
+    second = None
+    try:
+        status = services.status_create(author=author, text="to 3,000 homes")
+        wait_for(lambda: mid_job(r, author.id, status.id), timeout=30, what="a step")
+        first.send_signal(signal.SIGSTOP)  # frozen where it was, then killed
+        reached = homes_holding(status.id, readers)
+        assert 0 < reached < FOLLOWERS, "the worker was not stopped mid-job"
+        first.kill()
+        first.wait()
+        second = start_worker(url, cluster=cluster)
+        wait_for(
+            lambda: homes_holding(status.id, readers) == FOLLOWERS,
+            timeout=60,
+            what="every home",
+        )
+        wait_for(queues_empty, timeout=30, what="the job to be done")
+    finally:
+        first.kill()
+        if second is not None:
+            stop_worker(second)
+    # Once each: the resumed steps wrote again what the dead worker had written.
+    assert r.zrange(keys.home(readers[0]), 0, -1) == [str(status.id)]
+
+
+@pytest.mark.single_server
+def test_redis_restarted_from_its_aof_mid_job_loses_nothing(settings):
+    directory = Path(tempfile.mkdtemp(prefix="retwis-aof-"))
+    aof = ["--appendonly", "yes", "--appendfsync", "always"]
+    url, server = start_server(directory, persist=False, daemonize=False, extra=aof)
+    client = client_for_url(url, cluster=False)
+    set_redis(client)
+    worker = None
+    try:
+        author = make_user("author")
+        readers = add_followers(author.id, FOLLOWERS)
+        worker = start_worker(url)
+        status = services.status_create(author=author, text="survives a restart")
+        wait_for(lambda: mid_job(client, author.id, status.id), timeout=30, what="step")
+        server.kill()  # as a crash: no shutdown, no snapshot; the AOF is what is left
+        server.wait()
+        again, server = start_server(
+            directory, persist=False, daemonize=False, extra=aof
+        )
+        assert again == url
+        reached = homes_holding(status.id, readers)
+        assert 0 < reached < FOLLOWERS, "Redis was not restarted mid-job"
+        wait_for(
+            lambda: homes_holding(status.id, readers) == FOLLOWERS,
+            timeout=60,
+            what="every home",
+        )
+        wait_for(queues_empty, timeout=30, what="the job to be done")
+        assert client.zscore(keys.posts(author.id), status.id) is not None
+    finally:
+        if worker is not None:
+            stop_worker(worker)
+        client.close()
+        server.kill()
+        server.wait()
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+@pytest.mark.cluster
+def test_a_master_failing_over_mid_job_loses_nothing(settings):
+    from tests.cluster import start_cluster
+
+    cluster = start_cluster(masters=3, replicas_per_master=1, node_timeout_ms=2000)
+    client = client_for_url(cluster.url, cluster=True)
+    set_redis(client)
+    worker = None
+    try:
+        author = make_user("author")
+        readers = add_followers(author.id, FOLLOWERS)
+        cluster.wait_replicas_synced()
+        worker = start_worker(cluster.url, cluster=True)
+        status = services.status_create(author=author, text="survives a failover")
+        wait_for(lambda: mid_job(client, author.id, status.id), timeout=30, what="step")
+        # The master of the author's slot: it holds the job and its cursor.
+        owner = client.get_node_from_key(keys.posts(author.id))
+        victim = next(n for n in cluster.primaries() if n.port == owner.port)
+        victim.kill()
+        deadline = time.monotonic() + 30
+        while len(cluster.primaries()) < cluster.masters:
+            assert time.monotonic() < deadline, "no replica was promoted"
+            time.sleep(0.1)
+        cluster.wait_ok(timeout=30)
+        wait_for(
+            lambda: homes_holding(status.id, readers) == FOLLOWERS,
+            timeout=60,
+            what="every home",
+        )
+        wait_for(queues_empty, timeout=30, what="the job to be done")
+    finally:
+        if worker is not None:
+            stop_worker(worker)
+        client.close()
+        cluster.stop()
+
+
+@pytest.mark.real_redis
+def test_an_unfollow_cut_short_by_an_outage_is_completed_by_its_job(
+    r, monkeypatch, settings
+):
+    alice, bob = make_user("alice"), make_user("bob")
+    services.follow_create(follower=bob, followee_id=alice.id)
+    made = [services.status_create(author=alice, text=f"a{i}").id for i in range(200)]
+    run_jobs()
+    assert r.zcard(keys.home(bob.id)) == 200
+
+    def outage(**kwargs):
+        raise redis.ConnectionError("Redis stopped answering")
+
+    monkeypatch.setattr(services, "follow_sync", outage)
+    answer = logged_in_client("bob").post("/u/alice/unfollow/")
+    assert answer.status_code == 503
+    assert "may not have been saved" in answer.content.decode()
+    monkeypatch.undo()
+    # Half-done for now: bob no longer follows alice, her statuses are still there.
+    assert r.zscore(keys.following(bob.id), alice.id) is None
+    assert r.zcard(keys.home(bob.id)) == 200
+    # Until the job's grace period ends (the request might still finish it itself).
+    assert run_jobs(sweep=True) == 0
+    later = jobs.now_ms() + settings.JOB_FOLLOW_GRACE_SECONDS * 1000 + 1
+    assert run_jobs(now=later, sweep=True) == 1
+    assert not {str(s) for s in made} & set(r.zrange(keys.home(bob.id), 0, -1))
+    assert r.zscore(keys.followers(alice.id), bob.id) is None
+    assert r.hget(keys.follower_names(alice.id), bob.id) is None
+    assert jobs.stats().depth == 0
+    page = logged_in_client("bob").get("/")
+    assert "a199" not in page.content.decode()
+
+
+def test_a_job_that_keeps_failing_is_kept_visible_and_runs_again_on_repair(
+    r, monkeypatch, settings
+):
+    from timeline import fanout
+
+    alice, bob = make_user("alice"), make_user("bob")
+    services.follow_create(follower=bob, followee_id=alice.id)
+    status = services.status_create(author=alice, text="unlucky")
+
+    def broken(job):
+        raise RuntimeError("the disk is on fire")
+
+    monkeypatch.setitem(fanout.HANDLERS, "post", broken)
+    later = jobs.now_ms()
+    for _ in range(settings.JOB_MAX_ATTEMPTS + 1):
+        later += (settings.JOB_RETRY_MAX_SECONDS + 1) * 1000
+        run_jobs(now=later, sweep=True)
+    stats = jobs.stats()
+    assert (stats.depth, stats.failed) == (0, 1)
+    assert stats.failed_ids == [services.fanout_job_id(alice.id, status.id)]
+    monkeypatch.undo()
+    assert jobs.failed_requeue() == 1
+    assert run_jobs() == 1
+    assert r.zscore(keys.home(bob.id), status.id) is not None
+    assert queues_empty()
+
