@@ -285,4 +285,3 @@ def test_a_job_that_keeps_failing_is_kept_visible_and_runs_again_on_repair(
     assert run_jobs() == 1
     assert r.zscore(keys.home(bob.id), status.id) is not None
     assert queues_empty()
-
