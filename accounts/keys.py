@@ -12,6 +12,9 @@ them together.
 | `username:<lowercase name>` | string | uid; claimed with SET NX, so one per name  | one per user                      |
 | `sessions:{<uid>}`          | hash   | sha256(token) hex -> expiry (unix seconds) | AUTH_MAX_DEVICES fields; key TTL  |
 |                             |        |                                            | = the latest expiry               |
+| `seen:{<uid>}`              | string | the day (days since 1970, UTC) the user    | TTL FANOUT_ACTIVE_DAYS: its       |
+|                             |        | was last seen; written at most once a day  | absence makes the user inactive,  |
+|                             |        | (`timeline.services.reader_seen`)          | skipped by fan-out until back     |
 | `loginfail:user:<lowercase>`| string | failed logins for that name in the window  | TTL LOGIN_FAILURE_WINDOW_SECONDS  |
 | `loginfail:client:<ip>`     | string | failed logins from that client             | TTL LOGIN_FAILURE_WINDOW_SECONDS  |
 """
@@ -36,6 +39,10 @@ def username(name: str) -> str:
 
 def sessions(uid: int) -> str:
     return f"sessions:{{{uid}}}"
+
+
+def seen(uid: int) -> str:
+    return f"seen:{{{uid}}}"
 
 
 def login_failures_user(name: str) -> str:

@@ -51,6 +51,17 @@ class PageReads(ReadBatch):
         super().__init__()
         self.claimed_uid = credentials.uid if credentials is not None else None
         self.viewer = _viewer_queue(self, credentials)
+        # The day the claimed viewer was last seen (None: never, or too long ago),
+        # for the once-a-day stamp (`timeline.middleware`).
+        uid = self.claimed_uid
+        self.seen_day: Deferred[int | None] | None = (
+            self.queue(
+                lambda pipe: pipe.get(keys.seen(uid)),
+                lambda replies: int(replies[0]) if replies[0] else None,
+            )
+            if uid is not None
+            else None
+        )
 
     def proven_uid(self) -> int | None:
         """The viewer's id once the credentials are proven (sends the batch if due)."""

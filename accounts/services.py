@@ -88,14 +88,29 @@ def user_create(*, username: str, password: str) -> User:
         # so a crash between the two steps leaves nothing a visitor could see, and
         # SET NX makes the claim itself atomic (two sign-ups of one name: one wins).
         pipe.hset(keys.user(uid), mapping=record)
+        seen_stamp_queue(pipe, uid=uid)  # a new user is an active reader
         pipe.barrier()
         pipe.set(keys.username(username), uid, nx=True)
 
-    _, claimed = pipeline_run(store_then_claim)
+    _, _, claimed = pipeline_run(store_then_claim)
     if not claimed:
-        get_redis().delete(keys.user(uid))
+        get_redis().delete(keys.user(uid), keys.seen(uid))  # one slot: one command
         raise UsernameTaken(username)
     return user
+
+
+def seen_day() -> int:
+    """Days since 1970-01-01 (UTC): the unit of the last-seen stamp."""
+    return int(time.time() // 86400)
+
+
+def seen_ttl_seconds() -> int:
+    return settings.FANOUT_ACTIVE_DAYS * 86400
+
+
+def seen_stamp_queue(pipe, *, uid: int) -> None:
+    """Queue the stamp that says the user was seen today (active for fan-out)."""
+    pipe.set(keys.seen(uid), seen_day(), ex=seen_ttl_seconds())
 
 
 def session_create(*, uid: int) -> Credentials:

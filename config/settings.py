@@ -65,6 +65,11 @@ PROFILE_IN_COMMON_SCAN = env.int("PROFILE_IN_COMMON_SCAN", default=500)
 FANOUT_BATCH = env.int("FANOUT_BATCH", default=1000)
 # Readers per fan-out script call (on Redis Cluster, those of one hash slot at most).
 FANOUT_GROUP = env.int("FANOUT_GROUP", default=250)
+# Fan-out skips readers not seen for this long; their home is rebuilt when they return.
+FANOUT_ACTIVE_DAYS = env.int("FANOUT_ACTIVE_DAYS", default=30)
+# Authors with more followers than this are not pushed to homes: a home merges their
+# newest statuses at read time (docs/BENCHMARKS.md has the measured crossover).
+FANOUT_PUSH_MAX = env.int("FANOUT_PUSH_MAX", default=10_000)
 STATUS_MAX_LENGTH = 280
 
 # --- Jobs (timeline/jobs.py, timeline/fanout.py) -------------------------------------
@@ -105,6 +110,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "config.middleware.RedisUnavailableMiddleware",
     "accounts.middleware.AuthenticationMiddleware",
+    "timeline.middleware.LastSeenMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"

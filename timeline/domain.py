@@ -93,6 +93,8 @@ class Home:
 
     page: Page
     suggestions: list[User]
+    # The reader is back after a long absence and their home is being rebuilt.
+    catching_up: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,6 +12,8 @@ resumable (`timeline.jobs`):
   status only while its owner follows the author, checked atomically in the
   reader's slot, so a fan-out racing an unfollow leaves nothing behind.
 - `delete:<author>:<sid>`: the same walk, removing the status from every home.
+- `home:<uid>`: rebuilds the home of a reader back after FANOUT_ACTIVE_DAYS away
+  (fan-out skipped them meanwhile) from the newest statuses of everyone they follow.
 - `follow:<follower>:<followee>`: brings the followee's side and the follower's home
   in line with `following:{follower}` (`services.follow_sync`).
 """
@@ -126,7 +128,13 @@ def run_follow(job: jobs.Job) -> None:
         services.follow_sync(follower_id=follower_id, followee_id=followee_id)
 
 
+def run_home(job: jobs.Job) -> None:
+    (uid,) = job.args
+    services.home_rebuild(uid=uid)
+
+
 HANDLERS: dict[str, Callable[[jobs.Job], None]] = {
+    "home": run_home,
     "post": run_post,
     "delete": run_delete,
     "follow": run_follow,

@@ -19,6 +19,15 @@ two sides of a follow) are separate single-slot steps, each idempotent.
 | `follower_names:{<uid>}` | hash | follower uid -> follower's username     | one field per entry of `followers:{<uid>}`|
 |                      |        | (names never change), so a profile names  | written and removed with it               |
 |                      |        | the people in common from the owner's slot|                                           |
+| `pulls:{<uid>}`      | zset   | followee uid -> follow time, for the      | one entry per followee in pull mode: a    |
+|                      |        | followees whose statuses the home merges  | part of `following:{<uid>}`, removed with |
+|                      |        | at read (`fanout:{<uid>}` not push)       | the follow, in the same atomic step       |
+| `fanout:{<uid>}`     | string | how the user's statuses reach followers:  | one per author past FANOUT_PUSH_MAX       |
+|                      |        | absent = pushed to homes; `pulling`,      | followers; absent again once pushed       |
+|                      |        | `pull`, `pushing` (`timeline.fanout`)     |                                           |
+| `outbox:{<uid>}`     | hash   | sid -> the status's fields (JSON), for    | OUTBOX_CAP (HOME_TIMELINE_CAP) newest     |
+|                      |        | authors not pushed: a home reads them     | statuses, trimmed on post; deleted when   |
+|                      |        | from the author's slot in one call        | the author is pushed again                |
 | `followlock:{<uid>}` | string | token of the follow/unfollow in progress  | TTL 10 s; serializes one user's follows   |
 | `timeline:global:{g<p>}` | zset | status id -> status id, for the statuses | GLOBAL_TIMELINE_CAP each, trimmed on add; |
 |                      |        | whose id is p modulo GLOBAL_PARTITIONS (8)| partitions, so no key is written by every |
@@ -99,6 +108,37 @@ def followers_owner(key: str) -> int | None:
     prefix, suffix = followers_pattern().split("*")
     uid = key.removeprefix(prefix).removesuffix(suffix)
     if not (uid.isascii() and uid.isdigit()) or followers(int(uid)) != key:
+        return None
+    return int(uid)
+
+
+def pulls(uid: int) -> str:
+    return f"pulls:{{{uid}}}"
+
+
+def fanout_mode(uid: int) -> str:
+    return f"fanout:{{{uid}}}"
+
+
+def outbox(uid: int) -> str:
+    return f"outbox:{{{uid}}}"
+
+
+def home_pattern() -> str:
+    """SCAN pattern matching every home zset (admin tools only)."""
+    return "home:{*}"
+
+
+def following_pattern() -> str:
+    """SCAN pattern matching every following zset (admin tools only)."""
+    return "following:{*}"
+
+
+def key_owner(key: str, pattern: str) -> int | None:
+    """The uid whose per-user key `key` (matched by SCAN with `pattern`) is, else None."""
+    prefix, suffix = pattern.split("*")
+    uid = key.removeprefix(prefix).removesuffix(suffix)
+    if not (uid.isascii() and uid.isdigit()) or f"{prefix}{uid}{suffix}" != key:
         return None
     return int(uid)
 

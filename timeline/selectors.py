@@ -32,6 +32,7 @@ from timeline.domain import (
     Profile,
     Status,
 )
+from timeline.services import home_rebuild_job_id
 
 IN_COMMON_SHOWN = 3
 
@@ -132,8 +133,15 @@ def home_get(*, reads: PageReads, max_id: int | None = None) -> Home | None:
     if reads.claimed_uid is None:
         return None
     size = settings.TIMELINE_PAGE_SIZE
-    ids = _ids_queue(reads, keys.home(reads.claimed_uid), max_id, size)
+    uid = reads.claimed_uid
+    ids = _ids_queue(reads, keys.home(uid), max_id, size)
     popular = _popular_queue(reads) if max_id is None else None
+    rebuilding = reads.queue(
+        lambda pipe: pipe.zscore(
+            keys.job_queue(keys.slot_of_user(uid)), home_rebuild_job_id(uid)
+        ),
+        lambda replies: replies[0] is not None,
+    )
     if reads.proven_uid() is None:
         return None
     found = _statuses_queue(reads, ids.value)
@@ -145,6 +153,8 @@ def home_get(*, reads: PageReads, max_id: int | None = None) -> Home | None:
     return Home(
         page=_page(ids.value, found.value, size),
         suggestions=suggestions.value if suggestions is not None else [],
+        # No stamp: away too long, the rebuild is queued after this page.
+        catching_up=rebuilding.value or reads.seen_day.value is None,
     )
 
 

@@ -20,13 +20,16 @@ unfollow can never leave the unfollowed author's post behind.
 
 from __future__ import annotations
 
+import heapq
 import secrets
 import time
 
 from django.conf import settings
 
+from accounts import keys as account_keys
 from accounts.domain import User
 from accounts.selectors import user_get
+from accounts.services import seen_day, seen_ttl_seconds
 from config.pipelines import LuaScript, pipeline_run
 from config.redis import get_redis, slot_groups
 from timeline import jobs, keys
@@ -42,19 +45,22 @@ from timeline.domain import (
 )
 from timeline.ids import status_ids_take
 
-# KEYS: (home, following) of one or more readers. ARGV: author uid, cap, the author's
-# own home key, sid... Adds the statuses to each home whose owner is the author or
-# still follows the author, then trims it to the cap. One reader's check-and-add is
-# atomic in that reader's slot; a call carries several readers only where they share
-# a slot (Cluster) or the server is a single node.
+# KEYS: (home, following, seen) of one or more readers. ARGV: author uid, cap, the
+# author's own home key, whether to skip inactive readers (1/0), sid... Adds the
+# statuses to each home whose owner is the author, or still follows the author and
+# (when asked) was seen within FANOUT_ACTIVE_DAYS, then trims it to the cap. One
+# reader's check-and-add is atomic in that reader's slot; a call carries several
+# readers only where they share a slot (Cluster) or the server is a single node.
 _TIMELINE_ADD = LuaScript(
     """
 local author, cap, own = ARGV[1], tonumber(ARGV[2]), ARGV[3]
+local active_only = ARGV[4] == '1'
 local added = 0
-for i = 1, #KEYS, 2 do
+for i = 1, #KEYS, 3 do
   local home = KEYS[i]
-  if home == own or redis.call('ZSCORE', KEYS[i + 1], author) then
-    for j = 4, #ARGV do
+  if home == own or (redis.call('ZSCORE', KEYS[i + 1], author)
+      and (not active_only or redis.call('EXISTS', KEYS[i + 2]) == 1)) then
+    for j = 5, #ARGV do
       added = added + redis.call('ZADD', home, ARGV[j], ARGV[j])
     end
     if redis.call('ZCARD', home) > cap then
@@ -212,18 +218,40 @@ def follow_job_id(follower_id: int, followee_id: int) -> str:
 
 
 def homes_add_queue(pipe, *, readers: list[int], author_id: int, sids: list[int]):
-    """Queue the conditional addition of statuses to readers' homes, by slot."""
+    """Queue the addition of statuses to the homes of those readers who follow the
+    author and are active, by slot (the fan-out)."""
     for group in slot_groups(readers, keys.home, settings.FANOUT_GROUP):
-        _timeline_add(pipe, readers=group, author_id=author_id, sids=sids)
+        _timeline_add(
+            pipe, readers=group, author_id=author_id, sids=sids, active_only=True
+        )
 
 
-def _timeline_add(pipe, *, readers: list[int], author_id: int, sids: list[int]) -> None:
+def _timeline_add(
+    pipe,
+    *,
+    readers: list[int],
+    author_id: int,
+    sids: list[int],
+    active_only: bool = False,
+) -> None:
     _TIMELINE_ADD.queue(
         pipe,
         keys=[
-            k for reader in readers for k in (keys.home(reader), keys.following(reader))
+            k
+            for reader in readers
+            for k in (
+                keys.home(reader),
+                keys.following(reader),
+                account_keys.seen(reader),
+            )
         ],
-        args=[author_id, settings.HOME_TIMELINE_CAP, keys.home(author_id), *sids],
+        args=[
+            author_id,
+            settings.HOME_TIMELINE_CAP,
+            keys.home(author_id),
+            1 if active_only else 0,
+            *sids,
+        ],
     )
 
 
@@ -424,6 +452,89 @@ def follow_delete(*, follower: User, followee_id: int) -> bool:
     follow job sweeps again if the request died before it.
     """
     return _follow_change(follower=follower, followee_id=followee_id, now_us=None)
+
+
+# KEYS: the reader's seen stamp, job queue and data. ARGV: today, the stamp's TTL
+# (s), the home rebuild job's id, now (ms). Stamps the reader as seen today; a reader
+# who had no stamp (inactive: fan-out skipped them) also gets the job that rebuilds
+# their home. Returns 1 when it queued that job.
+_SEEN = LuaScript(
+    jobs.ENQUEUE
+    + """
+local was = redis.call('GET', KEYS[1])
+redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
+if was then return 0 end
+enqueue(KEYS[2], KEYS[3], ARGV[3], ARGV[4], ARGV[4])
+return 1
+"""
+)
+
+
+def home_rebuild_job_id(uid: int) -> str:
+    """The job that rebuilds a returning reader's home from the people they follow."""
+    return jobs.job_id("home", uid)
+
+
+def reader_seen(*, uid: int) -> bool:
+    """Record that the reader was seen today (at most once a day, the one write a
+    GET makes); a reader back after FANOUT_ACTIVE_DAYS away gets their home rebuilt.
+    Returns True when a rebuild was queued."""
+    slot = keys.slot_of_user(uid)
+
+    def stamp(pipe) -> None:
+        _SEEN.queue(
+            pipe,
+            keys=[account_keys.seen(uid), *jobs.slot_keys(slot)],
+            args=[
+                seen_day(),
+                seen_ttl_seconds(),
+                home_rebuild_job_id(uid),
+                jobs.now_ms(),
+            ],
+        )
+        pipe.barrier()
+        jobs.wake_queue(pipe, slot=slot)
+
+    return bool(pipeline_run(stamp)[0])
+
+
+def home_rebuild(*, uid: int) -> int:
+    """Fill a reader's home with the newest statuses of everyone they follow (up to
+    FOLLOW_BACKFILL each, HOME_TIMELINE_CAP in all); returns how many were added.
+
+    Idempotent: each add checks, in the reader's slot, that they still follow.
+    """
+    followees = [int(f) for f in get_redis().zrange(keys.following(uid), 0, -1)]
+    newest: list[tuple[int, int]] = []  # (sid, author)
+    cap = settings.HOME_TIMELINE_CAP
+    for start in range(0, len(followees), 500):
+        chunk = followees[start : start + 500]
+        replies = pipeline_run(
+            lambda pipe, chunk=chunk: [
+                pipe.zrevrange(keys.posts(f), 0, settings.FOLLOW_BACKFILL - 1)
+                for f in chunk
+            ],
+            confirm=False,
+        )
+        found = [
+            (int(sid), f)
+            for f, sids in zip(chunk, replies, strict=True)
+            for sid in sids
+        ]
+        newest = heapq.nlargest(cap, [*newest, *found])
+    by_author: dict[int, list[int]] = {}
+    for sid, author in newest:
+        by_author.setdefault(author, []).append(sid)
+    added = 0
+    authors = list(by_author.items())
+    for start in range(0, len(authors), 200):
+
+        def add(pipe, part=authors[start : start + 200]) -> None:
+            for author, sids in part:
+                _timeline_add(pipe, readers=[uid], author_id=author, sids=sids)
+
+        added += sum(pipeline_run(add))
+    return added
 
 
 POPULAR_CAP = 100

@@ -9,11 +9,15 @@ forward.
   profile names the people in common from it) and no longer uses `store:epoch`.
   The upgrade walks the store with SCAN (every master of a Cluster), names every
   follower that has no name yet and deletes the legacy key.
-- Layout 3 (this version) runs on Redis Cluster: status ids come from 256 id
+- Layout 3 runs on Redis Cluster: status ids come from 256 id
   shards (`timeline/ids.py`) instead of `statuses:next_id`, and the global timeline
   is partitioned (`timeline:global:{g<p>}`) instead of one `timeline:global`. The
   upgrade moves the global timeline's entries into the partitions and deletes both
   legacy keys; old status ids stay valid (every new id is larger).
+- Layout 4 (this version) skips inactive readers in the fan-out: a reader is active
+  while their `seen:{<uid>}` stamp lives (FANOUT_ACTIVE_DAYS). The upgrade stamps
+  every user of the store as seen on the day of the upgrade (SET NX: a stamp the
+  site already wrote is kept), so no one's home stops filling because of it.
 
 Safe while the site serves and safe to repeat: a name is written only where none is
 (HSETNX) and only while the follower still follows (checked in the same script, in
@@ -29,12 +33,13 @@ from dataclasses import dataclass
 
 from accounts import keys as account_keys
 from accounts.selectors import users_queue
+from accounts.services import seen_day, seen_ttl_seconds
 from config.pipelines import LuaScript, ReadBatch, pipeline_run
 from config.redis import StoreRefused, get_redis, key_count
 from timeline import keys
 from timeline.services import global_add_queue
 
-LAYOUT = 3
+LAYOUT = 4
 SCAN_COUNT = 1000  # keys SCAN examines per round trip
 BATCH = 100  # followers zsets whose names are checked per round of round trips
 ZSCAN_COUNT = 1000  # followers read per zset per round trip (all of a small one)
@@ -116,6 +121,7 @@ class UpgradeReport:
     names_added: int = 0  # follower names written
     unnamed: int = 0  # follows left unnamed: the follower's user hash is gone
     global_entries_moved: int = 0  # entries of the one global timeline, partitioned
+    readers_stamped: int = 0  # users given a last-seen stamp (layout 4)
     legacy_keys_deleted: int = 0
     layout_recorded: bool = False  # store:layout raised to LAYOUT by this run
 
@@ -151,6 +157,7 @@ def store_upgrade(
             progress(report)
 
     _global_partition(report)
+    _readers_stamp(report, batch=batch * 10)
     legacy = [
         account_keys.legacy_store_epoch(),
         keys.legacy_status_ids(),
@@ -166,6 +173,41 @@ def store_upgrade(
             _LAYOUT_RAISE(keys=[keys.store_layout()], args=[LAYOUT])
         )
     return report
+
+
+def _readers_stamp(report: UpgradeReport, *, batch: int) -> None:
+    """Stamp every user without a last-seen stamp as seen today (layout 4)."""
+    r = get_redis()
+    pattern = account_keys.user_pattern()
+
+    def stamp(uids: list[int]) -> None:
+        if report.dry_run:
+            found = pipeline_run(
+                lambda pipe: [pipe.exists(account_keys.seen(u)) for u in uids],
+                confirm=False,
+            )
+            report.readers_stamped += sum(not n for n in found)
+            return
+        replies = pipeline_run(
+            lambda pipe: [
+                pipe.set(
+                    account_keys.seen(u), seen_day(), ex=seen_ttl_seconds(), nx=True
+                )
+                for u in uids
+            ]
+        )
+        report.readers_stamped += sum(bool(reply) for reply in replies)
+
+    uids: list[int] = []
+    for key in r.scan_iter(match=pattern, count=SCAN_COUNT):
+        uid = keys.key_owner(key, pattern)
+        if uid is not None:
+            uids.append(uid)
+        if len(uids) >= batch:
+            stamp(uids)
+            uids = []
+    if uids:
+        stamp(uids)
 
 
 def _global_partition(report: UpgradeReport) -> None:

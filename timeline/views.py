@@ -28,6 +28,7 @@ def home(request, form: StatusForm | None = None):
     context = {
         "page": found.page,
         "suggestions": found.suggestions,
+        "catching_up": found.catching_up,
         "form": form or StatusForm(),
         "compose_next": back,
     }

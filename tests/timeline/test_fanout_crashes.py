@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 import redis
 
+from accounts.services import seen_stamp_queue
 from config.embedded import start_server
 from config.pipelines import pipeline_run
 from config.redis import client_for_url, get_redis, set_redis
@@ -31,7 +32,8 @@ FOLLOWERS = 3000
 
 
 def add_followers(author_id: int, count: int, first: int = 10_000) -> list[int]:
-    """Make `count` readers follow the author (written as a follow writes them)."""
+    """Make `count` active readers follow the author (written as a follow writes
+    them, with the stamp of a reader seen today)."""
     uids = list(range(first, first + count))
     for start in range(0, count, 500):
 
@@ -39,6 +41,7 @@ def add_followers(author_id: int, count: int, first: int = 10_000) -> list[int]:
             for uid in chunk:
                 pipe.zadd(keys.following(uid), {author_id: 1})
                 pipe.zadd(keys.followers(author_id), {uid: 1})
+                seen_stamp_queue(pipe, uid=uid)
 
         pipeline_run(link)
     return uids

@@ -1,5 +1,5 @@
-"""`manage.py upgrade_store`: a store written in layout 1 brought to layout 3, and
-the check that refuses an old store until it is."""
+"""`manage.py upgrade_store`: a store written in layout 1 brought to the current
+layout, and the check that refuses an old store until it is."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from django.test import Client
 from accounts import keys as account_keys
 from accounts.selectors import PageReads, user_get_by_username
 from config import redis as connection
-from tests.helpers import logged_in_client, make_user
+from tests.helpers import logged_in_client, make_user, run_jobs
 from timeline import keys, services, upgrades
 from timeline.selectors import global_page
 
@@ -30,7 +30,7 @@ def follow(follower: str, followee: str) -> None:
 @pytest.fixture
 def old_store(r) -> dict[str, int]:
     """A store as layout 1 left it: follows without follower names, a store:epoch,
-    the global timeline in one zset, a status id counter."""
+    the global timeline in one zset, a status id counter, no last-seen stamps."""
     uids = {name: make_user(name).id for name in PEOPLE}
     for name in ("carol", "dave", "erin"):
         follow(name, "owner")
@@ -47,6 +47,7 @@ def old_store(r) -> dict[str, int]:
             r.zadd(keys.legacy_global_timeline(), {sid: sid})
         r.delete(partition)
     r.set(keys.legacy_status_ids(), 2)
+    r.delete(*(account_keys.seen(uid) for uid in uids.values()))
     return uids
 
 
@@ -103,12 +104,20 @@ def test_upgrade_names_the_people_in_common_again(r, old_store):
     ), after
     assert {"@carol", "@dave", "@erin"} == set(re.findall(r"@\w+", after))
     assert_every_follower_named(r, old_store)
-    assert r.get(keys.store_layout()) == "3"
+    assert r.get(keys.store_layout()) == str(upgrades.LAYOUT)
     assert r.exists(account_keys.legacy_store_epoch()) == 0
     assert "Follower names: wrote 8." in output
     assert "Global timeline: moved 2 entries into its partitions." in output
     assert "Legacy keys: deleted 3." in output
-    assert "Layout: recorded 3." in output
+    # Five: the viewer was stamped by the page they read before the upgrade.
+    assert "Last-seen stamps: stamped 5 users as seen today." in output
+    assert f"Layout: recorded {upgrades.LAYOUT}." in output
+    # Every reader is active again: a new post reaches the followers' homes.
+    owner = user_get_by_username(username="owner")
+    status = services.status_create(author=owner, text="after the upgrade")
+    run_jobs()
+    for name in ("carol", "dave", "erin", "fred"):
+        assert r.zscore(keys.home(old_store[name]), status.id) is not None
 
 
 def test_upgrade_partitions_the_global_timeline(r, old_store):
@@ -131,7 +140,7 @@ def test_dry_run_reports_and_writes_nothing(r, old_store):
     assert "Follower names: would write 8." in output
     assert "Global timeline: would move 2 entries into its partitions." in output
     assert "Legacy keys: would delete 3." in output
-    assert "Layout: would record 3." in output
+    assert f"Layout: would record {upgrades.LAYOUT}." in output
     assert "Dry run: nothing was written." in output
 
 
@@ -143,7 +152,7 @@ def test_a_second_run_changes_nothing(r, old_store):
     assert "Follower names: wrote 0." in output
     assert "Legacy keys: none." in output
     assert "Global timeline: already partitioned." in output
-    assert "Layout: already 3; unchanged." in output
+    assert f"Layout: already {upgrades.LAYOUT}; unchanged." in output
 
 
 def test_an_interrupted_upgrade_completes_when_run_again(r, old_store):
@@ -161,7 +170,7 @@ def test_an_interrupted_upgrade_completes_when_run_again(r, old_store):
     output = upgrade()
 
     assert_every_follower_named(r, old_store)
-    assert r.get(keys.store_layout()) == "3"
+    assert r.get(keys.store_layout()) == str(upgrades.LAYOUT)
     assert r.exists(account_keys.legacy_store_epoch()) == 0
     assert "Checked 4 followers sets (8 follows)" in output
 
@@ -217,7 +226,7 @@ def test_verbosity_0_prints_nothing_and_2_prints_each_batch(r, old_store, capsys
     lines = upgrade("--verbosity", "2", "--batch", "1").splitlines()
     progress = [line for line in lines if line.startswith("  ")]
     assert [line.split()[0] for line in progress] == ["1", "2", "3", "4"]
-    assert lines[-1] == "Layout: already 3; unchanged."
+    assert lines[-1] == f"Layout: already {upgrades.LAYOUT}; unchanged."
     assert capsys.readouterr() == ("", "")
 
 

@@ -9,6 +9,7 @@ import pytest
 from django.conf import settings
 from django.test import Client
 
+from accounts import keys as account_keys
 from accounts.selectors import user_get_by_username
 from config.redis import get_redis
 from tests.helpers import logged_in_client, make_user, run_jobs
@@ -321,3 +322,31 @@ def test_remembered_names_never_outlive_a_replaced_store(alice, bob, r):
     page = body(zoe.get("/u/alice/"))
     assert 'href="/u/bob/">@bob</a> you follow (1 in all)' in page
     assert "@carol" not in page
+
+
+def test_a_reader_back_after_a_long_absence_gets_a_rebuilt_home(r, alice, bob):
+    bob.post("/u/alice/follow/")
+    bob.get("/")
+    bob_id = int(r.get(account_keys.username("bob")))
+    r.delete(account_keys.seen(bob_id))  # FANOUT_ACTIVE_DAYS without a visit
+    alice.post("/post/", {"text": "while bob was away"})
+    assert run_jobs() == 1
+    assert r.zcard(keys.home(bob_id)) == 0  # the fan-out skipped the inactive reader
+    page = body(bob.get("/"))
+    assert "Your home is catching up" in page
+    assert r.get(account_keys.seen(bob_id)) is not None  # stamped on the way out
+    assert run_jobs() == 1  # the rebuild
+    page = body(bob.get("/"))
+    assert "while bob was away" in page
+    assert "catching up" not in page
+
+
+def test_the_last_seen_stamp_is_written_once_a_day(r, bob):
+    bob_id = int(r.get(account_keys.username("bob")))
+    r.set(account_keys.seen(bob_id), 1, ex=100)  # seen on some long-gone day
+    bob.get("/")
+    assert r.ttl(account_keys.seen(bob_id)) > 100  # stamped today, for 30 days
+    r.expire(account_keys.seen(bob_id), 100)
+    bob.get("/u/bob/")
+    assert r.ttl(account_keys.seen(bob_id)) <= 100  # already today: no write
+    assert run_jobs() == 0  # and an active reader's home needs no rebuild

@@ -82,6 +82,13 @@ class Command(BaseCommand):
             if report.global_entries_moved
             else "Global timeline: already partitioned."
         )
+        stamped = "stamp" if would else "stamped"
+        lines.append(
+            f"Last-seen stamps: {would}{stamped} {report.readers_stamped:,} users as "
+            "seen today."
+            if report.readers_stamped
+            else "Last-seen stamps: every user has one."
+        )
         deleted = "delete" if would else "deleted"
         lines.append(
             f"Legacy keys: {would}{deleted} {report.legacy_keys_deleted}."

@@ -1,0 +1,41 @@
+"""The once-a-day "last seen" stamp that keeps a reader in the fan-out."""
+
+from __future__ import annotations
+
+import logging
+
+from accounts.services import seen_day
+from config.middleware import REDIS_OUTAGES
+from timeline import services
+
+log = logging.getLogger(__name__)
+
+
+class LastSeenMiddleware:
+    """After a signed-in person's page, stamp them as seen today if not yet.
+
+    The stamp rode in the page's first round trip (`PageReads.seen_day`), so this
+    costs nothing on every page but the first of a day. A reader back after
+    FANOUT_ACTIVE_DAYS away (no stamp: fan-out skipped them) gets their home rebuilt.
+    This is the one write a GET makes.
+    """
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        response = self.get_response(request)
+        reads = getattr(request, "reads", None)
+        seen = reads.seen_day if reads is not None else None
+        if seen is None or not (seen.done and reads.viewer.done):
+            return response
+        viewer = reads.viewer.value
+        if viewer.is_authenticated and seen.value != seen_day():
+            try:
+                services.reader_seen(uid=viewer.id)
+            except REDIS_OUTAGES as error:
+                # Bookkeeping after a page that was served: the next page tries again.
+                log.warning(
+                    "last-seen stamp of user %s not written: %r", viewer.id, error
+                )
+        return response
