@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import ClassVar
@@ -65,6 +66,14 @@ class Status:
             "text": self.text,
             "created": f"{self.created:.3f}",
         }
+
+    def to_json(self) -> str:
+        """The hash's fields as one JSON string (an author's outbox entry)."""
+        return json.dumps([str(self.to_hash()[f]) for f in self.FIELDS])
+
+    @classmethod
+    def from_json(cls, sid: int, value: str) -> Status | None:
+        return cls.from_fields(sid, json.loads(value))
 
     @property
     def created_at(self) -> datetime:

@@ -12,6 +12,9 @@ resumable (`timeline.jobs`):
   status only while its owner follows the author, checked atomically in the
   reader's slot, so a fan-out racing an unfollow leaves nothing behind.
 - `delete:<author>:<sid>`: the same walk, removing the status from every home.
+- `mode:<author>`: moves an author past FANOUT_PUSH_MAX followers to pull mode
+  (their statuses stay in their outbox and homes merge them at read time), or back
+  (`run_mode`).
 - `home:<uid>`: rebuilds the home of a reader back after FANOUT_ACTIVE_DAYS away
   (fan-out skipped them meanwhile) from the newest statuses of everyone they follow.
 - `follow:<follower>:<followee>`: brings the followee's side and the follower's home
@@ -30,7 +33,9 @@ import redis
 from django.conf import settings
 
 from config.pipelines import LuaScript, pipeline_run
+from config.redis import get_redis, slot_groups
 from timeline import jobs, keys, services
+from timeline.domain import Status
 
 log = logging.getLogger(__name__)
 
@@ -98,6 +103,8 @@ def run_post(job: jobs.Job) -> None:
     author_id, sid = job.args
     if job.cursor == "0":
         pipeline_run(lambda pipe: services.global_add_queue(pipe, sids=[sid]))
+    if get_redis().get(keys.fanout_mode(author_id)) == "pull":
+        return  # every follower's home merges the author's outbox instead
 
     def add(pipe, batch: list[int]) -> None:
         services.homes_add_queue(pipe, readers=batch, author_id=author_id, sids=[sid])
@@ -128,6 +135,114 @@ def run_follow(job: jobs.Job) -> None:
         services.follow_sync(follower_id=follower_id, followee_id=followee_id)
 
 
+# KEYS: (following, pulls) of one or more readers. ARGV: the author's uid. Each
+# reader who still follows the author merges the author's outbox from now on.
+_PULLS_ADD = LuaScript(
+    """
+for i = 1, #KEYS, 2 do
+  local since = redis.call('ZSCORE', KEYS[i], ARGV[1])
+  if since then redis.call('ZADD', KEYS[i + 1], since, ARGV[1]) end
+end
+return 1
+"""
+)
+
+# KEYS: the author's fan-out mode and outbox. ARGV: the transition, what follows it
+# ('' for push: the mode and the outbox go). Ends a transition unless another began.
+_MODE_END = LuaScript(
+    """
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+if ARGV[2] == '' then
+  redis.call('DEL', KEYS[1], KEYS[2])
+else
+  redis.call('SET', KEYS[1], ARGV[2])
+end
+return 1
+"""
+)
+
+
+def _outbox_fill(author_id: int) -> None:
+    """Copy the author's newest statuses into their outbox (before homes read it)."""
+    newest = [
+        int(sid)
+        for sid in get_redis().zrevrange(
+            keys.posts(author_id), 0, services.outbox_cap() - 1
+        )
+    ]
+    for start in range(0, len(newest), 500):
+        chunk = newest[start : start + 500]
+        rows = pipeline_run(
+            lambda pipe, chunk=chunk: [
+                pipe.hmget(keys.status(sid), Status.FIELDS) for sid in chunk
+            ],
+            confirm=False,
+        )
+        found = {
+            sid: status.to_json()
+            for sid, row in zip(chunk, rows, strict=True)
+            if (status := Status.from_fields(sid, row)) is not None
+        }
+        if found:
+            pipeline_run(
+                lambda pipe, found=found: pipe.hset(
+                    keys.outbox(author_id), mapping=found
+                )
+            )
+
+
+def run_mode(job: jobs.Job) -> None:
+    """Move an author between push and pull mode without a follower losing or
+    seeing twice any of their statuses.
+
+    To pull: the outbox is filled first, then each follower's home starts merging
+    it; meanwhile new statuses are still pushed as well (a home that has them from
+    both shows each once). To push: each follower's home gets the author's newest
+    statuses (as a new follow backfills), then stops merging the outbox; new
+    statuses are pushed meanwhile.
+    """
+    (author_id,) = job.args
+    mode = get_redis().get(keys.fanout_mode(author_id))
+    if mode == "pulling":
+        if job.cursor == "0":
+            _outbox_fill(author_id)
+
+        def start_merging(pipe, batch: list[int]) -> None:
+            for group in slot_groups(batch, keys.pulls, settings.FANOUT_GROUP):
+                _PULLS_ADD.queue(
+                    pipe,
+                    keys=[k for r in group for k in (keys.following(r), keys.pulls(r))],
+                    args=[author_id],
+                )
+
+        _walk_followers(job, author_id, start_merging)
+        _MODE_END(
+            keys=[keys.fanout_mode(author_id), keys.outbox(author_id)],
+            args=["pulling", "pull"],
+        )
+    elif mode == "pushing":
+        newest = [
+            int(sid)
+            for sid in get_redis().zrevrange(
+                keys.posts(author_id), 0, settings.FOLLOW_BACKFILL - 1
+            )
+        ]
+
+        def stop_merging(pipe, batch: list[int]) -> None:
+            if newest:
+                services.homes_add_queue(
+                    pipe, readers=batch, author_id=author_id, sids=newest
+                )
+            for reader in batch:
+                pipe.zrem(keys.pulls(reader), author_id)
+
+        _walk_followers(job, author_id, stop_merging)
+        _MODE_END(
+            keys=[keys.fanout_mode(author_id), keys.outbox(author_id)],
+            args=["pushing", ""],
+        )
+
+
 def run_home(job: jobs.Job) -> None:
     (uid,) = job.args
     services.home_rebuild(uid=uid)
@@ -135,6 +250,7 @@ def run_home(job: jobs.Job) -> None:
 
 HANDLERS: dict[str, Callable[[jobs.Job], None]] = {
     "home": run_home,
+    "mode": run_mode,
     "post": run_post,
     "delete": run_delete,
     "follow": run_follow,

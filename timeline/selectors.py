@@ -75,6 +75,85 @@ return out
 )
 
 
+# KEYS: an author's posts, outbox and fan-out mode. ARGV: the newest id wanted
+# (or +inf), how many. Returns 0 when the author is pushed (a stale merge entry: read
+# nothing); else 1, the id below which the outbox keeps nothing the posts hold (0:
+# none), then sid, JSON pairs of the newest statuses from the outbox.
+_OUTBOX_READ = LuaScript(
+    """
+if redis.call('EXISTS', KEYS[3]) == 0 then return {0} end
+local ids = redis.call('ZREVRANGEBYSCORE', KEYS[1], ARGV[1], '-inf',
+                      'LIMIT', 0, tonumber(ARGV[2]))
+local out = {1, 0}
+for _, sid in ipairs(ids) do
+  local row = redis.call('HGET', KEYS[2], sid)
+  if not row then out[2] = sid break end
+  out[#out + 1] = sid
+  out[#out + 1] = row
+end
+return out
+"""
+)
+
+
+def _pulled_queue(
+    reads: ReadBatch, authors: list[int], max_id: int | None, size: int
+) -> Deferred[tuple[int, list[Status]]]:
+    """Queue reads of the newest statuses of pulled authors from their outboxes:
+    one script call per author, in the same round trip. The value: the floor
+    (statuses below it may be missing: an outbox keeps only its newest), and the
+    statuses."""
+    top = max_id if max_id is not None else "+inf"
+
+    def build(pipe) -> None:
+        for author in authors:
+            _OUTBOX_READ.queue(
+                pipe,
+                keys=[
+                    keys.posts(author),
+                    keys.outbox(author),
+                    keys.fanout_mode(author),
+                ],
+                args=[top, size + 1],
+            )
+
+    def parse(replies: list) -> tuple[int, list[Status]]:
+        floor = 0
+        statuses: list[Status] = []
+        for reply in replies:
+            if not reply[0]:
+                continue
+            floor = max(floor, int(reply[1]) + 1 if int(reply[1]) else 0)
+            for sid, row in zip(reply[2::2], reply[3::2], strict=True):
+                status = Status.from_json(int(sid), row)
+                if status is not None:
+                    statuses.append(status)
+        return floor, statuses
+
+    return reads.queue(build, parse)
+
+
+def _merged(
+    ids: list[int], found: list[Status | None], pulled: tuple[int, list[Status]]
+) -> tuple[list[int], list[Status | None]]:
+    """Merge a home page's ids (one past the size) with pulled authors' statuses.
+
+    Each source gave its newest statuses up to the cursor, one past the page size,
+    so the newest of their union are exact; a status in both (pushed before its
+    author was pulled) shows once; nothing below an outbox's floor is shown, so a
+    page never skips a pulled status that an outbox no longer keeps.
+    """
+    floor, statuses = pulled
+    if not statuses and not floor:
+        return ids, found
+    by_id: dict[int, Status | None] = dict(zip(ids, found, strict=True))
+    for status in statuses:
+        by_id[status.id] = status
+    merged = sorted((sid for sid in by_id if sid >= floor), reverse=True)
+    merged = merged[: settings.TIMELINE_PAGE_SIZE + 1]
+    return merged, [by_id[sid] for sid in merged]
+
+
 def _ids_queue(
     reads: ReadBatch, key: str, max_id: int | None, size: int
 ) -> Deferred[list[int]]:
@@ -136,6 +215,10 @@ def home_get(*, reads: PageReads, max_id: int | None = None) -> Home | None:
     uid = reads.claimed_uid
     ids = _ids_queue(reads, keys.home(uid), max_id, size)
     popular = _popular_queue(reads) if max_id is None else None
+    pulls = reads.queue(
+        lambda pipe: pipe.zrange(keys.pulls(uid), 0, -1),
+        lambda replies: [int(a) for a in replies[0]],
+    )
     rebuilding = reads.queue(
         lambda pipe: pipe.zscore(
             keys.job_queue(keys.slot_of_user(uid)), home_rebuild_job_id(uid)
@@ -145,13 +228,17 @@ def home_get(*, reads: PageReads, max_id: int | None = None) -> Home | None:
     if reads.proven_uid() is None:
         return None
     found = _statuses_queue(reads, ids.value)
+    pulled = _pulled_queue(reads, pulls.value, max_id, size) if pulls.value else None
     suggestions = (
         _suggestions_queue(reads, popular.value)
         if popular is not None and not ids.value
         else None
     )
+    page_ids, page_found = ids.value, found.value
+    if pulled is not None:
+        page_ids, page_found = _merged(page_ids, page_found, pulled.value)
     return Home(
-        page=_page(ids.value, found.value, size),
+        page=_page(page_ids, page_found, size),
         suggestions=suggestions.value if suggestions is not None else [],
         # No stamp: away too long, the rebuild is queued after this page.
         catching_up=rebuilding.value or reads.seen_day.value is None,

@@ -117,9 +117,11 @@ return 0
 )
 
 
-# KEYS: the author's posts, home, and job queue and data (all in the author's slot).
-# ARGV: sid, home cap, the fan-out job's id, now (ms). Publishes a status and
-# records the fan-out it owes in one atomic step: no crash separates the two.
+# KEYS: the author's posts, home, job queue, job data, outbox and fan-out mode (all
+# in the author's slot). ARGV: sid, home cap, the fan-out job's id, now (ms), the
+# status as JSON, the outbox cap. Publishes a status and records the fan-out it owes
+# in one atomic step: no crash separates the two. An author not pushed (any mode
+# set) also gets the status in their outbox, where homes read it.
 _PUBLISH = LuaScript(
     jobs.ENQUEUE
     + """
@@ -129,12 +131,20 @@ redis.call('ZADD', KEYS[2], sid, sid)
 if redis.call('ZCARD', KEYS[2]) > cap then
   redis.call('ZREMRANGEBYRANK', KEYS[2], 0, -(cap + 1))
 end
+if redis.call('EXISTS', KEYS[6]) == 1 then
+  local outbox_cap = tonumber(ARGV[6])
+  redis.call('HSET', KEYS[5], sid, ARGV[5])
+  if redis.call('HLEN', KEYS[5]) > outbox_cap then
+    local old = redis.call('ZREVRANGE', KEYS[1], outbox_cap, outbox_cap + 99)
+    if #old > 0 then redis.call('HDEL', KEYS[5], unpack(old)) end
+  end
+end
 enqueue(KEYS[3], KEYS[4], ARGV[3], ARGV[4], ARGV[4])
 return 1
 """
 )
 
-# KEYS: the author's posts, home, job queue and data. ARGV: sid, the fan-out job's
+# KEYS: the author's posts, home, job queue, data, outbox. ARGV: sid, the fan-out job's
 # id, the removal job's id, now (ms). Unpublishes a status and records the removal
 # from followers' homes it owes. A fan-out of it still queued is cancelled; one a
 # worker holds cannot renew its lease any more, and the removal waits until that
@@ -145,6 +155,7 @@ _UNPUBLISH = LuaScript(
 local sid, fanout, removal, now = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
 local removed = redis.call('ZREM', KEYS[1], sid)
 redis.call('ZREM', KEYS[2], sid)
+redis.call('HDEL', KEYS[5], sid)
 local due = now
 local pending = redis.call('ZSCORE', KEYS[3], fanout)
 if pending then
@@ -190,8 +201,21 @@ def status_create(*, author: User, text: str) -> Status:
         now = jobs.now_ms()
         _PUBLISH.queue(
             pipe,
-            keys=[keys.posts(author.id), keys.home(author.id), *jobs.slot_keys(slot)],
-            args=[sid, settings.HOME_TIMELINE_CAP, fanout_job_id(author.id, sid), now],
+            keys=[
+                keys.posts(author.id),
+                keys.home(author.id),
+                *jobs.slot_keys(slot),
+                keys.outbox(author.id),
+                keys.fanout_mode(author.id),
+            ],
+            args=[
+                sid,
+                settings.HOME_TIMELINE_CAP,
+                fanout_job_id(author.id, sid),
+                now,
+                status.to_json(),
+                outbox_cap(),
+            ],
         )
         global_add_queue(pipe, sids=[sid])
         pipe.barrier()
@@ -199,6 +223,11 @@ def status_create(*, author: User, text: str) -> Status:
 
     pipeline_run(store)
     return status
+
+
+def outbox_cap() -> int:
+    """How many of an author's newest statuses their outbox keeps (pull mode)."""
+    return settings.HOME_TIMELINE_CAP
 
 
 def fanout_job_id(author_id: int, sid: int) -> str:
@@ -209,6 +238,11 @@ def fanout_job_id(author_id: int, sid: int) -> str:
 def removal_job_id(author_id: int, sid: int) -> str:
     """The job that removes deleted status `sid` from its author's followers' homes."""
     return jobs.job_id("delete", author_id, sid)
+
+
+def mode_job_id(author_id: int) -> str:
+    """The job that moves an author between pushed and pulled (`timeline.fanout`)."""
+    return jobs.job_id("mode", author_id)
 
 
 def follow_job_id(follower_id: int, followee_id: int) -> str:
@@ -271,7 +305,12 @@ def status_delete(*, user: User, sid: int) -> None:
         pipe.barrier()
         _UNPUBLISH.queue(
             pipe,
-            keys=[keys.posts(user.id), keys.home(user.id), *jobs.slot_keys(slot)],
+            keys=[
+                keys.posts(user.id),
+                keys.home(user.id),
+                *jobs.slot_keys(slot),
+                keys.outbox(user.id),
+            ],
             args=[
                 sid,
                 fanout_job_id(user.id, sid),
@@ -308,16 +347,18 @@ class _FollowLock:
         _UNLOCK(keys=[self.key], args=[self.token])
 
 
-# KEYS: the follower's following zset, job queue, job data (the follower's slot).
-# ARGV: followee uid, follow time (us) or "" to unfollow, the job id, when the job is
-# due (ms), now (ms). Changes the truth and records the job that completes the rest
-# in one atomic step; returns 1 when it changed anything.
+# KEYS: the follower's following zset, job queue, job data, pulls (the follower's
+# slot). ARGV: followee uid, follow time (us) or "" to unfollow, the job id, when the
+# job is due (ms), now (ms). Changes the truth and records the job that completes
+# the rest in one atomic step; returns 1 when it changed anything. An unfollow also
+# stops the home merging the followee's outbox, in the same step.
 _FOLLOW_SET = LuaScript(
     jobs.ENQUEUE
     + """
 local changed
 if ARGV[2] == '' then
   changed = redis.call('ZREM', KEYS[1], ARGV[1])
+  redis.call('ZREM', KEYS[4], ARGV[1])
 else
   changed = redis.call('ZADD', KEYS[1], 'NX', ARGV[2], ARGV[1])
 end
@@ -345,7 +386,11 @@ def _follow_set(follower_id: int, followee_id: int, now_us: int | None) -> int:
     slot = keys.slot_of_user(follower_id)
     now = jobs.now_ms()
     return _FOLLOW_SET(
-        keys=[keys.following(follower_id), *jobs.slot_keys(slot)],
+        keys=[
+            keys.following(follower_id),
+            *jobs.slot_keys(slot),
+            keys.pulls(follower_id),
+        ],
         args=[
             followee_id,
             "" if now_us is None else now_us,
@@ -376,11 +421,17 @@ def follow_sync(*, follower_id: int, followee_id: int, username: str | None = No
             pipe.hset(keys.follower_names(followee_id), follower_id, username or "")
             pipe.zcard(keys.followers(followee_id))
             pipe.zrevrange(keys.posts(followee_id), 0, settings.FOLLOW_BACKFILL - 1)
+            pipe.get(keys.fanout_mode(followee_id))
+            mode_check_queue(pipe, author_id=followee_id)
 
-        *_, count, newest = pipeline_run(link)
+        _, _, count, newest, mode, *_ = pipeline_run(link)
 
         def finish(pipe) -> None:
             _popularity_queue(pipe, followee_id, count)
+            if mode in PULLED_MODES:
+                # The home merges the followee's outbox (the follower's lock keeps an
+                # unfollow out; a stale entry of a pushed author is ignored on read).
+                pipe.zadd(keys.pulls(follower_id), {followee_id: int(follows)})
             if newest:
                 sids = [int(sid) for sid in newest]
                 _timeline_add(
@@ -395,8 +446,9 @@ def follow_sync(*, follower_id: int, followee_id: int, username: str | None = No
         pipe.hdel(keys.follower_names(followee_id), follower_id)
         pipe.zcard(keys.followers(followee_id))
         pipe.zrange(home, 0, 0, withscores=True)
+        mode_check_queue(pipe, author_id=followee_id)
 
-    *_, count, oldest = pipeline_run(unlink)
+    _, _, count, oldest, *_ = pipeline_run(unlink)
     theirs = (
         get_redis().zrangebyscore(keys.posts(followee_id), oldest[0][1], "+inf")
         if oldest
@@ -413,6 +465,50 @@ def follow_sync(*, follower_id: int, followee_id: int, username: str | None = No
             )
 
     pipeline_run(finish_unlink)
+
+
+PULLED_MODES = ("pulling", "pull", "pushing")
+
+# KEYS: the author's followers, fan-out mode, job queue, job data. ARGV: the push
+# limit, the count below which a pulled author is pushed again, the mode job's id,
+# now (ms). Starts the move of an author past the limit to pull mode (or back below
+# the lower count to push mode): sets the transition's mode and records its job, in
+# one atomic step. The gap between the two counts keeps an author near the limit
+# from moving back and forth. Returns 1 when a move started.
+_MODE_CHECK = LuaScript(
+    jobs.ENQUEUE
+    + """
+local n, mode = redis.call('ZCARD', KEYS[1]), redis.call('GET', KEYS[2])
+local move
+if not mode and n > tonumber(ARGV[1]) then move = 'pulling'
+elseif mode == 'pull' and n < tonumber(ARGV[2]) then move = 'pushing'
+else return 0 end
+redis.call('SET', KEYS[2], move)
+enqueue(KEYS[3], KEYS[4], ARGV[3], ARGV[4], ARGV[4])
+return 1
+"""
+)
+
+
+def mode_check_queue(pipe, *, author_id: int) -> None:
+    """Queue the check that starts moving an author between push and pull mode."""
+    slot = keys.slot_of_user(author_id)
+    _MODE_CHECK.queue(
+        pipe,
+        keys=[
+            keys.followers(author_id),
+            keys.fanout_mode(author_id),
+            *jobs.slot_keys(slot),
+        ],
+        args=[
+            settings.FANOUT_PUSH_MAX,
+            settings.FANOUT_PUSH_MAX * 9 // 10,
+            mode_job_id(author_id),
+            jobs.now_ms(),
+        ],
+    )
+    pipe.barrier()
+    jobs.wake_queue(pipe, slot=slot)
 
 
 def _follow_change(*, follower: User, followee_id: int, now_us: int | None) -> bool:
