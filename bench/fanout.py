@@ -1,0 +1,543 @@
+"""The fan-out benchmark: what a post costs and how soon it reaches its followers.
+
+    .venv/bin/python bench/fanout.py             # one server (about 6 minutes)
+    .venv/bin/python bench/fanout.py --cluster   # a local 3-master Redis Cluster
+    .venv/bin/python bench/fanout.py --tiny      # end to end in seconds
+
+Starts its own Redis (AOF everysec, as in production), the site under gunicorn's sync
+workers and FANOUT_WORKERS `manage.py fanout_worker` processes, all with production
+settings and FANOUT_PUSH_MAX above every author measured (so every author is
+pushed), then measures:
+
+1. **Post latency and time to home against follower count** (10 ... 1,000,000
+   synthetic followers, every one active): `POST /post/` over HTTP, then a sample of
+   200 followers' homes (spread over the follow order) read every 10 ms until each
+   holds the status: time to home p50/p99 from the post's answer, and fan-out
+   inserts/s (followers / time until the last home).
+2. **The same under load**: wrk reads other users' home pages (seeded users) while
+   10 posters post in a loop and one 100,000-follower author posts; post latency
+   p50/p99, home p99 against the same wrk run without the posts (idle).
+3. **A home's cost against the pulled authors it merges** (0, 1, 5, 10, 20): wrk on
+   the home of readers who follow that many authors in pull mode; req/s and Redis
+   CPU per page.
+4. **The ceiling**: `redis-benchmark -P 16` ZADDs on the same server.
+
+Prints a Markdown report and writes it (and its data as JSON) to bench/out/fanout.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import csv
+import json
+import os
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if __name__ == "__main__":
+    sys.path[0] = str(ROOT)
+
+from bench import load, servers, store  # noqa: E402
+
+SYNTHETIC = 10_000_000  # first uid of the synthetic followers, far above real users
+SAMPLE = 200
+CSRF = "b" * 32
+
+
+def pct(values: list[float], q: float) -> float | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q / 100 * (len(ordered) - 1))))]
+
+
+def synthetic_followers(author_id: int, count: int) -> list[int]:
+    """The first `count` synthetic readers follow the author; each is active."""
+    from accounts.services import seen_stamp_queue
+    from config.pipelines import pipeline_run
+    from timeline import keys
+
+    uids = list(range(SYNTHETIC, SYNTHETIC + count))
+    for start in range(0, count, 2000):
+        chunk = uids[start : start + 2000]
+
+        def write(pipe, chunk=chunk) -> None:
+            pipe.zadd(keys.followers(author_id), {u: 1 for u in chunk})
+            for u in chunk:
+                pipe.zadd(keys.following(u), {author_id: 1})
+                seen_stamp_queue(pipe, uid=u)
+
+        pipeline_run(write, confirm=False)
+    return uids
+
+
+def login_cookie(uid: int) -> str:
+    from django.conf import settings
+
+    from accounts.services import session_create
+
+    credentials = session_create(uid=uid)
+    return f"{settings.AUTH_COOKIE_NAME}={credentials.cookie_value()}; csrftoken={CSRF}"
+
+
+def http_post(base: str, cookie: str, text: str) -> float:
+    """POST a status over HTTP; return how long the answer took (seconds)."""
+    body = f"csrfmiddlewaretoken={CSRF}&text={urllib.request.quote(text)}".encode()
+    request = urllib.request.Request(
+        base + "/post/",
+        data=body,
+        headers={
+            "Cookie": cookie,
+            "Content-Type": "application/x-www-form-urlencoded",
+        },
+    )
+
+    class NoRedirect(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, *args, **kwargs):
+            return None
+
+    opener = urllib.request.build_opener(NoRedirect)
+    started = time.perf_counter()
+    try:
+        opener.open(request, timeout=30)
+        code = 200
+    except urllib.error.HTTPError as answer:
+        code = answer.code
+    took = time.perf_counter() - started
+    if code != 302:
+        raise RuntimeError(f"POST /post/ answered {code}")
+    return took
+
+
+def newest_status(author_id: int) -> int:
+    from config.redis import get_redis
+    from timeline import keys
+
+    return int(get_redis().zrevrange(keys.posts(author_id), 0, 0)[0])
+
+
+def time_to_homes(sid: int, sample: list[int], since: float, timeout: float) -> list:
+    """Seconds from `since` until each sampled home held the status (None: never)."""
+    from config.pipelines import pipeline_run
+    from timeline import keys
+
+    reached: dict[int, float] = {}
+    deadline = since + timeout
+    while len(reached) < len(sample) and time.perf_counter() < deadline:
+        waiting = [u for u in sample if u not in reached]
+        replies = pipeline_run(
+            lambda pipe, w=waiting: [pipe.zscore(keys.home(u), sid) for u in w],
+            confirm=False,
+        )
+        now = time.perf_counter()
+        for uid, score in zip(waiting, replies, strict=True):
+            if score is not None:
+                reached[uid] = now - since
+        time.sleep(0.01)
+    return [reached.get(u) for u in sample]
+
+
+def spread(uids: list[int], n: int) -> list[int]:
+    step = max(1, len(uids) // n)
+    return [*uids[::step][: n - 1], uids[-1]]
+
+
+def one_post(base: str, author, followers: list[int], *, timeout: float) -> dict:
+    cookie = login_cookie(author.id)
+    latency = http_post(base, cookie, f"to {len(followers)} followers")
+    answered = time.perf_counter()
+    sid = newest_status(author.id)
+    times = time_to_homes(sid, spread(followers, SAMPLE), answered, timeout)
+    done = [t for t in times if t is not None]
+    last = max(done) if len(done) == len(times) else None
+    return {
+        "followers": len(followers),
+        "post_ms": latency * 1000,
+        "home_p50_s": pct(done, 50),
+        "home_p99_s": pct(done, 99),
+        "all_homes_s": last,
+        "missed": len(times) - len(done),
+        "inserts_per_s": len(followers) / last if last else None,
+    }
+
+
+def post_latency_by_size(base: str, sizes: list[int], posts: int) -> list[dict]:
+    from accounts.services import user_create
+
+    rows = []
+    for size in sizes:
+        author = user_create(username=f"big{size}", password="x" * 12)
+        followers = synthetic_followers(author.id, size)
+        runs = [
+            one_post(base, author, followers, timeout=max(60.0, size / 5000))
+            for _ in range(posts if size < 1_000_000 else 1)
+        ]
+        row = {
+            "followers": size,
+            "post_ms_median": statistics.median(r["post_ms"] for r in runs),
+            "post_ms_max": max(r["post_ms"] for r in runs),
+            "home_p50_s": statistics.median(r["home_p50_s"] or 0 for r in runs),
+            "home_p99_s": statistics.median(r["home_p99_s"] or 0 for r in runs),
+            "missed": sum(r["missed"] for r in runs),
+            "inserts_per_s": statistics.median(r["inserts_per_s"] or 0 for r in runs),
+            "runs": runs,
+        }
+        rows.append(row)
+        print(f"  {size:>9,} followers: {json.dumps(row['runs'])}", file=sys.stderr)
+    return rows
+
+
+def under_load(base: str, workdir: Path, big, big_followers: list[int], readers):
+    """Home p99 idle and while 10 posters and one big author post."""
+    from bench.load import Page
+    from bench.pages import WRK_GET
+
+    cookie = login_cookie(readers[0]).split(";")[0]
+    home = Page("home", "/", WRK_GET.format(cookie=cookie))
+    seconds = 10
+
+    def wrk() -> dict:
+        return load.wrk_run(
+            base, home, seconds=seconds, connections=20, workdir=workdir
+        )
+
+    wrk()  # warm
+    idle = wrk()
+    latencies: list[float] = []
+    stop = threading.Event()
+
+    def poster(uid: int) -> None:
+        cookie = login_cookie(uid)
+        n = 0
+        while not stop.is_set():
+            n += 1
+            latencies.append(http_post(base, cookie, f"busy {uid} {n}"))
+
+    threads = [
+        threading.Thread(target=poster, args=(uid,), daemon=True)
+        for uid in readers[1:11]
+    ]
+    result: dict = {}
+
+    def big_post() -> None:
+        time.sleep(2)
+        result.update(one_post(base, big, big_followers, timeout=60))
+
+    for t in threads:
+        t.start()
+    big_thread = threading.Thread(target=big_post, daemon=True)
+    big_thread.start()
+    busy = wrk()
+    stop.set()
+    for t in threads:
+        t.join(timeout=30)
+    big_thread.join(timeout=90)
+    ms = [x * 1000 for x in latencies]
+    return {
+        "home_idle": idle,
+        "home_busy": busy,
+        "posts": len(ms),
+        "post_p50_ms": pct(ms, 50),
+        "post_p99_ms": pct(ms, 99),
+        "post_max_ms": max(ms) if ms else None,
+        "big_post": result,
+    }
+
+
+def pulled_home_cost(
+    base: str, workdir: Path, counts: list[int], seconds: int, rounds: int
+) -> list[dict]:
+    """Req/s of the home of readers who follow `k` authors in pull mode."""
+    from accounts.services import user_create
+    from bench.load import Page
+    from bench.pages import WRK_GET
+    from config.redis import get_redis
+    from timeline import fanout, keys, services
+
+    r = get_redis()
+    stars = []
+    for i in range(max(counts)):
+        star = user_create(username=f"pulled{i}", password="x" * 12)
+        for n in range(40):
+            services.status_create(author=star, text=f"pulled {i} status {n}")
+        r.set(keys.fanout_mode(star.id), "pull")
+        fanout._outbox_fill(star.id)
+        stars.append(star)
+    pages = []
+    for k in counts:
+        reader = user_create(username=f"merges{k}", password="x" * 12)
+        pushed = user_create(username=f"pushed{k}", password="x" * 12)
+        services.follow_create(follower=reader, followee_id=pushed.id)
+        for n in range(40):
+            services.status_create(author=pushed, text=f"pushed status {n}")
+        for star in stars[:k]:
+            services.follow_create(follower=reader, followee_id=star.id)
+            r.zadd(keys.pulls(reader.id), {star.id: 1})
+        cookie = login_cookie(reader.id).split(";")[0]
+        pages.append((k, Page(f"home merging {k}", "/", WRK_GET.format(cookie=cookie))))
+    fanout.run_pending(sweep=True)
+    runs: dict[int, list[dict]] = {k: [] for k in counts}
+    for _, page in pages:
+        load.wrk_run(base, page, seconds=2, connections=20, workdir=workdir)
+    for _ in range(rounds):
+        for k, page in pages:
+            cpu = store.redis_cpu_seconds()
+            result = load.wrk_run(
+                base, page, seconds=seconds, connections=20, workdir=workdir
+            )
+            result["redis_cpu_us_per_req"] = (
+                (store.redis_cpu_seconds() - cpu) / max(result["requests"], 1) * 1e6
+            )
+            runs[k].append(result)
+    return [
+        {
+            "pulled": k,
+            "rps": statistics.median(x["rps"] for x in runs[k]),
+            "p99_ms": statistics.median(x["p99_ms"] for x in runs[k]),
+            "redis_cpu_us_per_req": statistics.median(
+                x["redis_cpu_us_per_req"] for x in runs[k]
+            ),
+            "non_2xx_3xx": sum(x["non_2xx_3xx"] for x in runs[k]),
+        }
+        for k in counts
+    ]
+
+
+def zadd_p16(redis_socket: Path | None, cluster_port: int | None) -> float | None:
+    """`redis-benchmark -P 16` ZADDs per second on the same server (one master of a
+    cluster, keys of one hash tag)."""
+    if not shutil.which("redis-benchmark"):
+        return None
+    target = (
+        ["-s", str(redis_socket)]
+        if redis_socket
+        else ["-h", "127.0.0.1", "-p", str(cluster_port)]
+    )
+    key = "bench:p16:__rand_int__" if redis_socket else "bench:p16:{q0}:__rand_int__"
+    if cluster_port:
+        from config.redis import get_redis
+
+        node = get_redis().get_node_from_key("bench:p16:{q0}")
+        target = ["-h", node.host, "-p", str(node.port)]
+    out = subprocess.run(
+        ["redis-benchmark", *target, "-n", "1000000", "-P", "16", "-r", "1000000",
+         "--csv", "zadd", key, "1", "__rand_int__"],
+        check=True, capture_output=True, text=True,
+    ).stdout  # fmt: skip
+    rows = list(csv.DictReader(out.splitlines()))
+    rate = rows[-1].get("rps") if rows else None
+    return float(rate) if rate else None
+
+
+def start_fanout_workers(env: dict, count: int, stack: contextlib.ExitStack) -> None:
+    for _ in range(count):
+        proc = subprocess.Popen(
+            [sys.executable, "manage.py", "fanout_worker"],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.DEVNULL,
+        )
+        stack.callback(servers.stop, proc)
+
+
+def collect(args: argparse.Namespace, stack: contextlib.ExitStack) -> dict:
+    tmp = Path(tempfile.mkdtemp(prefix="retwis-fanout-"))
+    stack.callback(shutil.rmtree, tmp, ignore_errors=True)
+    cluster = None
+    if args.cluster:
+        from tests.cluster import start_cluster
+
+        cluster = start_cluster(masters=3, persist=True)
+        stack.callback(cluster.stop)
+        redis_url = cluster.url
+    else:
+        redis_url, redis_proc = servers.start_redis(tmp / "redis")
+        stack.callback(servers.stop, redis_proc)
+    env = {
+        **servers.site_env(
+            redis_url=redis_url, static_root=tmp / "static", cluster=args.cluster
+        ),
+        "FANOUT_PUSH_MAX": str(10 * max(args.sizes)),
+    }
+    os.environ.update(env)
+    import django
+
+    django.setup()
+    from django.core.management.base import OutputWrapper
+
+    from timeline.seeding import Progress, seed
+
+    seed(
+        users=args.users,
+        follows_per_user=20,
+        statuses_per_user=10,
+        password="bench-password",
+        random_seed=7,
+        progress=Progress(OutputWrapper(sys.stderr)),
+    )
+    readers = list(range(1, 12))
+    servers.collectstatic(env=env, cwd=ROOT)
+    gunicorn, base = servers.start_gunicorn(
+        app="config.wsgi", workers=args.workers, env=env, cwd=ROOT, run_dir=tmp
+    )
+    stack.callback(servers.stop, gunicorn)
+    start_fanout_workers(env, args.fanout_workers, stack)
+    data: dict = {
+        "environment": {
+            "redis": "3-master cluster" if args.cluster else "one server",
+            "redis_version": store.redis_version(),
+            "cores": os.cpu_count(),
+            "web_workers": args.workers,
+            "fanout_workers": args.fanout_workers,
+            "batch": int(os.environ.get("FANOUT_BATCH", "1000")),
+        }
+    }
+    print("post latency by follower count...", file=sys.stderr)
+    data["by_size"] = post_latency_by_size(base, args.sizes, args.posts)
+    print("under load...", file=sys.stderr)
+    from accounts.services import user_create
+
+    big = user_create(username="loaded", password="x" * 12)
+    big_followers = synthetic_followers(big.id, args.load_followers)
+    data["under_load"] = under_load(base, tmp, big, big_followers, readers)
+    print("pulled authors on a home...", file=sys.stderr)
+    data["pulled"] = pulled_home_cost(
+        base, tmp, args.pulled, seconds=args.seconds, rounds=args.rounds
+    )
+    data["zadd_p16_per_s"] = zadd_p16(
+        None if cluster else tmp / "redis" / "redis.sock",
+        cluster.nodes[0].port if cluster else None,
+    )
+    return data
+
+
+def render(data: dict) -> str:
+    env = data["environment"]
+    lines = [
+        "# Fan-out",
+        "",
+        f"{env['redis']} (Redis {env['redis_version']}), {env['cores']} cores, "
+        f"{env['web_workers']} gunicorn sync workers, {env['fanout_workers']} fan-out "
+        f"workers, FANOUT_BATCH {env['batch']}; every author pushed, every follower "
+        "active.",
+        "",
+        "## Post latency and time to home by follower count",
+        "",
+        "| followers | POST /post/ median (ms) | max (ms) | to home p50 (s) | p99 (s) "
+        "| homes missed | inserts/s |",
+        "|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for row in data["by_size"]:
+        lines.append(
+            f"| {row['followers']:,} | {row['post_ms_median']:.1f} | "
+            f"{row['post_ms_max']:.1f} | {row['home_p50_s']:.3f} | "
+            f"{row['home_p99_s']:.3f} | {row['missed']} | "
+            f"{row['inserts_per_s']:,.0f} |"
+        )
+    p16 = data.get("zadd_p16_per_s")
+    biggest = max(data["by_size"], key=lambda row: row["followers"])
+    lines += [
+        "",
+        f"`redis-benchmark -P 16` ZADD on the same server: "
+        f"{p16:,.0f}/s; fan-out at {biggest['followers']:,} followers: "
+        f"{biggest['inserts_per_s'] / p16:.2f}x of it."
+        if p16 and biggest["inserts_per_s"]
+        else "`redis-benchmark -P 16`: no figure.",
+    ]
+    load_ = data["under_load"]
+    big = load_["big_post"]
+    idle, busy = load_["home_idle"], load_["home_busy"]
+    lines += [
+        "",
+        "## Under load",
+        "",
+        f"wrk reads a seeded user's home (20 connections, 10 s) while 10 posters "
+        f"post in a loop and an author with {big.get('followers', 0):,} followers "
+        "posts once.",
+        "",
+        f"- posts: {load_['posts']}, POST p50 {load_['post_p50_ms']:.1f} ms, "
+        f"p99 {load_['post_p99_ms']:.1f} ms, max {load_['post_max_ms']:.1f} ms",
+        f"- the big post: answered in {big.get('post_ms', 0):.1f} ms; to home p50 "
+        f"{big.get('home_p50_s') or 0:.3f} s, p99 {big.get('home_p99_s') or 0:.3f} s"
+        f", homes missed {big.get('missed')}",
+        f"- home page p99: idle {idle['p99_ms']:.1f} ms, under the posts "
+        f"{busy['p99_ms']:.1f} ms ({busy['p99_ms'] / idle['p99_ms']:.2f}x); req/s "
+        f"{idle['rps']:,.0f} -> {busy['rps']:,.0f}",
+        "",
+        "## A home merging pulled authors",
+        "",
+        "| pulled authors followed | req/s | vs 0 | p99 (ms) | Redis CPU us/page | "
+        "failed |",
+        "|---:|---:|---:|---:|---:|---:|",
+    ]
+    base = data["pulled"][0]["rps"]
+    for row in data["pulled"]:
+        lines.append(
+            f"| {row['pulled']} | {row['rps']:,.0f} | {row['rps'] / base:.2f}x | "
+            f"{row['p99_ms']:.1f} | {row['redis_cpu_us_per_req']:.0f} | "
+            f"{row['non_2xx_3xx']} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    sizes = [10, 1000, 10_000, 100_000, 1_000_000]
+    parser.add_argument(
+        "--sizes",
+        type=lambda s: [int(x) for x in s.split(",")],
+        default=sizes,
+        help="follower counts, comma-separated",
+    )
+    parser.add_argument("--posts", type=int, default=5, help="posts per size")
+    parser.add_argument("--load-followers", type=int, default=100_000)
+    parser.add_argument(
+        "--pulled",
+        type=lambda s: [int(x) for x in s.split(",")],
+        default=[0, 1, 5, 10, 20],
+    )
+    parser.add_argument("--users", type=int, default=2000, help="seeded users")
+    parser.add_argument("--workers", type=int, default=5, help="gunicorn workers")
+    parser.add_argument("--fanout-workers", type=int, default=2)
+    parser.add_argument("--seconds", type=int, default=5, help="per wrk run")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--cluster", action="store_true")
+    parser.add_argument("--tiny", action="store_true")
+    parser.add_argument("--out", default=str(ROOT / "bench" / "out" / "fanout.md"))
+    args = parser.parse_args(argv)
+    if args.tiny:
+        args.sizes, args.posts, args.load_followers = [10, 100], 2, 200
+        args.pulled, args.users, args.seconds, args.rounds = [0, 1], 60, 1, 1
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    with contextlib.ExitStack() as stack:
+        data = collect(args, stack)
+    text = render(data)
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.with_suffix(".json").write_text(json.dumps(data, indent=2, default=str))
+    out.write_text(text)
+    print(text, end="")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
