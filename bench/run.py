@@ -28,6 +28,7 @@ import os
 import platform
 import shutil
 import signal
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -102,6 +103,14 @@ def collect(args: argparse.Namespace, stack: contextlib.ExitStack) -> dict:
         app="config.wsgi", workers=args.workers, env=env, cwd=ROOT, run_dir=tmp
     )
     stack.callback(servers.stop, gunicorn)
+    # Posts reach followers through a fan-out worker, as in production.
+    worker = subprocess.Popen(
+        [sys.executable, "manage.py", "fanout_worker"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+    )
+    stack.callback(servers.stop, worker)
     urls = {"reference": reference_url, "site": reference_url}
     if args.server == "granian":
         granian, urls["site"] = servers.start_granian(
