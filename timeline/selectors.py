@@ -252,9 +252,9 @@ def _global_ids_queue(
     page size, merged from its partitions (one plain range read each).
 
     A partition that dropped old statuses ends with a marker (the member 0,
-    `timeline.services._GLOBAL_ADD`). A read that reaches it has every id that
-    partition kept below `max_id`; older ids of other partitions are cut there, so
-    a page never skips what a partition dropped.
+    `timeline.services._GLOBAL_ADD`), read in the same round trip: ids of any
+    partition below the highest marker are cut, so a page never skips what a
+    partition dropped, even for a cursor older than the drop.
     """
     top = max_id if max_id is not None else "+inf"
     partitions = keys.global_partitions()
@@ -262,16 +262,17 @@ def _global_ids_queue(
     def build(pipe) -> None:
         for partition in partitions:
             pipe.zrevrangebyscore(partition, top, "-inf", start=0, num=size + 1)
+            pipe.zscore(partition, 0)
 
     def parse(replies: list) -> list[int]:
         floor = 0
         merged: list[int] = []
-        for reply in replies:
-            ids = [int(sid) for sid in reply]
-            if ids and ids[-1] == 0:  # the partition keeps nothing older
-                ids.pop()
-                floor = max(floor, ids[-1] if ids else MAX_STATUS_ID)
-            merged.extend(ids)
+        for reply, marker in zip(replies[::2], replies[1::2], strict=True):
+            if marker is not None:
+                # The partition keeps nothing below its marker: ids under it may
+                # have been dropped (even above an old cursor), so none is shown.
+                floor = max(floor, int(marker) + 1)
+            merged.extend(sid for sid in (int(x) for x in reply) if sid != 0)
         merged.sort(reverse=True)
         return [sid for sid in merged[: size + 1] if sid >= floor]
 

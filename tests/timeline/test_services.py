@@ -429,3 +429,23 @@ def test_a_resumed_fanout_skips_no_follower_even_when_its_cursor_left(r, setting
     )
     reached = [r.zscore(keys.home(u.id), status.id) is not None for u in in_order]
     assert reached == [False] * 6 + [True] * 6
+
+
+def test_an_older_cursor_never_skips_what_a_partition_dropped_since(users, settings):
+    # Page 1 is read, then alice's partition drops her older statuses: page 2 must
+    # stop rather than show bob's older status as if alice had none in between.
+    settings.TIMELINE_PAGE_SIZE = 2
+    settings.GLOBAL_TIMELINE_CAP = 2
+    alice, bob = users["alice"], users["bob"]
+    assert keys.global_partition(alice.id) != keys.global_partition(bob.id)
+    b1 = post(bob, "b1").id
+    post(alice, "a1")
+    b2 = post(bob, "b2").id
+    a2 = post(alice, "a2").id
+    first = selectors.global_page(reads=PageReads())
+    assert [s.id for s in first.statuses] == sorted([a2, b2], reverse=True)
+    post(alice, "a3")
+    post(alice, "a4")  # a1 and a2 are dropped from alice's partition
+    second = selectors.global_page(reads=PageReads(), max_id=first.next_max_id)
+    assert b1 not in [s.id for s in second.statuses]
+    assert second.next_max_id is None
