@@ -159,7 +159,7 @@ def login_throttle_check(*, username: str, client: str) -> None:
             pipe.get(key)
             pipe.ttl(key)
 
-    replies = pipeline_run(read_counts)
+    replies = pipeline_run(read_counts, confirm=False)
     waits = [
         max(ttl, 1)
         for count, ttl in zip(replies[::2], replies[1::2], strict=True)

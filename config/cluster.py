@@ -196,7 +196,9 @@ def _send_once(
     if lost_scripts:
         for primary in client.get_primaries():
             load_scripts(client.get_redis_connection(primary))
-        return {i: None for i in pending}  # the whole stage again
+        # Only the script calls that answered NOSCRIPT (they did not run) go again:
+        # the stage's other commands ran, and must not run twice.
+        redirected.update({i: None for i in lost_scripts})
     if redirected and _stale.is_set():
         _refresh(client)
     return redirected

@@ -102,6 +102,8 @@ def _wait_command() -> tuple[tuple, dict] | None:
 
 
 def _confirmed(reply: Any) -> None:
+    if isinstance(reply, redis.exceptions.ResponseError):
+        raise WriteNotConfirmed(f"WAIT failed: {reply}")
     if isinstance(reply, int) and reply < settings.REDIS_WAIT_REPLICAS:
         raise WriteNotConfirmed(
             f"{reply} of {settings.REDIS_WAIT_REPLICAS} replicas confirmed the write "
@@ -151,11 +153,28 @@ def _raise_first_error(replies: list) -> list:
 
 
 def _send(client: redis.Redis, stack: list[tuple[tuple, dict]], confirm: bool) -> list:
-    """One server: every command in one write, every reply read: one round trip."""
+    """One server: every command in one write, every reply read: one round trip.
+
+    A server that lost the scripts (a restart, SCRIPT FLUSH) is sent them, and the
+    script calls that answered NOSCRIPT, which did not run, are sent again: only
+    those, so that no other command of the pipeline runs twice.
+    """
     wait = _wait_command() if confirm else None
     replies = _exchange(client, [*stack, wait] if wait else stack)()
     if wait:
         _confirmed(replies.pop())
+    lost = [
+        i
+        for i, reply in enumerate(replies)
+        if isinstance(reply, redis.exceptions.NoScriptError)
+    ]
+    if lost:
+        load_scripts(client)
+        again = _exchange(client, [stack[i] for i in lost] + ([wait] if wait else []))()
+        if wait:
+            _confirmed(again.pop())
+        for i, reply in zip(lost, again, strict=True):
+            replies[i] = reply
     return _raise_first_error(replies)
 
 
@@ -165,9 +184,8 @@ def pipeline_run(build: Builder, *, confirm: bool = True) -> list:
     On a Cluster, one round trip per `barrier()` stage, each sending at most one
     request to each node. With `confirm` (writes) and REDIS_WAIT_REPLICAS set, each
     server also waits for its replicas to confirm before the replies count.
-    If the server lost the scripts, they are loaded and the pipeline (or, on a
-    Cluster, the stage) runs again, so only steps that are safe to repeat belong in
-    one with a script.
+    If the server lost the scripts, they are loaded and the script calls that
+    answered NOSCRIPT run again (they had not run; nothing else runs twice).
     """
     commands = _Commands()
     build(commands)
@@ -178,11 +196,7 @@ def pipeline_run(build: Builder, *, confirm: bool = True) -> list:
         from config.cluster import send_stages
 
         return send_stages(client, commands.stack, commands.barriers, confirm)
-    try:
-        return _send(client, commands.stack, confirm)
-    except redis.exceptions.NoScriptError:
-        load_scripts(client)
-        return _send(client, commands.stack, confirm)
+    return _send(client, commands.stack, confirm)
 
 
 class Deferred(Generic[T]):

@@ -19,11 +19,14 @@ forward.
   every user of the store as seen on the day of the upgrade (SET NX: a stamp the
   site already wrote is kept), so no one's home stops filling because of it.
 
-Safe while the site serves and safe to repeat: a name is written only where none is
-(HSETNX) and only while the follower still follows (checked in the same script, in
-the owner's slot), so a follow or unfollow during the walk is never undone; the
-global entries are added before the old key is deleted. An interrupted run is simply
-run again. The layout is recorded last, once everything is there.
+Stop the old version first: it does not check the layout, and would write the legacy
+keys again (a post of it would take ids from the deleted `statuses:next_id`, starting
+over at 1). This version refuses the store until the upgrade is done, and the
+upgrade is safe while this version serves and safe to repeat: a name is written only
+where none is (HSETNX) and only while the follower still follows (checked in the same
+script, in the owner's slot), so a follow or unfollow during the walk is never
+undone; the global entries are added before the old key is deleted. An interrupted
+run is simply run again. The layout is recorded last, once everything is there.
 """
 
 from __future__ import annotations
@@ -238,7 +241,7 @@ def _follower_names_backfill(owners: list[int], report: UpgradeReport) -> None:
                 pipe.zscan(keys.followers(uid), cursor, count=ZSCAN_COUNT)
 
         chunk: dict[int, list[int]] = {}
-        replies = pipeline_run(read_followers)
+        replies = pipeline_run(read_followers, confirm=False)
         for uid, (cursor, members) in zip(current, replies, strict=True):
             chunk[uid] = [int(member) for member, _score in members]
             if int(cursor):
@@ -261,7 +264,7 @@ def _follower_names_fill(chunk: dict[int, list[int]], report: UpgradeReport) -> 
 
     missing: dict[int, list[int]] = {}
     for (uid, followers), names in zip(
-        chunk.items(), pipeline_run(read_names), strict=True
+        chunk.items(), pipeline_run(read_names, confirm=False), strict=True
     ):
         unnamed = [f for f, name in zip(followers, names, strict=True) if name is None]
         if unnamed:

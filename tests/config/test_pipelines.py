@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 import redis
 
-from config.pipelines import ReadBatch, pipeline_run
-from config.redis import get_redis, set_redis
+from config.pipelines import LuaScript, ReadBatch, pipeline_run
+from config.redis import get_redis, is_cluster, set_redis
 
 
 def test_an_error_reply_fails_the_pipeline_and_leaves_the_connection_usable(r):
@@ -52,3 +52,29 @@ def test_every_read_of_a_failed_batch_raises_the_redis_error(redis_client):
     assert not first.done
     set_redis(redis_client)
     assert get_redis().ping()
+
+
+_DOUBLE = LuaScript("return redis.call('INCRBY', KEYS[1], 2)")
+
+
+@pytest.mark.real_redis
+def test_a_server_that_lost_the_scripts_runs_nothing_twice(r):
+    # After a restart (or a failover to a replica without the scripts) the script
+    # call answers NOSCRIPT and runs again; the plain commands beside it ran once.
+    pipeline_run(lambda pipe: _DOUBLE.queue(pipe, keys=["{s}:warm"], args=[]))
+    if is_cluster():
+        # Only the node of the script's key forgets: the counters live elsewhere too.
+        r.get_redis_connection(r.get_node_from_key("{s}:by-script")).script_flush()
+    else:
+        r.script_flush()
+
+    def mixed(pipe) -> None:
+        for n in range(6):
+            pipe.incr(f"{{c{n}}}:plain")
+        _DOUBLE.queue(pipe, keys=["{s}:by-script"], args=[])
+        pipe.incr("{s}:after")
+
+    replies = pipeline_run(mixed)
+    assert replies == [1, 1, 1, 1, 1, 1, 2, 1]
+    assert [r.get(f"{{c{n}}}:plain") for n in range(6)] == ["1"] * 6
+    assert r.get("{s}:by-script") == "2" and r.get("{s}:after") == "1"

@@ -11,10 +11,11 @@ PROGRESS_EVERY = 10_000  # followers zsets between two progress lines at verbosi
 class Command(BaseCommand):
     help = (
         f"Upgrade a store written by an older version to key layout {LAYOUT}: name "
-        "every follower in follower_names, partition the global timeline, delete "
-        "the legacy keys (store:epoch, statuses:next_id, timeline:global) and "
-        "record the layout in store:layout. Safe while the site serves; run it "
-        "again if interrupted."
+        "every follower in follower_names, partition the global timeline, stamp "
+        "every user as seen, delete the legacy keys (store:epoch, "
+        "statuses:next_id, timeline:global) and record the layout in store:layout. "
+        "Stop the old version first (it would write the legacy keys again); the "
+        "new one may serve meanwhile. Run it again if interrupted."
     )
 
     def add_arguments(self, parser):
