@@ -77,26 +77,37 @@ def _walk_followers(
     job: jobs.Job, author_id: int, write: Callable[[object, list[int]], None]
 ) -> None:
     """Call `write(pipe, batch)` for every follower of the author, from the job's
-    cursor on, recording the cursor once each batch's writes have answered."""
+    cursor on, recording the cursor once each batch's writes have answered.
+
+    One round trip per batch (two stages on a Cluster): a batch's writes travel with
+    the read of the next batch, and its cursor is recorded after the writes.
+    """
     score, _, member = job.cursor.partition(" ") if job.cursor != "0" else ("", "", "")
     size = settings.FANOUT_BATCH
+    followers = keys.followers(author_id)
+    reply = _FOLLOWERS_AFTER(keys=[followers], args=[score or "0", member, size])
     while True:
-        reply = _FOLLOWERS_AFTER(
-            keys=[keys.followers(author_id)], args=[score or "0", member, size]
-        )
         batch = [int(uid) for uid in reply[::2]]
-        if batch:
-            member, score = reply[-2], str(int(float(reply[-1])))
-
-            def step(pipe, batch=batch, cursor=f"{score} {member}") -> None:
-                write(pipe, batch)
-                pipe.barrier()  # the cursor moves only once the writes answered
-                jobs.progress_queue(pipe, job, cursor=cursor)
-
-            if not pipeline_run(step)[-1]:
-                raise jobs.LeaseLost(job.id)
-        if len(batch) < size:
+        if not batch:
             return
+        member, score = reply[-2], str(int(float(reply[-1])))
+        last = len(batch) < size
+
+        def step(pipe, batch=batch, cursor=f"{score} {member}", last=last) -> None:
+            write(pipe, batch)
+            if not last:
+                _FOLLOWERS_AFTER.queue(
+                    pipe, keys=[followers], args=[*cursor.split(), size]
+                )
+            pipe.barrier()  # the cursor moves only once the writes answered
+            jobs.progress_queue(pipe, job, cursor=cursor)
+
+        replies = pipeline_run(step)
+        if not replies[-1]:
+            raise jobs.LeaseLost(job.id)
+        if last:
+            return
+        reply = replies[-2]
 
 
 def run_post(job: jobs.Job) -> None:
