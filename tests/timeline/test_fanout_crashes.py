@@ -288,3 +288,21 @@ def test_a_job_that_keeps_failing_is_kept_visible_and_runs_again_on_repair(
     assert run_jobs() == 1
     assert r.zscore(keys.home(bob.id), status.id) is not None
     assert queues_empty()
+
+
+def test_the_worker_command_shows_the_queues_to_an_operator(r):
+    import io
+
+    from django.core.management import call_command
+
+    alice, bob = make_user("alice"), make_user("bob")
+    services.follow_create(follower=bob, followee_id=alice.id)
+    services.status_create(author=alice, text="waiting for a worker")
+    out = io.StringIO()
+    call_command("fanout_worker", "--stats", stdout=out)
+    assert out.getvalue().startswith("queued 1 (held by workers 0), oldest ")
+    assert out.getvalue().rstrip().endswith("failed 0")
+    run_jobs()
+    out = io.StringIO()
+    call_command("fanout_worker", "--stats", stdout=out)
+    assert out.getvalue().strip() == "queued 0 (held by workers 0), oldest -, failed 0"
