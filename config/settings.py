@@ -69,7 +69,7 @@ FANOUT_GROUP = env.int("FANOUT_GROUP", default=250)
 FANOUT_ACTIVE_DAYS = env.int("FANOUT_ACTIVE_DAYS", default=30)
 # Authors with more followers than this are not pushed to homes: a home merges their
 # newest statuses at read time (docs/BENCHMARKS.md has the measured crossover).
-FANOUT_PUSH_MAX = env.int("FANOUT_PUSH_MAX", default=10_000)
+FANOUT_PUSH_MAX = env.int("FANOUT_PUSH_MAX", default=100_000)
 STATUS_MAX_LENGTH = 280
 
 # --- Jobs (timeline/jobs.py, timeline/fanout.py) -------------------------------------
