@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import re
+from collections import Counter
 
 import pytest
 import redis
@@ -37,18 +38,27 @@ class SentStages:
 
     def __init__(self, monkeypatch):
         self.rounds: list[list[tuple[str, str]]] = []
+        self.named: list[str] = []
         original = cluster_sender._send_once
 
         def recorded(client, stack, pending, replies, confirm):
             self.rounds.append(
                 [(str(stack[i][0][0]), _first_key(stack[i][0])) for i in pending]
             )
+            self.named.extend(k for i in pending for k in _all_keys(stack[i][0]))
             return original(client, stack, pending, replies, confirm)
 
         monkeypatch.setattr(cluster_sender, "_send_once", recorded)
 
     def keys_written(self) -> set[str]:
-        return {key for trip in self.rounds for _, key in trip if key}
+        """Every key the recorded commands name (each of a script's keys)."""
+        return set(self.named)
+
+
+def _all_keys(args: tuple) -> list[str]:
+    if str(args[0]).upper() == "EVALSHA":
+        return [str(k) for k in args[3 : 3 + int(args[2])]]
+    return [str(args[1])] if len(args) > 1 else []
 
 
 def _first_key(args: tuple) -> str:
@@ -136,13 +146,22 @@ def test_no_key_is_written_by_every_post(r, monkeypatch):
     written: list[set[str]] = []
     for author in authors:
         sent.rounds.clear()
+        sent.named.clear()
         ids_clock = {keys.status_clock(s) for s in range(keys.ID_SHARDS)}
         services.status_create(author=author, text="hi")
         # The id's clock is taken by a script call outside the recorded pipeline
         # stages only if it were sent another way: it is a pipeline too.
         written.append(sent.keys_written())
         assert written[-1] & ids_clock
+        # The fan-out job went into the queue of the author's own slot.
+        queue = keys.job_queue(keys.slot_of_user(author.id))
+        assert queue in written[-1]
+        assert slot_of(queue) == slot_of(keys.posts(author.id))
     assert set.intersection(*written) == set()
+    # Nor by most posts: the busiest key (a global partition, a wake-up shard) is
+    # written by a few of the 16.
+    counts = Counter(key for keys_ in written for key in keys_)
+    assert max(counts.values()) <= 4, counts.most_common(3)
     # The 16 posts wrote their ids' clocks and global partitions on every master.
     nodes = {node_of(r, key) for keys_ in written for key in keys_}
     assert len(nodes) == 3
