@@ -38,6 +38,12 @@ return string.format('%d', first)
 )
 
 
+def first_id_at(unix_us: int) -> int:
+    """The smallest status id a post made at this time (microseconds) can have."""
+    ms = max(0, unix_us // 1000 - EPOCH * 1000)
+    return ms * TICKS_PER_MS * keys.ID_SHARDS
+
+
 def shard_of(author_id: int) -> int:
     return author_id % keys.ID_SHARDS
 

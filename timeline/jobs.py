@@ -312,6 +312,53 @@ def stats() -> QueueStats:
     )
 
 
+def failed_ids() -> list[str]:
+    """Every job kept as failed, oldest failure first (a sweep of every slot)."""
+    slots = list(range(keys.CLUSTER_SLOTS))
+    replies = pipeline_run(
+        lambda pipe: [pipe.zrange(keys.job_failed(s), 0, -1) for s in slots],
+        confirm=False,
+    )
+    return [jid for ids in replies for jid in ids]
+
+
+def older_than(*, age_ms: int) -> list[tuple[int, str]]:
+    """(slot, job id) of every queued job created more than `age_ms` ago."""
+    slots = list(range(keys.CLUSTER_SLOTS))
+    queued = pipeline_run(
+        lambda pipe: [pipe.zrange(keys.job_queue(s), 0, -1) for s in slots],
+        confirm=False,
+    )
+    busy = [(slot, ids) for slot, ids in zip(slots, queued, strict=True) if ids]
+    if not busy:
+        return []
+    created = pipeline_run(
+        lambda pipe: [
+            pipe.hmget(keys.job_data(slot), [f"{jid}#s" for jid in ids])
+            for slot, ids in busy
+        ],
+        confirm=False,
+    )
+    cutoff = now_ms() - age_ms
+    return [
+        (slot, jid)
+        for (slot, ids), made in zip(busy, created, strict=True)
+        for jid, at in zip(ids, made, strict=True)
+        if at is not None and int(at) < cutoff
+    ]
+
+
+def requeue(pairs: list[tuple[int, str]]) -> None:
+    """Make these queued jobs due now, taken from whoever held them (stuck jobs)."""
+
+    def due_now(pipe) -> None:
+        for slot, jid in pairs:
+            pipe.zadd(keys.job_queue(slot), {jid: now_ms()}, xx=True)
+            pipe.hdel(keys.job_data(slot), f"{jid}#t")
+
+    pipeline_run(due_now)
+
+
 def failed_requeue() -> int:
     """Queue every failed job again, attempts reset; returns how many."""
     slots = list(range(keys.CLUSTER_SLOTS))

@@ -124,6 +124,11 @@ def outbox(uid: int) -> str:
     return f"outbox:{{{uid}}}"
 
 
+def posts_pattern() -> str:
+    """SCAN pattern matching every posts zset (admin tools only)."""
+    return "posts:{*}"
+
+
 def home_pattern() -> str:
     """SCAN pattern matching every home zset (admin tools only)."""
     return "home:{*}"

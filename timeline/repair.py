@@ -1,0 +1,305 @@
+"""Find and fix what a crash or a bug could leave inconsistent in the timelines.
+
+`python manage.py timelines check` reports, `timelines repair` fixes (`--dry-run`:
+reports what it would fix). Four kinds of problem, found by walking the store with
+SCAN (every master of a Cluster) in pipelined batches:
+
+- **one-sided follows**: `following:{u}` holds a but `followers:{a}` (or
+  `follower_names:{a}`) lacks u, or the reverse. `following:{u}` is the truth;
+  `services.follow_sync` brings the rest in line, under u's follow lock. A pair whose
+  follow job is still queued is work in progress, not a problem.
+- **references to deleted statuses** in homes, posts and the global partitions. A
+  post writes the status hash before any reference and a delete removes it first, so
+  such a reference is never a write in progress; repair removes it.
+- **statuses missing from a home that should hold them**: for an active reader
+  (their `seen:{u}` stamp lives) and a pushed followee, every status the followee
+  posted after the follow and newer than the home's oldest entry when the home is
+  full, unless its fan-out job is still queued. (A status posted just before the
+  follow by the clocks of a skewed machine is in the follow's backfill anyway.)
+  Repair adds them the way the fan-out does (checked again in the reader's slot).
+- **stuck jobs**: failed jobs, and jobs queued for longer than `stuck_after`.
+  Repair queues them again and runs what is due.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+from django.conf import settings
+
+from accounts import keys as account_keys
+from config.pipelines import pipeline_run
+from config.redis import get_redis
+from timeline import fanout, jobs, keys, services
+from timeline.ids import first_id_at
+
+SCAN_COUNT = 1000
+BATCH = 200  # keys whose contents are checked per round of round trips
+EXAMPLES = 5
+
+
+@dataclass
+class Findings:
+    """What a check found; `repaired` counts what a repair fixed."""
+
+    keys_scanned: int = 0
+    one_sided: list[tuple[int, int]] = field(default_factory=list)  # (u, a)
+    dead_refs: dict[str, list[int]] = field(default_factory=dict)  # key -> sids
+    missing: list[tuple[int, int, list[int]]] = field(default_factory=list)
+    failed_jobs: list[str] = field(default_factory=list)
+    stuck_jobs: list[tuple[int, str]] = field(default_factory=list)  # (slot, id)
+
+    def problems(self) -> int:
+        return (
+            len(self.one_sided)
+            + sum(len(v) for v in self.dead_refs.values())
+            + sum(len(sids) for _, _, sids in self.missing)
+            + len(self.failed_jobs)
+            + len(self.stuck_jobs)
+        )
+
+    def lines(self) -> list[str]:
+        """The report, one line per kind of problem (with a few examples)."""
+
+        def some(items) -> str:
+            shown = ", ".join(str(x) for x in list(items)[:EXAMPLES])
+            return f" (e.g. {shown})" if shown else ""
+
+        refs = sum(len(v) for v in self.dead_refs.values())
+        missing = sum(len(sids) for _, _, sids in self.missing)
+        return [
+            f"One-sided follows: {len(self.one_sided)}"
+            + some(f"{u}->{a}" for u, a in self.one_sided),
+            f"References to deleted statuses: {refs} in {len(self.dead_refs)} keys"
+            + some(self.dead_refs),
+            f"Statuses missing from homes: {missing} in {len(self.missing)} homes"
+            + some(f"home of {u}: {len(s)} of {a}" for u, a, s in self.missing),
+            f"Failed jobs: {len(self.failed_jobs)}" + some(self.failed_jobs),
+            f"Stuck jobs: {len(self.stuck_jobs)}"
+            + some(jid for _, jid in self.stuck_jobs),
+        ]
+
+
+def _owners(pattern: str, findings: Findings, progress) -> Iterator[list[int]]:
+    """The uids of every key matching a per-user pattern, BATCH at a time."""
+    batch: list[int] = []
+    for key in get_redis().scan_iter(match=pattern, count=SCAN_COUNT):
+        findings.keys_scanned += 1
+        if progress and findings.keys_scanned % 10_000 == 0:
+            progress(findings)
+        uid = keys.key_owner(key, pattern)
+        if uid is not None:
+            batch.append(uid)
+        if len(batch) >= BATCH:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def _read(build: Callable) -> list:
+    return pipeline_run(build, confirm=False)
+
+
+def _queued(pairs: list[tuple[int, str]]) -> list[bool]:
+    """Whether each (slot, job id) is still in its queue."""
+    replies = _read(
+        lambda pipe: [pipe.zscore(keys.job_queue(slot), jid) for slot, jid in pairs]
+    )
+    return [reply is not None for reply in replies]
+
+
+def _check_follows(findings: Findings, progress) -> dict[int, list[tuple[int, int]]]:
+    """One-sided follows; returns each follower's followees with follow times."""
+    following: dict[int, list[tuple[int, int]]] = {}
+    for batch in _owners(keys.following_pattern(), findings, progress):
+        rows = _read(
+            lambda pipe, b=batch: [
+                pipe.zrange(keys.following(u), 0, -1, withscores=True) for u in b
+            ]
+        )
+        pairs = [
+            (u, int(a), int(t))
+            for u, row in zip(batch, rows, strict=True)
+            for a, t in row
+        ]
+        for u, a, t in pairs:
+            following.setdefault(u, []).append((a, t))
+        replies = _read(
+            lambda pipe, p=pairs: [
+                (
+                    pipe.zscore(keys.followers(a), u),
+                    pipe.hexists(keys.follower_names(a), u),
+                )
+                for u, a, _ in p
+            ]
+        )
+        for (u, a, _), listed, named in zip(
+            pairs, replies[::2], replies[1::2], strict=True
+        ):
+            if listed is None or not named:
+                findings.one_sided.append((u, a))
+    for batch in _owners(keys.followers_pattern(), findings, progress):
+        rows = _read(
+            lambda pipe, b=batch: [pipe.zrange(keys.followers(a), 0, -1) for a in b]
+        )
+        pairs = [(int(u), a) for a, row in zip(batch, rows, strict=True) for u in row]
+        replies = _read(
+            lambda pipe, p=pairs: [pipe.zscore(keys.following(u), a) for u, a in p]
+        )
+        findings.one_sided.extend(
+            pair for pair, score in zip(pairs, replies, strict=True) if score is None
+        )
+    # A follow change whose job is still queued is in progress, not one-sided.
+    findings.one_sided = sorted(set(findings.one_sided))
+    pending = _queued(
+        [
+            (keys.slot_of_user(u), services.follow_job_id(u, a))
+            for u, a in findings.one_sided
+        ]
+    )
+    findings.one_sided = [
+        pair for pair, busy in zip(findings.one_sided, pending, strict=True) if not busy
+    ]
+    return following
+
+
+def _check_refs(findings: Findings, progress) -> None:
+    """References to statuses whose hash is gone."""
+
+    def check(refs: dict[str, list[int]]) -> None:
+        sids = sorted({sid for group in refs.values() for sid in group})
+        exists = _read(lambda pipe: [pipe.exists(keys.status(sid)) for sid in sids])
+        gone = {sid for sid, n in zip(sids, exists, strict=True) if not n}
+        for key, group in refs.items():
+            dead = [sid for sid in group if sid in gone]
+            if dead:
+                findings.dead_refs[key] = dead
+
+    for pattern, key_of in (
+        (keys.home_pattern(), keys.home),
+        (keys.posts_pattern(), keys.posts),
+    ):
+        for batch in _owners(pattern, findings, progress):
+            rows = _read(
+                lambda pipe, b=batch, k=key_of: [pipe.zrange(k(u), 0, -1) for u in b]
+            )
+            check(
+                {
+                    key_of(u): [int(s) for s in row]
+                    for u, row in zip(batch, rows, strict=True)
+                }
+            )
+    partitions = keys.global_partitions()
+    rows = _read(lambda pipe: [pipe.zrange(p, 0, -1) for p in partitions])
+    check(
+        {
+            p: [int(s) for s in row if s != "0"]  # 0: the trim marker
+            for p, row in zip(partitions, rows, strict=True)
+        }
+    )
+
+
+def _check_homes(
+    findings: Findings, following: dict[int, list[tuple[int, int]]]
+) -> None:
+    """Statuses of pushed followees missing from active readers' homes."""
+    readers = list(following)
+    cap = settings.HOME_TIMELINE_CAP
+    for start in range(0, len(readers), BATCH):
+        batch = readers[start : start + BATCH]
+        state = _read(
+            lambda pipe, b=batch: [
+                (
+                    pipe.exists(account_keys.seen(u)),
+                    pipe.zcard(keys.home(u)),
+                    pipe.zrange(keys.home(u), 0, 0),
+                    pipe.zrange(keys.pulls(u), 0, -1),
+                )
+                for u in b
+            ]
+        )
+        wanted: list[tuple[int, int, int]] = []  # (u, a, lowest sid expected)
+        for i, u in enumerate(batch):
+            active, size, oldest, pulled = state[4 * i : 4 * i + 4]
+            if not active:
+                continue
+            floor = int(oldest[0]) + 1 if size >= cap and oldest else 0
+            pulled_ids = {int(a) for a in pulled}
+            for a, since_us in following[u]:
+                if a not in pulled_ids:
+                    since = first_id_at(since_us)
+                    wanted.append((u, a, max(floor, since)))
+        if not wanted:
+            continue
+        modes = _read(
+            lambda pipe, w=wanted: [pipe.get(keys.fanout_mode(a)) for _, a, _ in w]
+        )
+        wanted = [w for w, mode in zip(wanted, modes, strict=True) if mode != "pull"]
+        posted = _read(
+            lambda pipe, w=wanted: [
+                pipe.zrangebyscore(keys.posts(a), low, "+inf", start=0, num=cap)
+                for _, a, low in w
+            ]
+        )
+        checks = [
+            (u, a, [int(s) for s in sids])
+            for (u, a, _), sids in zip(wanted, posted, strict=True)
+            if sids
+        ]
+        held = _read(
+            lambda pipe, c=checks: [pipe.zmscore(keys.home(u), s) for u, _, s in c]
+        )
+        for (u, a, sids), scores in zip(checks, held, strict=True):
+            absent = [sid for sid, sc in zip(sids, scores, strict=True) if sc is None]
+            if not absent:
+                continue
+            jobs_ = [
+                (keys.slot_of_user(a), services.fanout_job_id(a, sid)) for sid in absent
+            ]
+            absent = [
+                sid
+                for sid, busy in zip(absent, _queued(jobs_), strict=True)
+                if not busy
+            ]
+            if absent:
+                findings.missing.append((u, a, absent))
+
+
+def _check_jobs(findings: Findings, stuck_after_s: float) -> None:
+    findings.failed_jobs = jobs.failed_ids()
+    findings.stuck_jobs = jobs.older_than(age_ms=int(stuck_after_s * 1000))
+
+
+def timelines_check(
+    *, stuck_after_s: float = 600, progress: Callable[[Findings], None] | None = None
+) -> Findings:
+    """Walk the store and report every problem of the four kinds (writes nothing)."""
+    findings = Findings()
+    following = _check_follows(findings, progress)
+    _check_refs(findings, progress)
+    _check_homes(findings, following)
+    _check_jobs(findings, stuck_after_s)
+    return findings
+
+
+def timelines_repair(findings: Findings) -> None:
+    """Fix what a check found; each fix is idempotent, so a repeat changes nothing."""
+    for u, a in findings.one_sided:
+        with services._FollowLock(u, wait=30.0):
+            services.follow_sync(follower_id=u, followee_id=a)
+    for key, sids in findings.dead_refs.items():
+        pipeline_run(lambda pipe, k=key, s=sids: pipe.zrem(k, *s))
+    for u, a, sids in findings.missing:
+        pipeline_run(
+            lambda pipe, u=u, a=a, s=sids: services.homes_add_queue(
+                pipe, readers=[u], author_id=a, sids=s
+            )
+        )
+    if findings.failed_jobs:
+        jobs.failed_requeue()
+    if findings.stuck_jobs:
+        jobs.requeue(findings.stuck_jobs)
+    if findings.failed_jobs or findings.stuck_jobs:
+        fanout.run_pending(sweep=True)
