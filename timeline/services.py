@@ -23,6 +23,8 @@ from __future__ import annotations
 import heapq
 import secrets
 import time
+from collections.abc import Callable
+from typing import Any
 
 from django.conf import settings
 
@@ -350,8 +352,9 @@ class _FollowLock:
 # KEYS: the follower's following zset, job queue, job data, pulls (the follower's
 # slot). ARGV: followee uid, follow time (us) or "" to unfollow, the job id, when the
 # job is due (ms), now (ms). Changes the truth and records the job that completes
-# the rest in one atomic step; returns 1 when it changed anything. An unfollow also
-# stops the home merging the followee's outbox, in the same step.
+# the rest in one atomic step. Returns whether it changed anything (1/0) and the
+# follow's time now (nil: not following). An unfollow also stops the home merging
+# the followee's outbox, in the same step.
 _FOLLOW_SET = LuaScript(
     jobs.ENQUEUE
     + """
@@ -363,7 +366,7 @@ else
   changed = redis.call('ZADD', KEYS[1], 'NX', ARGV[2], ARGV[1])
 end
 enqueue(KEYS[2], KEYS[3], ARGV[3], ARGV[4], ARGV[5])
-return changed
+return {changed, redis.call('ZSCORE', KEYS[1], ARGV[1])}
 """
 )
 
@@ -381,11 +384,14 @@ return n
 )
 
 
-def _follow_set(follower_id: int, followee_id: int, now_us: int | None) -> int:
-    """Set the truth (`following:{follower}`) and record the job that completes it."""
+def _follow_set(
+    follower_id: int, followee_id: int, now_us: int | None
+) -> tuple[int, float | None]:
+    """Set the truth (`following:{follower}`) and record the job that completes it;
+    return whether it changed and the follow's time now (None: not following)."""
     slot = keys.slot_of_user(follower_id)
     now = jobs.now_ms()
-    return _FOLLOW_SET(
+    reply = _FOLLOW_SET(
         keys=[
             keys.following(follower_id),
             *jobs.slot_keys(slot),
@@ -399,17 +405,33 @@ def _follow_set(follower_id: int, followee_id: int, now_us: int | None) -> int:
             now,
         ],
     )
+    changed, *since = reply  # no follow time: nil, or no element at all
+    return int(changed), float(since[0]) if since and since[0] is not None else None
 
 
-def follow_sync(*, follower_id: int, followee_id: int, username: str | None = None):
+_UNREAD = object()
+
+
+def follow_sync(
+    *,
+    follower_id: int,
+    followee_id: int,
+    username: str | None = None,
+    follows: Any = _UNREAD,
+    then: Callable[[Any], None] | None = None,
+) -> None:
     """Bring the followee's side and the follower's home in line with the truth.
 
     Idempotent, whichever state it finds: a follow gets its followers entry, its
     name and its backfill; an unfollow loses them and the followee's statuses leave
     the home. The request does it at once; the follow job does it again after a
-    request that died midway. Call under the follower's follow lock.
+    request that died midway. Call under the follower's follow lock. `follows` is
+    the follow's time as `following:{follower}` holds it (None: not following),
+    when the caller just read it; `then(pipe)` queues what must follow the last
+    write, in its round trip.
     """
-    follows = get_redis().zscore(keys.following(follower_id), followee_id)
+    if follows is _UNREAD:
+        follows = get_redis().zscore(keys.following(follower_id), followee_id)
     home = keys.home(follower_id)
     if follows is not None:
         if username is None:
@@ -437,6 +459,9 @@ def follow_sync(*, follower_id: int, followee_id: int, username: str | None = No
                 _timeline_add(
                     pipe, readers=[follower_id], author_id=followee_id, sids=sids
                 )
+            if then is not None:
+                pipe.barrier()
+                then(pipe)
 
         pipeline_run(finish)
         return
@@ -446,14 +471,12 @@ def follow_sync(*, follower_id: int, followee_id: int, username: str | None = No
         pipe.hdel(keys.follower_names(followee_id), follower_id)
         pipe.zcard(keys.followers(followee_id))
         pipe.zrange(home, 0, 0, withscores=True)
+        # A capped home holds at most the followee's newest HOME_TIMELINE_CAP.
+        pipe.zrevrange(keys.posts(followee_id), 0, settings.HOME_TIMELINE_CAP - 1)
         mode_check_queue(pipe, author_id=followee_id)
 
-    _, _, count, oldest, *_ = pipeline_run(unlink)
-    theirs = (
-        get_redis().zrangebyscore(keys.posts(followee_id), oldest[0][1], "+inf")
-        if oldest
-        else []
-    )
+    _, _, count, oldest, newest, *_ = pipeline_run(unlink)
+    theirs = [sid for sid in newest if int(sid) >= oldest[0][1]] if oldest else []
 
     def finish_unlink(pipe) -> None:
         _popularity_queue(pipe, followee_id, count)
@@ -463,6 +486,9 @@ def follow_sync(*, follower_id: int, followee_id: int, username: str | None = No
                 keys=[home, keys.following(follower_id)],
                 args=[followee_id, *theirs],
             )
+        if then is not None:
+            pipe.barrier()
+            then(pipe)
 
     pipeline_run(finish_unlink)
 
@@ -513,16 +539,18 @@ def mode_check_queue(pipe, *, author_id: int) -> None:
 
 def _follow_change(*, follower: User, followee_id: int, now_us: int | None) -> bool:
     with _FollowLock(follower.id):
-        changed = _follow_set(follower.id, followee_id, now_us)
+        changed, since = _follow_set(follower.id, followee_id, now_us)
         follow_sync(
-            follower_id=follower.id, followee_id=followee_id, username=follower.username
-        )
-        pipeline_run(
-            lambda pipe: jobs.cancel_queue(
+            follower_id=follower.id,
+            followee_id=followee_id,
+            username=follower.username,
+            follows=since,
+            # Done: the job that would complete it after a crash is not needed.
+            then=lambda pipe: jobs.cancel_queue(
                 pipe,
                 slot=keys.slot_of_user(follower.id),
                 jid=follow_job_id(follower.id, followee_id),
-            )
+            ),
         )
     return bool(changed)
 
