@@ -54,7 +54,7 @@ end
 _FIELDS = ("s", "a", "t", "c", "e")
 
 # KEYS: one slot's queue, data, failed. ARGV: now, lease ms, how many, token, max
-# attempts, failed cap. Returns id, cursor pairs of the jobs this call leased.
+# attempts, failed cap. Returns id, cursor, attempts of each job this call leased.
 _CLAIM = LuaScript(
     """
 local now, lease, limit = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
@@ -79,6 +79,7 @@ for _, id in ipairs(due) do
     redis.call('HSET', KEYS[2], id .. '#t', token)
     out[#out + 1] = id
     out[#out + 1] = redis.call('HGET', KEYS[2], id .. '#c') or '0'
+    out[#out + 1] = attempts
   end
 end
 return out
@@ -146,6 +147,7 @@ class Job:
     id: str
     cursor: str
     token: str
+    attempts: int = 1
 
     @property
     def kind(self) -> str:
@@ -216,8 +218,10 @@ def claim(*, slot: int, limit: int, now: int | None = None) -> list[Job]:
         ],
     )
     return [
-        Job(slot=slot, id=jid, cursor=cursor, token=token)
-        for jid, cursor in zip(reply[::2], reply[1::2], strict=True)
+        Job(slot=slot, id=jid, cursor=cursor, token=token, attempts=int(attempts))
+        for jid, cursor, attempts in zip(
+            reply[::3], reply[1::3], reply[2::3], strict=True
+        )
     ]
 
 
@@ -240,9 +244,10 @@ def done(job: Job) -> bool:
     return bool(_PROGRESS(keys=slot_keys(job.slot), args=[job.id, job.token]))
 
 
-def retry_later(job: Job, *, attempts_hint: int = 1, error: str) -> None:
-    """Give a job that raised back to the queue, due after a backoff."""
-    delay = min(settings.JOB_RETRY_MAX_SECONDS, 2 ** min(attempts_hint, 10))
+def retry_later(job: Job, *, error: str) -> None:
+    """Give a job that raised back to the queue, due after a backoff that doubles
+    with each attempt (2 s, 4 s, ... up to JOB_RETRY_MAX_SECONDS)."""
+    delay = min(settings.JOB_RETRY_MAX_SECONDS, 2 ** min(job.attempts, 16))
     _RETRY(
         keys=slot_keys(job.slot),
         args=[job.id, job.token, now_ms() + delay * 1000, error[:500]],

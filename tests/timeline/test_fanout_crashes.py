@@ -306,3 +306,25 @@ def test_the_worker_command_shows_the_queues_to_an_operator(r):
     out = io.StringIO()
     call_command("fanout_worker", "--stats", stdout=out)
     assert out.getvalue().strip() == "queued 0 (held by workers 0), oldest -, failed 0"
+
+
+def test_a_failing_job_waits_longer_after_each_attempt(r, monkeypatch, settings):
+    from timeline import fanout
+
+    settings.JOB_RETRY_MAX_SECONDS = 3600
+    alice = make_user("alice")
+    status = services.status_create(author=alice, text="flaky")
+    monkeypatch.setitem(fanout.HANDLERS, "post", lambda job: 1 / 0)
+    queue = keys.job_queue(keys.slot_of_user(alice.id))
+    jid = services.fanout_job_id(alice.id, status.id)
+    waits = []
+    now = jobs.now_ms()
+    for _ in range(4):
+        now = int(r.zscore(queue, jid)) + 1
+        run_jobs(now=now, sweep=True)
+        waits.append((r.zscore(queue, jid) - jobs.now_ms()) / 1000)
+    # (Less the time each round took to notice.)
+    assert waits == pytest.approx([2, 4, 8, 16], abs=1.5)
+    assert "ZeroDivisionError" in r.hget(
+        keys.job_data(keys.slot_of_user(alice.id)), f"{jid}#e"
+    )
