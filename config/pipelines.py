@@ -21,6 +21,11 @@ import redis
 from django.conf import settings
 from redis.commands.core import CoreCommands
 
+try:
+    import hiredis
+except ImportError:  # redis-py works without it, and so do we
+    hiredis = None
+
 from config.redis import get_redis
 
 T = TypeVar("T")
@@ -111,6 +116,37 @@ def _confirmed(reply: Any) -> None:
         )
 
 
+_CHUNK = 6000  # bytes per socket write, as redis-py's own packer joins them
+
+
+def _chunks(packed: list[bytes]) -> list[bytes]:
+    out: list[bytes] = []
+    pending: list[bytes] = []
+    size = 0
+    for command in packed:
+        pending.append(command)
+        size += len(command)
+        if size > _CHUNK:
+            out.append(b"".join(pending))
+            pending, size = [], 0
+    if pending:
+        out.append(b"".join(pending))
+    return out
+
+
+def _pack(connection, stack: list[tuple[tuple, dict]]) -> Any:
+    """The commands in Redis's protocol. With hiredis, packed by it directly:
+    redis-py's own packer checks and converts every argument in Python first, about
+    a fifth of a large fan-out's time in the worker (our arguments are already str,
+    int or float, and command names one word)."""
+    if hiredis is not None and not any(" " in str(args[0]) for args, _ in stack):
+        try:
+            return _chunks([hiredis.pack_command(args) for args, _ in stack])
+        except TypeError:
+            pass  # an argument hiredis does not take: redis-py's packer converts it
+    return connection.pack_commands([args for args, _ in stack])
+
+
 def _exchange(node: redis.Redis, stack: list[tuple[tuple, dict]]) -> Callable[[], list]:
     """Write commands to a server in one write; return the function that reads
     their replies. Several servers' commands are written before any reply is read,
@@ -125,9 +161,7 @@ def _exchange(node: redis.Redis, stack: list[tuple[tuple, dict]]) -> Callable[[]
     pool = node.connection_pool
     connection = pool.get_connection()
     try:
-        connection.send_packed_command(
-            connection.pack_commands([args for args, _ in stack])
-        )
+        connection.send_packed_command(_pack(connection, stack))
     except BaseException:
         connection.disconnect()
         pool.release(connection)
