@@ -391,6 +391,7 @@ def collect(args: argparse.Namespace, stack: contextlib.ExitStack) -> dict:
     import django
 
     django.setup()
+    from django.conf import settings
     from django.core.management.base import OutputWrapper
 
     from timeline.seeding import Progress, seed
@@ -417,7 +418,7 @@ def collect(args: argparse.Namespace, stack: contextlib.ExitStack) -> dict:
             "cores": os.cpu_count(),
             "web_workers": args.workers,
             "fanout_workers": args.fanout_workers,
-            "batch": int(os.environ.get("FANOUT_BATCH", "1000")),
+            "batch": settings.FANOUT_BATCH,
         }
     }
     from accounts.services import user_create
