@@ -327,6 +327,18 @@ def status_delete(*, user: User, sid: int) -> None:
     pipeline_run(unpublish)
 
 
+# KEYS: one lock. ARGV: our token, its time to live (ms). Takes the lock, or finds it
+# already ours: so a call whose reply was lost and that is sent again (by a client
+# retrying after a timeout) does not wait for the lock it holds.
+_LOCK = LuaScript(
+    """
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end
+if redis.call('GET', KEYS[1]) == ARGV[1] then return 1 end
+return 0
+"""
+)
+
+
 class _FollowLock:
     """Serialize one user's follow changes (a few ms each) with a token-owned lock."""
 
@@ -337,9 +349,8 @@ class _FollowLock:
         self.ttl_ms = ttl_ms
 
     def __enter__(self):
-        r = get_redis()
         deadline = time.monotonic() + self.wait
-        while not r.set(self.key, self.token, nx=True, px=self.ttl_ms):
+        while not _LOCK(keys=[self.key], args=[self.token, self.ttl_ms]):
             if time.monotonic() > deadline:
                 raise Busy("Another follow change is in progress. Try again.")
             time.sleep(0.005)

@@ -10,7 +10,7 @@ from accounts.services import session_create
 from config.redis import is_cluster, slot_groups, slot_of
 from tests.helpers import make_user, run_jobs
 from timeline import fanout, jobs, keys, selectors, services
-from timeline.domain import CannotFollowSelf, Forbidden, InvalidStatus, NotFound
+from timeline.domain import Busy, CannotFollowSelf, Forbidden, InvalidStatus, NotFound
 
 
 def home_ids(user: User) -> list[int]:
@@ -449,3 +449,16 @@ def test_an_older_cursor_never_skips_what_a_partition_dropped_since(users, setti
     second = selectors.global_page(reads=PageReads(), max_id=first.next_max_id)
     assert b1 not in [s.id for s in second.statuses]
     assert second.next_max_id is None
+
+
+def test_a_follow_lock_taken_again_by_its_owner_does_not_wait(r):
+    # A lock request whose reply was lost and that is sent again must not find its
+    # own lock held by "someone else" and time out.
+    lock = services._FollowLock(42, wait=0.05)
+    lock.__enter__()
+    assert lock.__enter__() is lock
+    with pytest.raises(Busy):
+        services._FollowLock(42, wait=0.05).__enter__()
+    lock.__exit__(None, None, None)
+    with services._FollowLock(42, wait=0.05):
+        pass
