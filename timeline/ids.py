@@ -69,13 +69,19 @@ return 1
 )
 
 
+RESERVE_MARGIN_TICKS = 1000 * TICKS_PER_MS
+
+
 def tick_block_reserve(count: int) -> int:
     """Reserve `count` consecutive ticks on every shard (the seeder's bulk ids).
 
     Returns the first tick: the i-th status in time order gets the id
     `(first + i) * ID_SHARDS + shard_of(author)`, so the block's ids follow its
-    statuses' order and every id posted after the block is larger. Two round trips
-    (more if a post took a tick in between).
+    statuses' order and every id posted after the block is larger. Three round
+    trips: the block starts RESERVE_MARGIN_TICKS (one second) past every clock, so a
+    post made while it is being reserved takes a tick below it, and the reservation
+    does not have to start over (when it does, the shards that reserved already moved
+    past a whole block, and a busy site could keep it going).
     """
     clocks = [keys.status_clock(shard) for shard in range(keys.ID_SHARDS)]
     while True:
@@ -85,7 +91,9 @@ def tick_block_reserve(count: int) -> int:
         last = pipeline_run(
             lambda pipe: [pipe.get(clock) for clock in clocks], confirm=False
         )
-        base = max([now + 1, *(int(v) + 1 for v in last if v is not None)])
+        base = RESERVE_MARGIN_TICKS + max(
+            [now + 1, *(int(v) + 1 for v in last if v is not None)]
+        )
 
         def reserve(pipe, base=base) -> None:
             for clock in clocks:

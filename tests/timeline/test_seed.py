@@ -215,3 +215,29 @@ def test_a_seeded_global_timeline_pages_without_gaps(r, settings):
     assert len(shown) >= settings.GLOBAL_TIMELINE_CAP
     assert shown == every[: len(shown)]
     assert len(shown) < len(every)
+
+
+def test_a_post_during_the_seeders_reservation_does_not_start_it_over(r, monkeypatch):
+    from config import pipelines
+    from timeline import ids
+
+    sent: list[str] = []
+    run = ids.pipeline_run
+
+    def a_post_lands_first(build, **options):
+        commands = pipelines._Commands()
+        build(commands)
+        if (
+            commands.stack
+            and commands.stack[0][0][0] == "EVALSHA"
+            and len(commands.stack) == keys.ID_SHARDS
+        ):
+            sent.append("reserve")
+            ids.status_ids_take(author_id=7)  # someone posts right now
+        return run(build, **options)
+
+    monkeypatch.setattr(ids, "pipeline_run", a_post_lands_first)
+    base = ids.tick_block_reserve(1000)
+    assert sent == ["reserve"]  # reserved on the first try
+    (posted,) = ids.status_ids_take(author_id=7)
+    assert posted > (base + 999) * keys.ID_SHARDS  # every later id is larger
