@@ -329,22 +329,19 @@ def pulled_home_cost(
     ]
 
 
-def zadd_p16(redis_socket: Path | None, cluster_port: int | None) -> float | None:
-    """`redis-benchmark -P 16` ZADDs per second on the same server (one master of a
-    cluster, keys of one hash tag)."""
+def zadd_p16(redis_socket: Path | None) -> float | None:
+    """`redis-benchmark -P 16` ZADDs per second on the same server: the one on
+    `redis_socket`, or (None) the cluster master of one hash tag, all keys in it."""
     if not shutil.which("redis-benchmark"):
         return None
-    target = (
-        ["-s", str(redis_socket)]
-        if redis_socket
-        else ["-h", "127.0.0.1", "-p", str(cluster_port)]
-    )
-    key = "bench:p16:__rand_int__" if redis_socket else "bench:p16:{q0}:__rand_int__"
-    if cluster_port:
+    if redis_socket:
+        target, key = ["-s", str(redis_socket)], "bench:p16:__rand_int__"
+    else:
         from config.redis import get_redis
 
         node = get_redis().get_node_from_key("bench:p16:{q0}")
         target = ["-h", node.host, "-p", str(node.port)]
+        key = "bench:p16:{q0}:__rand_int__"
     out = subprocess.run(
         ["redis-benchmark", *target, "-n", "1000000", "-P", "16", "-r", "1000000",
          "--csv", "zadd", key, "1", "__rand_int__"],
@@ -440,10 +437,7 @@ def collect(args: argparse.Namespace, stack: contextlib.ExitStack) -> dict:
     data["pulled"] = pulled_home_cost(
         base, tmp, args.pulled, seconds=args.seconds, rounds=args.rounds
     )
-    data["zadd_p16_per_s"] = zadd_p16(
-        None if cluster else tmp / "redis" / "redis.sock",
-        cluster.nodes[0].port if cluster else None,
-    )
+    data["zadd_p16_per_s"] = zadd_p16(None if cluster else tmp / "redis" / "redis.sock")
     return data
 
 

@@ -51,12 +51,19 @@ local function enqueue(queue, data, id, due, now)
 end
 """
 
-_FIELDS = ("s", "a", "t", "c", "e")
+# A Lua function: forget(data key, job id) deletes a job's bookkeeping fields (the one
+# place that lists them); scripts that remove a job embed it.
+FORGET = """
+local function forget(data, id)
+  redis.call('HDEL', data, id .. '#s', id .. '#a', id .. '#t', id .. '#c', id .. '#e')
+end
+"""
 
 # KEYS: one slot's queue, data, failed. ARGV: now, lease ms, how many, token, max
 # attempts, failed cap. Returns id, cursor, attempts of each job this call leased.
 _CLAIM = LuaScript(
-    """
+    FORGET
+    + """
 local now, lease, limit = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local token, max_attempts, cap = ARGV[4], tonumber(ARGV[5]), tonumber(ARGV[6])
 local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, limit)
@@ -70,9 +77,7 @@ for _, id in ipairs(due) do
     if redis.call('ZCARD', KEYS[3]) > cap then
       local gone = redis.call('ZRANGE', KEYS[3], 0, 0)
       redis.call('ZREMRANGEBYRANK', KEYS[3], 0, 0)
-      for _, f in ipairs({'s', 'a', 't', 'c', 'e'}) do
-        redis.call('HDEL', KEYS[2], gone[1] .. '#' .. f)
-      end
+      forget(KEYS[2], gone[1])
     end
   else
     redis.call('ZADD', KEYS[1], now + lease, id)
@@ -89,14 +94,13 @@ return out
 # KEYS: queue, data. ARGV: id, token, then either a cursor and the new lease end
 # (progress), or nothing (done). Returns 0 when the token is no longer this worker's.
 _PROGRESS = LuaScript(
-    """
+    FORGET
+    + """
 local id, token = ARGV[1], ARGV[2]
 if redis.call('HGET', KEYS[2], id .. '#t') ~= token then return 0 end
 if #ARGV == 2 then
   redis.call('ZREM', KEYS[1], id)
-  for _, f in ipairs({'s', 'a', 't', 'c', 'e'}) do
-    redis.call('HDEL', KEYS[2], id .. '#' .. f)
-  end
+  forget(KEYS[2], id)
   return 1
 end
 redis.call('HSET', KEYS[2], id .. '#c', ARGV[3])
@@ -384,11 +388,10 @@ def failed_requeue() -> int:
 # KEYS: queue, data. ARGV: id. Remove a job whatever its state (its owner finished
 # the work itself, or made it pointless).
 _CANCEL = LuaScript(
-    """
+    FORGET
+    + """
 redis.call('ZREM', KEYS[1], ARGV[1])
-for _, f in ipairs({'s', 'a', 't', 'c', 'e'}) do
-  redis.call('HDEL', KEYS[2], ARGV[1] .. '#' .. f)
-end
+forget(KEYS[2], ARGV[1])
 return 1
 """
 )

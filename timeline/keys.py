@@ -105,11 +105,7 @@ def followers_pattern() -> str:
 
 def followers_owner(key: str) -> int | None:
     """The uid whose followers zset `key` is (a key SCAN matched), else None."""
-    prefix, suffix = followers_pattern().split("*")
-    uid = key.removeprefix(prefix).removesuffix(suffix)
-    if not (uid.isascii() and uid.isdigit()) or followers(int(uid)) != key:
-        return None
-    return int(uid)
+    return key_owner(key, followers_pattern())
 
 
 def pulls(uid: int) -> str:

@@ -251,20 +251,24 @@ def _check_homes(
         held = _read(
             lambda pipe, c=checks: [pipe.zmscore(keys.home(u), s) for u, _, s in c]
         )
-        for (u, a, sids), scores in zip(checks, held, strict=True):
-            absent = [sid for sid, sc in zip(sids, scores, strict=True) if sc is None]
-            if not absent:
-                continue
-            jobs_ = [
-                (keys.slot_of_user(a), services.fanout_job_id(a, sid)) for sid in absent
-            ]
-            absent = [
-                sid
-                for sid, busy in zip(absent, _queued(jobs_), strict=True)
-                if not busy
-            ]
-            if absent:
-                findings.missing.append((u, a, absent))
+        absent = [
+            (u, a, [sid for sid, sc in zip(sids, scores, strict=True) if sc is None])
+            for (u, a, sids), scores in zip(checks, held, strict=True)
+        ]
+        # A status whose fan-out job is still queued is on its way: one read for all.
+        pending = iter(
+            _queued(
+                [
+                    (keys.slot_of_user(a), services.fanout_job_id(a, sid))
+                    for _, a, sids in absent
+                    for sid in sids
+                ]
+            )
+        )
+        for u, a, sids in absent:
+            missing = [sid for sid in sids if not next(pending)]
+            if missing:
+                findings.missing.append((u, a, missing))
 
 
 def _check_jobs(findings: Findings, stuck_after_s: float) -> None:
@@ -289,14 +293,15 @@ def timelines_repair(findings: Findings) -> None:
     for u, a in findings.one_sided:
         with services._FollowLock(u, wait=30.0):
             services.follow_sync(follower_id=u, followee_id=a)
-    for key, sids in findings.dead_refs.items():
-        pipeline_run(lambda pipe, k=key, s=sids: pipe.zrem(k, *s))
-    for u, a, sids in findings.missing:
-        pipeline_run(
-            lambda pipe, u=u, a=a, s=sids: services.homes_add_queue(
-                pipe, readers=[u], author_id=a, sids=s
-            )
-        )
+
+    def fix_timelines(pipe) -> None:
+        for key, sids in findings.dead_refs.items():
+            pipe.zrem(key, *sids)
+        for u, a, sids in findings.missing:
+            services.homes_add_queue(pipe, readers=[u], author_id=a, sids=sids)
+
+    if findings.dead_refs or findings.missing:
+        pipeline_run(fix_timelines)  # one round trip (one request per node)
     if findings.failed_jobs:
         jobs.failed_requeue()
     if findings.stuck_jobs:

@@ -153,6 +153,7 @@ return 1
 # lease has ended, so it runs after the last home that fan-out could still write.
 _UNPUBLISH = LuaScript(
     jobs.ENQUEUE
+    + jobs.FORGET
     + """
 local sid, fanout, removal, now = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
 local removed = redis.call('ZREM', KEYS[1], sid)
@@ -163,9 +164,7 @@ local pending = redis.call('ZSCORE', KEYS[3], fanout)
 if pending then
   due = math.max(now, tonumber(pending))
   redis.call('ZREM', KEYS[3], fanout)
-  for _, f in ipairs({'s', 'a', 't', 'c', 'e'}) do
-    redis.call('HDEL', KEYS[4], fanout .. '#' .. f)
-  end
+  forget(KEYS[4], fanout)
 end
 enqueue(KEYS[3], KEYS[4], removal, due, now)
 return removed
