@@ -116,6 +116,20 @@ class InvalidCredentials(AccountError):
 
 
 class TooManyAttempts(AccountError):
-    def __init__(self, retry_after: int):
-        super().__init__(retry_after)
+    """An abuse limit refused the action (`accounts.limits`): `action` names which
+    (post, follow, signup, login), `retry_after` says in how many seconds."""
+
+    def __init__(self, retry_after: int, action: str = "login"):
+        super().__init__(retry_after, action)
         self.retry_after = retry_after
+        self.action = action
+
+    @property
+    def wait(self) -> str:
+        """How long to wait, for people: "40 seconds", "3 minutes", "2 hours"."""
+        seconds = max(self.retry_after, 1)
+        for unit, size in (("hour", 3600), ("minute", 60)):
+            if seconds >= size * (2 if unit == "hour" else 1):
+                n = -(-seconds // size)
+                return f"{n} {unit}{'s' if n != 1 else ''}"
+        return f"{seconds} second{'s' if seconds != 1 else ''}"

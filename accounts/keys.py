@@ -15,8 +15,17 @@ them together.
 | `seen:{<uid>}`              | string | the day (days since 1970, UTC) the user    | TTL FANOUT_ACTIVE_DAYS: its       |
 |                             |        | was last seen; written at most once a day  | absence makes the user inactive,  |
 |                             |        | (`timeline.services.reader_seen`)          | skipped by fan-out until back     |
-| `loginfail:user:<lowercase>`| string | failed logins for that name in the window  | TTL LOGIN_FAILURE_WINDOW_SECONDS  |
-| `loginfail:client:<ip>`     | string | failed logins from that client             | TTL LOGIN_FAILURE_WINDOW_SECONDS  |
+| `limit:<action>:<N>r<P>s:{<subject>}` | string | GCRA: when the subject's budget of N | TTL: until the budget is whole    |
+|                             |        | actions per P seconds is whole again (unix | again (at most P seconds); one    |
+|                             |        | microseconds; `accounts/limits.py`).       | key per rate of each RATE_LIMIT_* |
+|                             |        | subject: `<uid>` (post, follow: the user's |                                   |
+|                             |        | slot), `c:<client>` (signup, login),       |                                   |
+|                             |        | `n:<lowercase name>:<client>` (login)      |                                   |
+
+Clients are IP addresses as `config.http.client_address` gives them (an IPv6 client
+as its /64 network). Layouts up to 4 also had `loginfail:user:<name>` and
+`loginfail:client:<ip>` counters; they expire within LOGIN_FAILURE_WINDOW_SECONDS
+(300 s) of the last failure, so no upgrade step deletes them.
 """
 
 
@@ -45,12 +54,22 @@ def seen(uid: int) -> str:
     return f"seen:{{{uid}}}"
 
 
-def login_failures_user(name: str) -> str:
-    return f"loginfail:user:{name.lower()}"
+def rate_limit(action: str, rate: str, subject: str) -> str:
+    """One rate of one subject's limit for an action (`accounts/limits.py`)."""
+    return f"limit:{action}:{rate}:{{{subject}}}"
 
 
-def login_failures_client(client: str) -> str:
-    return f"loginfail:client:{client}"
+def user_tag(uid: int) -> str:
+    """A limit subject in the user's own slot (the hash tag of `user:{<uid>}`)."""
+    return str(uid)
+
+
+def client_tag(client: str) -> str:
+    return f"c:{client}"
+
+
+def name_client_tag(name: str, client: str) -> str:
+    return f"n:{name.lower()}:{client}"
 
 
 def legacy_store_epoch() -> str:

@@ -8,14 +8,13 @@ import time
 from django.conf import settings
 from django.contrib.auth.hashers import check_password, make_password
 
-from accounts import keys
+from accounts import keys, limits
 from accounts.domain import (
     USERNAME_RE,
     USERNAME_RULE,
     Credentials,
     InvalidCredentials,
     InvalidUsername,
-    TooManyAttempts,
     User,
     UsernameTaken,
 )
@@ -49,18 +48,6 @@ return #live
 """
 )
 
-# Count a failure in a fixed window. One key per call, so it runs on any Cluster node;
-# the TTL check also repairs a key that somehow lost its expiry.
-_FAILURE_COUNT = LuaScript(
-    """
-local n = redis.call('INCR', KEYS[1])
-if redis.call('TTL', KEYS[1]) < 0 then
-  redis.call('EXPIRE', KEYS[1], ARGV[1])
-end
-return n
-"""
-)
-
 # check_password() against this when the username is unknown, so that a wrong
 # username takes as long as a wrong password and timing reveals nothing.
 _DUMMY_HASH: str | None = None
@@ -73,10 +60,19 @@ def _dummy_hash() -> str:
     return _DUMMY_HASH
 
 
-def user_create(*, username: str, password: str) -> User:
-    """Create an account; the name is claimed atomically, whatever its case."""
+def user_create(
+    *, username: str, password: str, limit: limits.Limit | None = None
+) -> User:
+    """Create an account; the name is claimed atomically, whatever its case.
+
+    With `limit` (a request's: its client's sign-up budget, `limits.signup`) the
+    sign-up is taken from it before the password is hashed, or refused with
+    TooManyAttempts.
+    """
     if not USERNAME_RE.match(username):
         raise InvalidUsername(USERNAME_RULE)
+    if limit is not None:
+        limits.take(limit)
     # Through pipeline_run, so that with REDIS_WAIT_REPLICAS a replica holds the
     # counter before the id is used: a failover must never hand it out again.
     (uid,) = pipeline_run(lambda pipe: pipe.incr(keys.user_ids()))
@@ -145,39 +141,21 @@ def session_revoke_all(*, uid: int) -> None:
     pipeline_run(lambda pipe: pipe.delete(keys.sessions(uid)))
 
 
-def _failure_keys(username: str, client: str) -> list[str]:
-    # A name that cannot exist gets no counter of its own (and never reaches a key).
-    names = [keys.login_failures_user(username)] if USERNAME_RE.match(username) else []
-    return [*names, keys.login_failures_client(client)]
+def login_attempt_take(*, username: str, client: str) -> tuple[limits.Limit, ...]:
+    """Take one password attempt from the name-and-client pair's budget and the
+    client's, before the password is checked (so parallel guesses cannot pass the
+    limit); raise TooManyAttempts when either is spent. Give the attempt back with
+    `login_attempt_refund` when the password was right: only failures count."""
+    # A name that cannot exist gets no budget of its own (and never reaches a key).
+    pair = (limits.login_pair(username, client),) if USERNAME_RE.match(username) else ()
+    taken = (*pair, limits.login_client(client))
+    limits.take(*taken)
+    return taken
 
 
-def login_throttle_check(*, username: str, client: str) -> None:
-    """Raise TooManyAttempts while the name or the client is over the failure limit."""
-
-    def read_counts(pipe) -> None:
-        for key in _failure_keys(username, client):
-            pipe.get(key)
-            pipe.ttl(key)
-
-    replies = pipeline_run(read_counts, confirm=False)
-    waits = [
-        max(ttl, 1)
-        for count, ttl in zip(replies[::2], replies[1::2], strict=True)
-        if count is not None and int(count) >= settings.LOGIN_FAILURE_LIMIT
-    ]
-    if waits:
-        raise TooManyAttempts(retry_after=max(waits))
-
-
-def login_failure_record(*, username: str, client: str) -> None:
-    """Count a failed login against the name and the client."""
-    window = settings.LOGIN_FAILURE_WINDOW_SECONDS
-
-    def count_failures(pipe) -> None:
-        for key in _failure_keys(username, client):
-            _FAILURE_COUNT.queue(pipe, keys=[key], args=[window])
-
-    pipeline_run(count_failures)
+def login_attempt_refund(taken: tuple[limits.Limit, ...]) -> None:
+    """Give back an attempt `login_attempt_take` took: the password was right."""
+    limits.give_back(*taken)
 
 
 def session_login(
@@ -186,9 +164,9 @@ def session_login(
     """Check a username (any case) and password and start a session for that device.
 
     Raises InvalidCredentials without saying which part was wrong, and TooManyAttempts
-    when this name or client failed too often lately.
+    when this name from this client, or this client, failed too often lately.
     """
-    login_throttle_check(username=username, client=client)
+    taken = login_attempt_take(username=username, client=client)
     r = get_redis()
     uid = r.get(keys.username(username)) if USERNAME_RE.match(username) else None
     fields = (*User.FIELDS, User.PASSWORD_FIELD)
@@ -197,10 +175,8 @@ def session_login(
     password_hash = stored[-1]
     if user is None or password_hash is None:
         check_password(password, _dummy_hash())
-        login_failure_record(username=username, client=client)
         raise InvalidCredentials()
     if not check_password(password, password_hash):
-        login_failure_record(username=username, client=client)
         raise InvalidCredentials()
-    r.delete(keys.login_failures_user(username))
+    login_attempt_refund(taken)
     return user, session_create(uid=user.id)

@@ -1,13 +1,11 @@
 from __future__ import annotations
 
-import ipaddress
-
 from django.conf import settings
 from django.contrib import messages
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from accounts import services
+from accounts import limits, services
 from accounts.decorators import login_required
 from accounts.domain import (
     ANONYMOUS,
@@ -17,7 +15,7 @@ from accounts.domain import (
     UsernameTaken,
 )
 from accounts.forms import LoginForm, SignupForm
-from config.http import safe_next
+from config.http import client_address, safe_next, too_many_requests
 
 
 def _set_auth_cookie(response, credentials: Credentials) -> None:
@@ -31,13 +29,6 @@ def _set_auth_cookie(response, credentials: Credentials) -> None:
     )
 
 
-def _client_address(request) -> str:
-    try:
-        return str(ipaddress.ip_address(request.META.get("REMOTE_ADDR", "")))
-    except ValueError:
-        return "unknown"
-
-
 def signup(request):
     if request.user.is_authenticated:
         return redirect("timeline:home")
@@ -47,9 +38,18 @@ def signup(request):
             user = services.user_create(
                 username=form.cleaned_data["username"],
                 password=form.cleaned_data["password"],
+                limit=limits.signup(client_address(request)),
             )
         except UsernameTaken:
             form.add_error("username", "That username is taken.")
+        except TooManyAttempts as error:
+            form.add_error(
+                None,
+                "Too many accounts were created from your network lately. "
+                f"Try again in {error.wait}.",
+            )
+            response = render(request, "accounts/signup.html", {"form": form})
+            return too_many_requests(response, retry_after=error.retry_after)
         else:
             response = redirect("timeline:home")
             _set_auth_cookie(response, services.session_create(uid=user.id))
@@ -67,22 +67,17 @@ def login(request):
             user, credentials = services.session_login(
                 username=form.cleaned_data["username"],
                 password=form.cleaned_data["password"],
-                client=_client_address(request),
+                client=client_address(request),
             )
         except InvalidCredentials:
             form.add_error(None, "Wrong username or password.")
         except TooManyAttempts as error:
-            minutes = -(-error.retry_after // 60)
             form.add_error(
-                None,
-                f"Too many failed attempts. Try again in {minutes} "
-                f"minute{'s' if minutes != 1 else ''}.",
+                None, f"Too many failed attempts. Try again in {error.wait}."
             )
-            response = render(
-                request, "accounts/login.html", {"form": form}, status=429
-            )
-            response["Retry-After"] = str(error.retry_after)
-            return response
+            context = {"form": form, "next": safe_next(request)}
+            response = render(request, "accounts/login.html", context)
+            return too_many_requests(response, retry_after=error.retry_after)
         else:
             response = redirect(safe_next(request))
             _set_auth_cookie(response, credentials)

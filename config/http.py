@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import ipaddress
+
+from django.conf import settings
 from django.http import Http404
 from django.utils.http import url_has_allowed_host_and_scheme
 
@@ -27,3 +30,38 @@ def int_param(request, name: str, *, maximum: int = 2**53) -> int | None:
     if not raw.isascii() or not raw.isdigit() or len(raw) > 16 or int(raw) > maximum:
         raise Http404(f"Bad {name}")
     return int(raw)
+
+
+def too_many_requests(response, *, retry_after: int):
+    """Mark a response as a refusal by an abuse limit: 429 with Retry-After."""
+    response.status_code = 429
+    response["Retry-After"] = str(max(int(retry_after), 1))
+    return response
+
+
+def client_address(request) -> str:
+    """The address abuse limits count a request against.
+
+    REMOTE_ADDR, or with TRUSTED_PROXY_HEADER set, the address the outermost of our
+    TRUSTED_PROXY_COUNT proxies saw: the entry that many places from the end of the
+    header, which each proxy appends to (entries before it are the client's own
+    words). An IPv6 client counts as its /64 network, which one subscriber usually
+    holds whole; anything unreadable is "unknown" (never a raw string in a key).
+    """
+    raw = request.META.get("REMOTE_ADDR", "")
+    if settings.TRUSTED_PROXY_HEADER:
+        header = "HTTP_" + settings.TRUSTED_PROXY_HEADER.upper().replace("-", "_")
+        entries = [e.strip() for e in request.META.get(header, "").split(",")]
+        entries = [e for e in entries if e]
+        count = max(settings.TRUSTED_PROXY_COUNT, 1)
+        if len(entries) >= count:
+            raw = entries[-count]
+    try:
+        address = ipaddress.ip_address(raw)
+    except ValueError:
+        return "unknown"
+    if address.version == 6:
+        if address.ipv4_mapped is not None:
+            return str(address.ipv4_mapped)
+        return str(ipaddress.ip_network(f"{address}/64", strict=False))
+    return str(address)

@@ -50,8 +50,26 @@ REDIS_WAIT_TIMEOUT_MS = env.int("REDIS_WAIT_TIMEOUT_MS", default=1000)
 AUTH_COOKIE_NAME = env.str("AUTH_COOKIE_NAME", default="retwis_auth")
 AUTH_TOKEN_TTL_DAYS = env.int("AUTH_TOKEN_TTL_DAYS", default=30)
 AUTH_MAX_DEVICES = env.int("AUTH_MAX_DEVICES", default=20)
-LOGIN_FAILURE_LIMIT = env.int("LOGIN_FAILURE_LIMIT", default=10)
-LOGIN_FAILURE_WINDOW_SECONDS = env.int("LOGIN_FAILURE_WINDOW_SECONDS", default=300)
+
+# --- Abuse limits (accounts/limits.py) ---------------------------------------------
+# Each is a list of rates "N/period" (units s, m, h, d): N at once, then one every
+# period/N; "off" for none. Refused requests answer 429 with Retry-After.
+# Statuses per user (Mastodon's default allows 300 in 3 hours).
+RATE_LIMIT_POST = env.str("RATE_LIMIT_POST", default="30/5m,300/3h")
+# Follows and unfollows per user (Twitter allows 400 follows a day).
+RATE_LIMIT_FOLLOW = env.str("RATE_LIMIT_FOLLOW", default="30/1m,400/1d")
+# Sign-ups per client address (each costs a password hash, ~100 ms of CPU).
+RATE_LIMIT_SIGNUP = env.str("RATE_LIMIT_SIGNUP", default="5/10m,20/1d")
+# Failed logins (and password confirmations) per name-and-client pair, so a stranger
+# cannot lock the owner out, and per client, whatever the names tried.
+RATE_LIMIT_LOGIN_PAIR = env.str("RATE_LIMIT_LOGIN_PAIR", default="10/5m")
+RATE_LIMIT_LOGIN_CLIENT = env.str("RATE_LIMIT_LOGIN_CLIENT", default="30/5m,300/1d")
+# The client address: REMOTE_ADDR, unless the site runs behind proxies that set a
+# header; then name it (e.g. X-Forwarded-For, or X-Real-IP) and how many proxies of
+# yours append to it, so the address the first of them saw is the one counted (an
+# address a client wrote into the header itself is never taken).
+TRUSTED_PROXY_HEADER = env.str("TRUSTED_PROXY_HEADER", default="")
+TRUSTED_PROXY_COUNT = env.int("TRUSTED_PROXY_COUNT", default=1)
 LOGIN_URL = "accounts:login"
 
 # --- Timelines ---------------------------------------------------------------------

@@ -50,10 +50,25 @@ def shard_of(author_id: int) -> int:
 
 def status_ids_take(*, author_id: int, count: int = 1) -> list[int]:
     """Reserve `count` new status ids for a status of this author: one round trip."""
-    shard = shard_of(author_id)
-    first = int(
-        _TICKS_TAKE(keys=[keys.status_clock(shard)], args=[count, EPOCH, TICKS_PER_MS])
+    (first,) = pipeline_run(
+        lambda pipe: status_ids_queue(pipe, author_id=author_id, count=count)
     )
+    return status_ids_from(first, author_id=author_id, count=count)
+
+
+def status_ids_queue(pipe, *, author_id: int, count: int = 1) -> None:
+    """Queue the reservation of `count` new status ids (in a caller's round trip);
+    `status_ids_from` turns its reply into the ids."""
+    _TICKS_TAKE.queue(
+        pipe,
+        keys=[keys.status_clock(shard_of(author_id))],
+        args=[count, EPOCH, TICKS_PER_MS],
+    )
+
+
+def status_ids_from(reply, *, author_id: int, count: int = 1) -> list[int]:
+    """The ids a `status_ids_queue` reply reserved."""
+    first, shard = int(reply), shard_of(author_id)
     return [(first + i) * keys.ID_SHARDS + shard for i in range(count)]
 
 

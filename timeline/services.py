@@ -29,6 +29,7 @@ from typing import Any
 from django.conf import settings
 
 from accounts import keys as account_keys
+from accounts import limits
 from accounts.domain import User
 from accounts.selectors import user_get
 from accounts.services import seen_day, seen_ttl_seconds
@@ -45,7 +46,7 @@ from timeline.domain import (
     normalize_text,
     text_problem,
 )
-from timeline.ids import status_ids_take
+from timeline.ids import status_ids_from, status_ids_queue
 
 # KEYS: (home, following, seen) of one or more readers. ARGV: author uid, cap, the
 # author's own home key, whether to skip inactive readers (1/0), sid... Adds the
@@ -172,17 +173,29 @@ return removed
 )
 
 
-def status_create(*, author: User, text: str) -> Status:
+def status_create(
+    *, author: User, text: str, limit: limits.Limit | None = None
+) -> Status:
     """Post a status: store it, publish it with its fan-out job, wake a worker.
 
     Costs the same whoever posts: the followers' homes are the job's work
-    (`timeline.fanout`), not the request's.
+    (`timeline.fanout`), not the request's. With `limit` (a request's: the author's
+    posting budget, `accounts.limits.post`) the post is taken from it in the same
+    round trip as its id, or refused with TooManyAttempts.
     """
     text = normalize_text(text)
     problem = text_problem(text)
     if problem:
         raise InvalidStatus(problem)
-    (sid,) = status_ids_take(author_id=author.id)
+    budget = (limit,) if limit is not None else ()
+
+    def take(pipe) -> None:
+        limits.take_queue(pipe, *budget)
+        status_ids_queue(pipe, author_id=author.id)
+
+    *taken, first = pipeline_run(take)
+    limits.check(taken, *budget)
+    (sid,) = status_ids_from(first, author_id=author.id)
     status = Status(
         id=sid,
         author_id=author.id,
@@ -547,7 +560,15 @@ def mode_check_queue(pipe, *, author_id: int) -> None:
     jobs.wake_queue(pipe, slot=slot)
 
 
-def _follow_change(*, follower: User, followee_id: int, now_us: int | None) -> bool:
+def _follow_change(
+    *,
+    follower: User,
+    followee_id: int,
+    now_us: int | None,
+    limit: limits.Limit | None,
+) -> bool:
+    if limit is not None:
+        limits.take(limit)
     with _FollowLock(follower.id):
         changed, since = _follow_set(follower.id, followee_id, now_us)
         follow_sync(
@@ -565,27 +586,38 @@ def _follow_change(*, follower: User, followee_id: int, now_us: int | None) -> b
     return bool(changed)
 
 
-def follow_create(*, follower: User, followee_id: int) -> bool:
+def follow_create(
+    *, follower: User, followee_id: int, limit: limits.Limit | None = None
+) -> bool:
     """Follow a user and backfill their newest statuses; False if already following.
 
     Safe to repeat: a second call completes whatever a first one left undone, and
-    the follow job completes it if the request died midway.
+    the follow job completes it if the request died midway. With `limit` (the
+    follower's budget, `accounts.limits.follow`) it is taken first, or refused with
+    TooManyAttempts.
     """
     if follower.id == followee_id:
         raise CannotFollowSelf("You cannot follow yourself.")
     return _follow_change(
-        follower=follower, followee_id=followee_id, now_us=time.time_ns() // 1000
+        follower=follower,
+        followee_id=followee_id,
+        now_us=time.time_ns() // 1000,
+        limit=limit,
     )
 
 
-def follow_delete(*, follower: User, followee_id: int) -> bool:
+def follow_delete(
+    *, follower: User, followee_id: int, limit: limits.Limit | None = None
+) -> bool:
     """Unfollow a user and drop their statuses from the home; False if not following.
 
     From the first step on no fan-out adds the followee's statuses to this home (the
     add checks `following` atomically), so one sweep removes them for good; the
     follow job sweeps again if the request died before it.
     """
-    return _follow_change(follower=follower, followee_id=followee_id, now_us=None)
+    return _follow_change(
+        follower=follower, followee_id=followee_id, now_us=None, limit=limit
+    )
 
 
 # KEYS: the reader's seen stamp, job queue and data. ARGV: today, the stamp's TTL

@@ -6,16 +6,18 @@ from django.http import Http404
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
+from accounts import limits
 from accounts.decorators import login_required
+from accounts.domain import TooManyAttempts
 from accounts.selectors import user_id_by_username
-from config.http import int_param, safe_next
+from config.http import int_param, safe_next, too_many_requests
 from config.reverse import url_for
 from timeline import selectors, services
 from timeline.domain import Busy, CannotFollowSelf, Forbidden, InvalidStatus, NotFound
 from timeline.forms import StatusForm
 
 
-def home(request, form: StatusForm | None = None):
+def home(request, form: StatusForm | None = None, status: int = 400):
     """The home timeline for a signed-in user; the welcome page for a visitor.
 
     With `form`, the home again after a compose error, at the compose box's target:
@@ -32,7 +34,8 @@ def home(request, form: StatusForm | None = None):
         "form": form or StatusForm(),
         "compose_next": back,
     }
-    return render(request, "timeline/home.html", context, status=400 if form else 200)
+    code = status if form else 200
+    return render(request, "timeline/home.html", context, status=code)
 
 
 @require_POST
@@ -42,9 +45,21 @@ def post_status(request):
     form = StatusForm(request.POST)
     if form.is_valid():
         try:
-            services.status_create(author=request.user, text=form.cleaned_data["text"])
+            services.status_create(
+                author=request.user,
+                text=form.cleaned_data["text"],
+                limit=limits.post(request.user.id),
+            )
         except InvalidStatus as error:
             form.add_error("text", str(error))
+        except TooManyAttempts as error:
+            form.add_error(
+                "text",
+                f"You are posting too fast. Your text is kept here: post it in "
+                f"{error.wait}.",
+            )
+            response = home(request, form=form, status=429)
+            return too_many_requests(response, retry_after=error.retry_after)
     if form.errors:
         return home(request, form=form)
     messages.success(request, "Posted.")
@@ -96,9 +111,24 @@ def _change_follow(request, username: str, change):
     if followee_id is None:
         raise Http404("No such user")
     try:
-        change(follower=request.user, followee_id=followee_id)
+        change(
+            follower=request.user,
+            followee_id=followee_id,
+            limit=limits.follow(request.user.id),
+        )
     except (CannotFollowSelf, Busy) as error:
         messages.error(request, str(error))
+    except TooManyAttempts as error:
+        response = render(
+            request,
+            "429.html",
+            {
+                "reason": "You have followed and unfollowed too many people lately.",
+                "wait": error.wait,
+                "back": safe_next(request, url_for("timeline:profile", username)),
+            },
+        )
+        return too_many_requests(response, retry_after=error.retry_after)
     return redirect(safe_next(request, url_for("timeline:profile", username)))
 
 

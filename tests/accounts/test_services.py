@@ -130,19 +130,25 @@ def test_sessions_capped_at_max_devices(r, settings):
     assert selectors.PageReads(all_creds[-1]).viewer.value.is_authenticated
 
 
-def test_failed_logins_for_a_name_are_limited(settings):
-    settings.LOGIN_FAILURE_LIMIT = 3
+def test_a_strangers_failed_logins_do_not_lock_the_owner_out(settings):
+    settings.RATE_LIMIT_LOGIN_PAIR = "3/5m"
     make_user("leo")
-    for i in range(3):
+    for _ in range(3):
         with pytest.raises(InvalidCredentials):
-            services.session_login(username="leo", password="bad", client=f"10.0.0.{i}")
+            services.session_login(username="leo", password="bad", client="10.0.0.1")
+    # The stranger's pair is spent, even with the right password...
     with pytest.raises(TooManyAttempts) as excinfo:
-        services.session_login(username="LEO", password=PASSWORD, client="10.0.0.9")
-    assert 0 < excinfo.value.retry_after <= settings.LOGIN_FAILURE_WINDOW_SECONDS
+        services.session_login(username="LEO", password=PASSWORD, client="10.0.0.1")
+    assert 0 < excinfo.value.retry_after <= 300
+    # ...but the owner, from their own address, logs in at once.
+    user, _ = services.session_login(
+        username="leo", password=PASSWORD, client="10.0.0.9"
+    )
+    assert user.username == "leo"
 
 
 def test_failed_logins_from_a_client_are_limited(settings):
-    settings.LOGIN_FAILURE_LIMIT = 3
+    settings.RATE_LIMIT_LOGIN_CLIENT = "3/5m"
     make_user("mia")
     for name in ("x_one", "x_two", "x_three"):
         with pytest.raises(InvalidCredentials):
@@ -156,12 +162,47 @@ def test_failed_logins_from_a_client_are_limited(settings):
     assert user.username == "mia"
 
 
-def test_failure_counters_expire(r, settings):
+def test_successful_logins_spend_no_budget(settings):
+    settings.RATE_LIMIT_LOGIN_PAIR = "3/5m"
+    settings.RATE_LIMIT_LOGIN_CLIENT = "3/5m"
+    make_user("ola")
+    for _ in range(10):
+        services.session_login(username="ola", password=PASSWORD, client="7.7.7.7")
+
+
+def test_failure_budgets_expire(r, settings):
     make_user("ned")
     with pytest.raises(InvalidCredentials):
         services.session_login(username="ned", password="bad", client="7.7.7.7")
-    for key in (keys.login_failures_user("ned"), keys.login_failures_client("7.7.7.7")):
-        assert 0 < r.ttl(key) <= settings.LOGIN_FAILURE_WINDOW_SECONDS
+    ttls = [r.pttl(key) for key in r.scan_iter("limit:*")]
+    # One key per rate of the pair (10/5m) and of the client (30/5m, 300/1d), each
+    # gone once its budget is whole again: 30 s, 10 s and 288 s after one failure.
+    assert len(ttls) == 3
+    assert all(0 < ttl <= 288_000 for ttl in ttls)
+
+
+@pytest.mark.real_redis
+def test_parallel_guesses_cannot_pass_the_limit(settings):
+    settings.RATE_LIMIT_LOGIN_PAIR = "10/5m"
+    make_user("pat")
+    barrier = threading.Barrier(30)
+    outcomes: list[str] = []
+
+    def guess(i: int) -> None:
+        barrier.wait()
+        try:
+            services.session_login(username="pat", password=f"bad{i}", client="6.6.6.6")
+        except InvalidCredentials:
+            outcomes.append("checked")
+        except TooManyAttempts:
+            outcomes.append("refused")
+
+    threads = [threading.Thread(target=guess, args=(i,)) for i in range(30)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(outcomes) == ["checked"] * 10 + ["refused"] * 20
 
 
 @pytest.mark.real_redis

@@ -164,16 +164,18 @@ def test_authenticated_pages_are_not_cached():
 
 
 def test_brute_force_limit_shows_clear_message(settings):
-    settings.LOGIN_FAILURE_LIMIT = 3
+    settings.RATE_LIMIT_LOGIN_PAIR = "3/5m"
     make_user("kay")
     for _ in range(3):
         Client().post("/login/", {"username": "kay", "password": "bad"})
     response = Client().post("/login/", {"username": "kay", "password": PASSWORD})
     assert response.status_code == 429
+    # 3 per 5 minutes: one more attempt every 100 s.
     assert (
-        "Too many failed attempts. Try again in 5 minutes." in response.content.decode()
+        "Too many failed attempts. Try again in 2 minutes." in response.content.decode()
     )
-    assert int(response["Retry-After"]) > 0
+    assert 99 <= int(response["Retry-After"]) <= 100
+    assert 'value="kay"' in response.content.decode()
     assert COOKIE not in response.cookies
 
 

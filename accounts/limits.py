@@ -1,0 +1,191 @@
+"""Abuse limits: how often a user or a client may post, follow, sign up or log in.
+
+Each limit is a list of rates such as `30/5m,300/3h` (settings `RATE_LIMIT_*`); a
+rate `N/period` lets N actions through at once, then one every period/N (GCRA, the
+generic cell rate algorithm: one key per rate holding the "theoretical arrival time",
+its TTL the time until the budget is whole again). The check and the count are one
+Lua step on the server's clock, so parallel requests cannot slip past a limit (the
+old login counter read, then counted: 12 of 30 parallel guesses got through a limit
+of 10), and every rate of one subject shares a hash tag, so the step is in one
+Cluster slot.
+
+Why not django-ratelimit or a similar library: they count through Django's cache
+framework, whose Redis backend knows no Redis Cluster, and they check and count in
+two steps. Redis is our only store and must work on a Cluster, so: one script.
+
+A request that several limits govern (a login is counted per name-and-client pair
+and per client) takes from each in the same round trip; when one refuses, what the
+others took is given back, so a refused request costs no budget anywhere.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from django.conf import settings
+
+from accounts import keys
+from accounts.domain import TooManyAttempts
+from config.pipelines import LuaScript, pipeline_run
+
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+_RATE_RE = re.compile(r"^\s*(\d+)\s*/\s*(\d*)\s*([smhd])\s*$")
+
+
+@dataclass(frozen=True, slots=True)
+class Rate:
+    """N actions per period (seconds)."""
+
+    count: int
+    period: int
+
+    @classmethod
+    def parse(cls, text: str) -> Rate:
+        """`30/5m` -> Rate(30, 300); units s, m, h, d; the number defaults to 1."""
+        match = _RATE_RE.match(text)
+        if not match or int(match[1]) < 1 or match[2] == "0":
+            raise ValueError(
+                f"Bad rate {text!r}: write it as N/period, e.g. 30/5m or 300/3h."
+            )
+        return cls(int(match[1]), int(match[2] or 1) * _UNITS[match[3]])
+
+    @property
+    def label(self) -> str:
+        """The rate as it appears in its key: count and period, e.g. `30r300s`."""
+        return f"{self.count}r{self.period}s"
+
+
+def rates(text: str) -> tuple[Rate, ...]:
+    """A comma-separated list of rates; empty (or `off`) for no limit."""
+    if text.strip().lower() in ("", "off", "none"):
+        return ()
+    return tuple(Rate.parse(part) for part in text.split(","))
+
+
+@dataclass(frozen=True, slots=True)
+class Limit:
+    """One subject's budget for one action: the keys its rates count in."""
+
+    action: str
+    subject: str
+    rates: tuple[Rate, ...]
+
+    def keys(self) -> list[str]:
+        return [keys.rate_limit(self.action, r.label, self.subject) for r in self.rates]
+
+    def args(self) -> list[int]:
+        return [v for r in self.rates for v in (r.count, r.period * 1_000_000)]
+
+
+def post(uid: int) -> Limit:
+    """Statuses a user may post."""
+    return Limit("post", keys.user_tag(uid), rates(settings.RATE_LIMIT_POST))
+
+
+def follow(uid: int) -> Limit:
+    """Follows and unfollows a user may make."""
+    return Limit("follow", keys.user_tag(uid), rates(settings.RATE_LIMIT_FOLLOW))
+
+
+def signup(client: str) -> Limit:
+    """Accounts one client may create."""
+    return Limit("signup", keys.client_tag(client), rates(settings.RATE_LIMIT_SIGNUP))
+
+
+def login_pair(username: str, client: str) -> Limit:
+    """Failed logins for one name from one client: a stranger elsewhere cannot spend
+    the owner's budget."""
+    return Limit(
+        "login",
+        keys.name_client_tag(username, client),
+        rates(settings.RATE_LIMIT_LOGIN_PAIR),
+    )
+
+
+def login_client(client: str) -> Limit:
+    """Failed logins from one client, whatever the names tried."""
+    return Limit(
+        "login", keys.client_tag(client), rates(settings.RATE_LIMIT_LOGIN_CLIENT)
+    )
+
+
+# KEYS: one key per rate, all of one subject (one slot). ARGV: the cost (1 to take,
+# -1 to give back), then count and period (microseconds) for each rate. GCRA on the
+# server's clock: each key holds when its budget is whole again (its TTL runs out
+# then). Takes from every rate or from none. Returns 0 when taken (or given back),
+# else the microseconds until every rate would let one through.
+_TAKE = LuaScript(
+    """
+local cost = tonumber(ARGV[1])
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local tats, wait = {}, 0
+for i = 1, #KEYS do
+  local count, period = tonumber(ARGV[2 * i]), tonumber(ARGV[2 * i + 1])
+  local interval = period / count
+  local tat = math.max(tonumber(redis.call('GET', KEYS[i]) or '0'), now)
+  local new = tat + cost * interval
+  if cost > 0 and new - now > period then
+    wait = math.max(wait, new - now - period)
+  end
+  tats[i] = new
+end
+if wait > 0 then return math.ceil(wait) end
+for i = 1, #KEYS do
+  local left = math.floor(tats[i] - now)
+  if left > 0 then
+    redis.call('SET', KEYS[i], string.format('%d', math.floor(tats[i])), 'PX',
+      math.ceil(left / 1000))
+  else
+    redis.call('DEL', KEYS[i])
+  end
+end
+return 0
+"""
+)
+
+
+def _queue(pipe, limit: Limit, cost: int) -> None:
+    _TAKE.queue(pipe, keys=limit.keys(), args=[cost, *limit.args()])
+
+
+def take_queue(pipe, *limits: Limit) -> None:
+    """Queue the taking of one action from each limit (a pipeline of the caller's);
+    `check(replies)` then reads the replies those commands answered."""
+    for limit in limits:
+        if limit.rates:
+            _queue(pipe, limit, 1)
+
+
+def check(replies: list, *limits: Limit) -> None:
+    """Raise TooManyAttempts when a limit queued by `take_queue` refused; what the
+    other limits took is given back first (one more round trip, only then)."""
+    active = [limit for limit in limits if limit.rates]
+    waits = [int(w) for w in replies[: len(active)]]
+    if not any(waits):
+        return
+    taken = [limit for limit, w in zip(active, waits, strict=True) if not w]
+    if taken:
+        give_back(*taken)
+    refused = next(limit for limit, w in zip(active, waits, strict=True) if w)
+    seconds = -(-max(waits) // 1_000_000)
+    raise TooManyAttempts(retry_after=seconds, action=refused.action)
+
+
+def take(*limits: Limit) -> None:
+    """Take one action from every limit, or raise TooManyAttempts: one round trip."""
+    if not any(limit.rates for limit in limits):
+        return
+    check(pipeline_run(lambda pipe: take_queue(pipe, *limits)), *limits)
+
+
+def give_back(*limits: Limit) -> None:
+    """Return one action to each limit (a login that succeeded counts for nothing)."""
+
+    def queue(pipe) -> None:
+        for limit in limits:
+            if limit.rates:
+                _queue(pipe, limit, -1)
+
+    pipeline_run(queue)
