@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -64,6 +65,36 @@ def test_bench_runs_end_to_end_on_a_tiny_data_set(tmp_path):
         assert int(table_row(round_trips, name)[1]) > 0
     assert table_row(round_trips, "home (logged in)")[1] == "2"
     assert re.search(r"per home timeline entry: [\d.]+ bytes", text)
+
+
+@pytest.mark.single_server
+def test_abuse_bench_shows_the_limits_holding_under_floods(tmp_path):
+    """bench/abuse.py end to end, small: the site under granian on its own Redis,
+    floods from many simulated addresses with the limits off, then on."""
+    result = subprocess.run(
+        [sys.executable, "bench/abuse.py", "--tiny", "--out", str(tmp_path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    figures = json.loads((tmp_path / "abuse.json").read_text())
+    off, on = figures["off"], figures["on"]
+    assert off["posts"]["answers"] == {"302": 60}
+    assert on["posts"]["answers"] == {"302": 30, "429": 30}
+    assert on["posts"]["global_by_flooder"] == 30
+    assert off["follows"]["answers"] == {"302": 80}
+    assert 30 <= on["follows"]["answers"]["302"] <= 32  # then one every 2 s
+    assert off["signups"]["answers"] == {"302": 12}
+    assert on["signups"]["answers"] == {"302": 5, "429": 7}
+    assert on["lockout"] == {
+        "stranger_answers": {"400": 10, "429": 2},
+        "owner_answer": 302,
+    }
+    assert off["guesses"]["checked"] == 30
+    assert on["guesses"]["answers"] == {"400": 10, "429": 20}
+    assert "| 60 posts by one user" in result.stdout
 
 
 # --- the report, from plain data ---------------------------------------------------
