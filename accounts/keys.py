@@ -12,6 +12,11 @@ them together.
 | `username:<lowercase name>` | string | uid; claimed with SET NX, so one per name  | one per user                      |
 | `sessions:{<uid>}`          | hash   | sha256(token) hex -> expiry (unix seconds) | AUTH_MAX_DEVICES fields; key TTL  |
 |                             |        |                                            | = the latest expiry               |
+| `devices:{<uid>}`           | hash   | sha256(token) hex -> JSON of the device at | only fields of `sessions:{<uid>}` |
+|                             |        | sign-in: created, browser label, address   | (pruned, revoked and expiring     |
+|                             |        | (`accounts.domain.Device`); a session made | with them, in the same steps); it |
+|                             |        | before it existed has none (shown as an    | is never read by the auth check   |
+|                             |        | unknown device; no migration)              |                                   |
 | `seen:{<uid>}`              | string | the day (days since 1970, UTC) the user    | TTL FANOUT_ACTIVE_DAYS: its       |
 |                             |        | was last seen; written at most once a day  | absence makes the user inactive,  |
 |                             |        | (`timeline.services.reader_seen`)          | skipped by fan-out until back     |
@@ -39,6 +44,10 @@ def username(name: str) -> str:
 
 def sessions(uid: int) -> str:
     return f"sessions:{{{uid}}}"
+
+
+def devices(uid: int) -> str:
+    return f"devices:{{{uid}}}"
 
 
 def seen(uid: int) -> str:

@@ -38,6 +38,10 @@ def _client_address(request) -> str:
         return "unknown"
 
 
+def _user_agent(request) -> str:
+    return request.META.get("HTTP_USER_AGENT", "")
+
+
 def signup(request):
     if request.user.is_authenticated:
         return redirect("timeline:home")
@@ -52,7 +56,12 @@ def signup(request):
             form.add_error("username", "That username is taken.")
         else:
             response = redirect("timeline:home")
-            _set_auth_cookie(response, services.session_create(uid=user.id))
+            credentials = services.session_create(
+                uid=user.id,
+                user_agent=_user_agent(request),
+                client=_client_address(request),
+            )
+            _set_auth_cookie(response, credentials)
             messages.success(request, f"Welcome, {user.username}!")
             return response
     return render(request, "accounts/signup.html", {"form": form}, status=_status(form))
@@ -68,6 +77,7 @@ def login(request):
                 username=form.cleaned_data["username"],
                 password=form.cleaned_data["password"],
                 client=_client_address(request),
+                user_agent=_user_agent(request),
             )
         except InvalidCredentials:
             form.add_error(None, "Wrong username or password.")
