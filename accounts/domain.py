@@ -16,7 +16,8 @@ USERNAME_RULE = f"Use 3 to {USERNAME_MAX_LENGTH} letters, digits or underscores.
 TOKEN_RE = re.compile(r"^[A-Za-z0-9_-]{43}$", re.ASCII)
 UID_RE = re.compile(r"^[1-9][0-9]{0,17}$", re.ASCII)
 # A device is named by its token's SHA-256 (hex): a field of `sessions:{<uid>}`.
-DEVICE_ID_RE = re.compile(r"^[0-9a-f]{64}$", re.ASCII)
+# `\Z`, not `$`, which also matches before a final newline.
+DEVICE_ID_RE = re.compile(r"^[0-9a-f]{64}\Z", re.ASCII)
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,7 +5,12 @@ from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import FieldDoesNotExist, ValidationError
 from django.core.validators import RegexValidator
 
-from accounts.domain import USERNAME_MAX_LENGTH, USERNAME_RE, USERNAME_RULE
+from accounts.domain import (
+    DEVICE_ID_RE,
+    USERNAME_MAX_LENGTH,
+    USERNAME_RE,
+    USERNAME_RULE,
+)
 from config.forms import AccessibleForm
 
 # The one username rule (accounts.domain), as the service applies it too.
@@ -76,3 +81,38 @@ class LoginForm(AccessibleForm):
         strip=False,
         widget=forms.PasswordInput(attrs={"autocomplete": "current-password"}),
     )
+
+
+class PasswordChangeForm(AccessibleForm):
+    """Nothing typed here is shown again: a password input renders no value."""
+
+    current_password = forms.CharField(
+        strip=False,
+        widget=forms.PasswordInput(attrs={"autocomplete": "current-password"}),
+    )
+    new_password = forms.CharField(
+        strip=False,
+        widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
+    )
+    new_password2 = forms.CharField(
+        label="New password (again)",
+        strip=False,
+        widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
+    )
+
+    def __init__(self, *args, username: str, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.username = username  # for the validator that refuses look-alikes
+
+    def clean(self):
+        cleaned = super().clean()
+        _new_password_check(
+            self, username=self.username, field="new_password", again="new_password2"
+        )
+        return cleaned
+
+
+class DeviceForm(forms.Form):
+    """A device to log out, named by its token's hash (never the token)."""
+
+    device = forms.CharField(validators=[RegexValidator(DEVICE_ID_RE)])

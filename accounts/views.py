@@ -5,9 +5,9 @@ import ipaddress
 from django.conf import settings
 from django.contrib import messages
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_POST, require_safe
 
-from accounts import services
+from accounts import selectors, services
 from accounts.decorators import login_required
 from accounts.domain import (
     ANONYMOUS,
@@ -16,7 +16,7 @@ from accounts.domain import (
     TooManyAttempts,
     UsernameTaken,
 )
-from accounts.forms import LoginForm, SignupForm
+from accounts.forms import DeviceForm, LoginForm, PasswordChangeForm, SignupForm
 from config.http import safe_next
 
 
@@ -40,6 +40,15 @@ def _client_address(request) -> str:
 
 def _user_agent(request) -> str:
     return request.META.get("HTTP_USER_AGENT", "")
+
+
+def _too_many_attempts(form, error: TooManyAttempts) -> None:
+    minutes = -(-error.retry_after // 60)
+    form.add_error(
+        None,
+        f"Too many failed attempts. Try again in {minutes} "
+        f"minute{'s' if minutes != 1 else ''}.",
+    )
 
 
 def signup(request):
@@ -82,12 +91,7 @@ def login(request):
         except InvalidCredentials:
             form.add_error(None, "Wrong username or password.")
         except TooManyAttempts as error:
-            minutes = -(-error.retry_after // 60)
-            form.add_error(
-                None,
-                f"Too many failed attempts. Try again in {minutes} "
-                f"minute{'s' if minutes != 1 else ''}.",
-            )
+            _too_many_attempts(form, error)
             response = render(
                 request, "accounts/login.html", {"form": form}, status=429
             )
@@ -121,6 +125,67 @@ def logout_everywhere(request):
     response.delete_cookie(settings.AUTH_COOKIE_NAME, samesite="Lax")
     messages.info(request, "You are logged out on every device.")
     return response
+
+
+@require_safe
+@login_required
+def account_settings(request):
+    form = PasswordChangeForm(username=request.user.username)
+    return _settings_render(request, form)
+
+
+@require_POST
+@login_required
+def password_change(request):
+    """Change the password; every other device is logged out, this one stays."""
+    form = PasswordChangeForm(request.POST, username=request.user.username)
+    if form.is_valid():
+        try:
+            credentials = services.password_change(
+                credentials=request.credentials,
+                username=request.user.username,
+                current_password=form.cleaned_data["current_password"],
+                new_password=form.cleaned_data["new_password"],
+                user_agent=_user_agent(request),
+                client=_client_address(request),
+            )
+        except InvalidCredentials:
+            form.add_error("current_password", "That is not your current password.")
+        except TooManyAttempts as error:
+            _too_many_attempts(form, error)
+            response = _settings_render(request, form, status=429)
+            response["Retry-After"] = str(error.retry_after)
+            return response
+        else:
+            response = redirect("accounts:settings")
+            _set_auth_cookie(response, credentials)
+            messages.success(
+                request, "Password changed. Your other devices are logged out."
+            )
+            return response
+    return _settings_render(request, form, status=_status(form))
+
+
+@require_POST
+@login_required
+def device_logout(request):
+    """Log out one of the viewer's own devices (from the settings page's list)."""
+    form = DeviceForm(request.POST)
+    if form.is_valid() and services.session_revoke_device(
+        uid=request.user.id, device_id=form.cleaned_data["device"]
+    ):
+        messages.info(request, "That device is logged out.")
+    else:
+        messages.error(request, "That device was already logged out.")
+    return redirect("accounts:settings")
+
+
+def _settings_render(request, form: PasswordChangeForm, status: int = 200):
+    devices = selectors.devices_get(
+        reads=request.reads, credentials=request.credentials
+    )
+    context = {"form": form, "devices": devices}
+    return render(request, "accounts/settings.html", context, status=status)
 
 
 def _status(form) -> int:

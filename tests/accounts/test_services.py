@@ -239,7 +239,7 @@ def test_revoking_a_malformed_device_id_touches_nothing(r):
     user = make_user("careful")
     services.session_create(uid=user.id)
     before = device_fields(r, user.id)
-    for bad in ("", "*", "a" * 63, "A" * 64, "g" * 64, "a" * 65):
+    for bad in ("", "*", "a" * 63, "A" * 64, "g" * 64, "a" * 65, "a" * 64 + "\n"):
         assert not services.session_revoke_device(uid=user.id, device_id=bad)
     assert device_fields(r, user.id) == before
 
