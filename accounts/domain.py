@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -14,6 +15,9 @@ USERNAME_RE = re.compile(rf"^[A-Za-z0-9_]{{3,{USERNAME_MAX_LENGTH}}}$", re.ASCII
 USERNAME_RULE = f"Use 3 to {USERNAME_MAX_LENGTH} letters, digits or underscores."
 TOKEN_RE = re.compile(r"^[A-Za-z0-9_-]{43}$", re.ASCII)
 UID_RE = re.compile(r"^[1-9][0-9]{0,17}$", re.ASCII)
+# A device is named by its token's SHA-256 (hex): a field of `sessions:{<uid>}`.
+# `\Z`, not `$`, which also matches before a final newline.
+DEVICE_ID_RE = re.compile(r"^[0-9a-f]{64}\Z", re.ASCII)
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +101,68 @@ class Credentials:
 
     def cookie_value(self) -> str:
         return f"{self.uid}:{self.token}"
+
+
+@dataclass(frozen=True, slots=True)
+class Device:
+    """A logged-in device (a session) as the settings page lists it.
+
+    The one owner of the `devices:{<uid>}` layout: each field (the token's hash, as
+    in `sessions:{<uid>}`) holds the JSON that `metadata()` makes at sign-in. A
+    session made before that hash existed has none: `label` and `signed_in` are None.
+    """
+
+    id: str
+    expires: float
+    signed_in: float | None = None
+    label: str | None = None
+    address: str | None = None
+    current: bool = False
+
+    UNKNOWN_LABEL: ClassVar[str] = "Unknown device"
+
+    @staticmethod
+    def metadata(*, signed_in: float, label: str, address: str) -> str:
+        """The JSON stored for a device at sign-in."""
+        return json.dumps(
+            {"created": round(signed_in), "label": label, "ip": address},
+            separators=(",", ":"),
+        )
+
+    @classmethod
+    def from_fields(
+        cls, device_id: str, expiry: str, metadata: str | None, *, current: bool
+    ) -> Device:
+        """The device from its session's expiry and its metadata (None: none)."""
+        try:
+            found = json.loads(metadata) if metadata else {}
+        except ValueError:
+            found = {}
+        if not isinstance(found, dict):
+            found = {}
+        created, label, ip = found.get("created"), found.get("label"), found.get("ip")
+        return cls(
+            id=device_id,
+            expires=float(expiry),
+            signed_in=float(created) if isinstance(created, int | float) else None,
+            label=label if isinstance(label, str) else None,
+            address=ip if isinstance(ip, str) else None,
+            current=current,
+        )
+
+    @property
+    def name(self) -> str:
+        return self.label or self.UNKNOWN_LABEL
+
+    @property
+    def signed_in_at(self) -> datetime | None:
+        if self.signed_in is None:
+            return None
+        return datetime.fromtimestamp(self.signed_in, tz=UTC)
+
+    @property
+    def expires_at(self) -> datetime:
+        return datetime.fromtimestamp(self.expires, tz=UTC)
 
 
 class AccountError(Exception):

@@ -1,17 +1,47 @@
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 from django import forms
 from django.contrib.auth.password_validation import validate_password
-from django.core.exceptions import ValidationError
+from django.core.exceptions import FieldDoesNotExist, ValidationError
 from django.core.validators import RegexValidator
 
-from accounts.domain import USERNAME_MAX_LENGTH, USERNAME_RE, USERNAME_RULE
+from accounts.domain import (
+    DEVICE_ID_RE,
+    USERNAME_MAX_LENGTH,
+    USERNAME_RE,
+    USERNAME_RULE,
+)
 from config.forms import AccessibleForm
 
 # The one username rule (accounts.domain), as the service applies it too.
 username_validator = RegexValidator(USERNAME_RE, USERNAME_RULE)
+
+
+class _PasswordOwner:
+    """What Django's UserAttributeSimilarityValidator reads of a user: the username,
+    and `_meta.get_field` for its message (no model here, so the attribute's own
+    name is used). A bare namespace made it crash on a password like the name."""
+
+    class _meta:  # noqa: N801 (Django's name)
+        @staticmethod
+        def get_field(name: str):
+            raise FieldDoesNotExist(name)
+
+    def __init__(self, username: str):
+        self.username = username
+
+
+def _new_password_check(form, *, username: str, field: str, again: str) -> None:
+    """The one rule for a new password (sign-up and change): typed the same twice,
+    and accepted by Django's password validators (AUTH_PASSWORD_VALIDATORS)."""
+    password, password2 = form.cleaned_data.get(field), form.cleaned_data.get(again)
+    if password and password2 and password != password2:
+        form.add_error(again, "The two passwords differ.")
+    elif password:
+        try:
+            validate_password(password, user=_PasswordOwner(username))
+        except ValidationError as error:
+            form.add_error(field, error)
 
 
 class SignupForm(AccessibleForm):
@@ -33,15 +63,12 @@ class SignupForm(AccessibleForm):
 
     def clean(self):
         cleaned = super().clean()
-        password, password2 = cleaned.get("password"), cleaned.get("password2")
-        if password and password2 and password != password2:
-            self.add_error("password2", "The two passwords differ.")
-        elif password:
-            person = SimpleNamespace(username=cleaned.get("username") or "")
-            try:
-                validate_password(password, user=person)
-            except ValidationError as error:
-                self.add_error("password", error)
+        _new_password_check(
+            self,
+            username=cleaned.get("username") or "",
+            field="password",
+            again="password2",
+        )
         return cleaned
 
 
@@ -54,3 +81,38 @@ class LoginForm(AccessibleForm):
         strip=False,
         widget=forms.PasswordInput(attrs={"autocomplete": "current-password"}),
     )
+
+
+class PasswordChangeForm(AccessibleForm):
+    """Nothing typed here is shown again: a password input renders no value."""
+
+    current_password = forms.CharField(
+        strip=False,
+        widget=forms.PasswordInput(attrs={"autocomplete": "current-password"}),
+    )
+    new_password = forms.CharField(
+        strip=False,
+        widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
+    )
+    new_password2 = forms.CharField(
+        label="New password (again)",
+        strip=False,
+        widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
+    )
+
+    def __init__(self, *args, username: str, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.username = username  # for the validator that refuses look-alikes
+
+    def clean(self):
+        cleaned = super().clean()
+        _new_password_check(
+            self, username=self.username, field="new_password", again="new_password2"
+        )
+        return cleaned
+
+
+class DeviceForm(forms.Form):
+    """A device to log out, named by its token's hash (never the token)."""
+
+    device = forms.CharField(validators=[RegexValidator(DEVICE_ID_RE)])

@@ -12,6 +12,11 @@ them together.
 | `username:<lowercase name>` | string | uid; claimed with SET NX, so one per name  | one per user                      |
 | `sessions:{<uid>}`          | hash   | sha256(token) hex -> expiry (unix seconds) | AUTH_MAX_DEVICES fields; key TTL  |
 |                             |        |                                            | = the latest expiry               |
+| `devices:{<uid>}`           | hash   | sha256(token) hex -> JSON of the device at | only fields of `sessions:{<uid>}` |
+|                             |        | sign-in: created, browser label, address   | (pruned, revoked and expiring     |
+|                             |        | (`accounts.domain.Device`); a session made | with them, in the same steps); it |
+|                             |        | before it existed has none (shown as an    | is never read by the auth check   |
+|                             |        | unknown device; no migration)              |                                   |
 | `seen:{<uid>}`              | string | the day (days since 1970, UTC) the user    | TTL FANOUT_ACTIVE_DAYS: its       |
 |                             |        | was last seen; written at most once a day  | absence makes the user inactive,  |
 |                             |        | (`timeline.services.reader_seen`)          | skipped by fan-out until back     |
@@ -22,8 +27,8 @@ them together.
 |                             |        | slot), `c:<client>` (signup, login),       |                                   |
 |                             |        | `n:<lowercase name>:<client>` (login)      |                                   |
 
-Clients are IP addresses as `config.http.client_address` gives them (an IPv6 client
-as its /64 network). Layouts up to 4 also had `loginfail:user:<name>` and
+Clients are IP addresses as `config.http.client_ip` gives them, an IPv6 one as its
+/64 network (`accounts.limits`). Layouts up to 4 also had `loginfail:user:<name>` and
 `loginfail:client:<ip>` counters; they expire within LOGIN_FAILURE_WINDOW_SECONDS
 (300 s) of the last failure, so no upgrade step deletes them.
 """
@@ -48,6 +53,10 @@ def username(name: str) -> str:
 
 def sessions(uid: int) -> str:
     return f"sessions:{{{uid}}}"
+
+
+def devices(uid: int) -> str:
+    return f"devices:{{{uid}}}"
 
 
 def seen(uid: int) -> str:

@@ -20,6 +20,7 @@ others took is given back, so a refused request costs no budget anywhere.
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from dataclasses import dataclass
 
@@ -78,6 +79,19 @@ class Limit:
         return [v for r in self.rates for v in (r.count, r.period * 1_000_000)]
 
 
+def _client(ip: str) -> str:
+    """The subject a client address counts as: an IPv4 address as it is, an IPv6 one
+    as its /64 network, which one subscriber usually holds whole; anything else (never
+    a raw string in a key) as "unknown"."""
+    try:
+        address = ipaddress.ip_address(ip)
+    except ValueError:
+        return "unknown"
+    if address.version == 6:
+        return str(ipaddress.ip_network(f"{address}/64", strict=False))
+    return str(address)
+
+
 def post(uid: int) -> Limit:
     """Statuses a user may post."""
     return Limit("post", keys.user_tag(uid), rates(settings.RATE_LIMIT_POST))
@@ -90,7 +104,9 @@ def follow(uid: int) -> Limit:
 
 def signup(client: str) -> Limit:
     """Accounts one client may create."""
-    return Limit("signup", keys.client_tag(client), rates(settings.RATE_LIMIT_SIGNUP))
+    return Limit(
+        "signup", keys.client_tag(_client(client)), rates(settings.RATE_LIMIT_SIGNUP)
+    )
 
 
 def login_pair(username: str, client: str) -> Limit:
@@ -98,7 +114,7 @@ def login_pair(username: str, client: str) -> Limit:
     the owner's budget."""
     return Limit(
         "login",
-        keys.name_client_tag(username, client),
+        keys.name_client_tag(username, _client(client)),
         rates(settings.RATE_LIMIT_LOGIN_PAIR),
     )
 
@@ -106,7 +122,9 @@ def login_pair(username: str, client: str) -> Limit:
 def login_client(client: str) -> Limit:
     """Failed logins from one client, whatever the names tried."""
     return Limit(
-        "login", keys.client_tag(client), rates(settings.RATE_LIMIT_LOGIN_CLIENT)
+        "login",
+        keys.client_tag(_client(client)),
+        rates(settings.RATE_LIMIT_LOGIN_CLIENT),
     )
 
 

@@ -1,4 +1,4 @@
-"""Reads of users and sessions, and the request's read batch (`PageReads`)."""
+"""Reads of users, sessions and devices, and the request's read batch (`PageReads`)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,14 @@ import time
 from collections.abc import Iterable
 
 from accounts import keys, names
-from accounts.domain import ANONYMOUS, USERNAME_RE, AnonymousUser, Credentials, User
+from accounts.domain import (
+    ANONYMOUS,
+    USERNAME_RE,
+    AnonymousUser,
+    Credentials,
+    Device,
+    User,
+)
 from config.pipelines import Deferred, ReadBatch
 from config.redis import get_redis
 
@@ -140,3 +147,37 @@ def user_confirm_queue(
         return None
 
     return reads.queue(build, parse)
+
+
+def devices_get(*, reads: PageReads, credentials: Credentials) -> list[Device]:
+    """The viewer's logged-in devices, this one (`credentials`) first, then the most
+    recent sign-ins; [] when the request proves no viewer.
+
+    Queued in the request's batch for the claimed id and used only once proven.
+    """
+    uid = reads.claimed_uid
+    if uid is None:
+        return []
+    this_device = token_hash(credentials.token)
+
+    def build(pipe) -> None:
+        pipe.hgetall(keys.sessions(uid))
+        pipe.hgetall(keys.devices(uid))
+
+    def parse(replies) -> list[Device]:
+        sessions, metadata = replies
+        now = time.time()
+        devices = [
+            Device.from_fields(
+                device_id,
+                expiry,
+                metadata.get(device_id),
+                current=device_id == this_device,
+            )
+            for device_id, expiry in sessions.items()
+            if float(expiry) > now
+        ]
+        return sorted(devices, key=lambda d: (not d.current, -d.expires))
+
+    devices = reads.queue(build, parse)
+    return devices.value if reads.proven_uid() == uid else []

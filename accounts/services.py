@@ -1,4 +1,5 @@
-"""Writes for accounts: sign-up, log-in, sessions and the login-failure limit."""
+"""Writes for accounts: sign-up, log-in, passwords, sessions (devices) and the
+login-failure limit."""
 
 from __future__ import annotations
 
@@ -10,41 +11,80 @@ from django.contrib.auth.hashers import check_password, make_password
 
 from accounts import keys, limits
 from accounts.domain import (
+    DEVICE_ID_RE,
     USERNAME_RE,
     USERNAME_RULE,
     Credentials,
+    Device,
     InvalidCredentials,
     InvalidUsername,
     User,
     UsernameTaken,
 )
 from accounts.selectors import token_hash
+from accounts.useragent import device_label
 from config.pipelines import LuaScript, pipeline_run
 from config.redis import get_redis
 
-# Store a session and keep the hash small: drop expired devices, then the oldest
-# beyond the cap, and let the key itself expire with its last session.
-_SESSION_ADD = LuaScript(
-    """
-local key, field, expiry = KEYS[1], ARGV[1], tonumber(ARGV[2])
-local now, cap = tonumber(ARGV[3]), tonumber(ARGV[4])
-redis.call('HSET', key, field, expiry)
-local all = redis.call('HGETALL', key)
-local live = {}
-for i = 1, #all, 2 do
-  local exp = tonumber(all[i + 1])
-  if exp <= now then
-    redis.call('HDEL', key, all[i])
-  else
-    live[#live + 1] = {all[i], exp}
+# Store a session and its device's metadata, and keep both hashes small and in step:
+# drop expired devices, then the oldest beyond the cap, then any metadata left
+# without its session, and let both keys expire with their last session. Shared by
+# the scripts that start a session (Lua scripts cannot call each other).
+_SESSION_ADD_FUNCTION = """
+local function session_add(sessions, devices, field, expiry, metadata, now, cap)
+  redis.call('HSET', sessions, field, expiry)
+  redis.call('HSET', devices, field, metadata)
+  local all = redis.call('HGETALL', sessions)
+  local live = {}
+  for i = 1, #all, 2 do
+    local exp = tonumber(all[i + 1])
+    if exp <= now then
+      redis.call('HDEL', sessions, all[i])
+    else
+      live[#live + 1] = {all[i], exp}
+    end
   end
+  table.sort(live, function(a, b) return a[2] < b[2] end)
+  for i = 1, #live - cap do
+    redis.call('HDEL', sessions, live[i][1])
+  end
+  for _, f in ipairs(redis.call('HKEYS', devices)) do
+    if redis.call('HEXISTS', sessions, f) == 0 then
+      redis.call('HDEL', devices, f)
+    end
+  end
+  local last = math.ceil(live[#live][2])
+  redis.call('EXPIREAT', sessions, last)
+  redis.call('EXPIREAT', devices, last)
+  return math.min(#live, cap)
 end
-table.sort(live, function(a, b) return a[2] < b[2] end)
-for i = 1, #live - cap do
-  redis.call('HDEL', key, live[i][1])
+"""
+
+# KEYS: sessions, devices. ARGV: the session's arguments (`_session_args`).
+_SESSION_ADD = LuaScript(
+    _SESSION_ADD_FUNCTION
+    + """
+return session_add(KEYS[1], KEYS[2], ARGV[1], tonumber(ARGV[2]), ARGV[3],
+                   tonumber(ARGV[4]), tonumber(ARGV[5]))
+"""
+)
+
+# Replace a password, log out every device and start this device's new session, in
+# one step: no old token works for a moment under the new password. The stored hash
+# must still be the one the caller checked the current password against (a change
+# made meanwhile wins; this one is refused). KEYS: user, sessions, devices. ARGV:
+# password field, checked hash, new hash, then the session's arguments.
+_PASSWORD_CHANGE = LuaScript(
+    _SESSION_ADD_FUNCTION
+    + """
+if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] then
+  return 0
 end
-redis.call('EXPIREAT', key, math.ceil(live[#live][2]))
-return #live
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
+redis.call('DEL', KEYS[2], KEYS[3])
+session_add(KEYS[2], KEYS[3], ARGV[4], tonumber(ARGV[5]), ARGV[6],
+            tonumber(ARGV[7]), tonumber(ARGV[8]))
+return 1
 """
 )
 
@@ -109,36 +149,88 @@ def seen_stamp_queue(pipe, *, uid: int) -> None:
     pipe.set(keys.seen(uid), seen_day(), ex=seen_ttl_seconds())
 
 
-def session_create(*, uid: int) -> Credentials:
-    """Start a session on a new device: a fresh 256-bit token, stored only hashed."""
+def _session_args(*, user_agent: str, client: str) -> tuple[str, list]:
+    """A fresh 256-bit token and the arguments that store its session (hashed)."""
     token = secrets.token_urlsafe(32)
     now = time.time()
     expiry = now + settings.AUTH_TOKEN_TTL_DAYS * 86400
-    _SESSION_ADD(
-        keys=[keys.sessions(uid)],
-        args=[
-            token_hash(token),
-            f"{expiry:.0f}",
-            f"{now:.0f}",
-            settings.AUTH_MAX_DEVICES,
-        ],
+    metadata = Device.metadata(
+        signed_in=now, label=device_label(user_agent), address=client
     )
+    args = [
+        token_hash(token),
+        f"{expiry:.0f}",
+        metadata,
+        f"{now:.0f}",
+        settings.AUTH_MAX_DEVICES,
+    ]
+    return token, args
+
+
+def session_create(*, uid: int, user_agent: str = "", client: str = "") -> Credentials:
+    """Start a session on a new device: a fresh token, stored only hashed, and what
+    the device was at sign-in (its browser's label and address)."""
+    token, args = _session_args(user_agent=user_agent, client=client)
+    _SESSION_ADD(keys=[keys.sessions(uid), keys.devices(uid)], args=args)
     return Credentials(uid=uid, token=token)
 
 
 def session_revoke(*, credentials: Credentials) -> None:
     """Log this device out: its token stops working at once (confirmed by a replica
     with REDIS_WAIT_REPLICAS, so a failover cannot bring it back)."""
-    pipeline_run(
-        lambda pipe: pipe.hdel(
-            keys.sessions(credentials.uid), token_hash(credentials.token)
-        )
-    )
+    session_revoke_device(uid=credentials.uid, device_id=token_hash(credentials.token))
+
+
+def session_revoke_device(*, uid: int, device_id: str) -> bool:
+    """Log out one of this user's devices, named by its token's hash; False when it
+    was not logged in (or the id is malformed)."""
+    if not DEVICE_ID_RE.match(device_id):
+        return False
+
+    def forget_device(pipe) -> None:
+        # The session first: its metadata alone is harmless, and the next sign-in
+        # drops any left behind.
+        pipe.hdel(keys.sessions(uid), device_id)
+        pipe.hdel(keys.devices(uid), device_id)
+
+    removed, _ = pipeline_run(forget_device)
+    return bool(removed)
 
 
 def session_revoke_all(*, uid: int) -> None:
     """Log the user out on every device."""
-    pipeline_run(lambda pipe: pipe.delete(keys.sessions(uid)))
+    pipeline_run(lambda pipe: pipe.delete(keys.sessions(uid), keys.devices(uid)))
+
+
+def password_change(
+    *,
+    credentials: Credentials,
+    username: str,
+    current_password: str,
+    new_password: str,
+    user_agent: str,
+    client: str,
+) -> Credentials:
+    """Replace a password, log out every device and give this one a fresh token.
+
+    A wrong current password counts as a failed login (InvalidCredentials, then
+    TooManyAttempts like the login page).
+    """
+    uid = credentials.uid
+    taken = login_attempt_take(username=username, client=client)
+    stored = get_redis().hget(keys.user(uid), User.PASSWORD_FIELD)
+    matches = check_password(current_password, stored or _dummy_hash())
+    if stored is None or not matches:
+        raise InvalidCredentials()
+    login_attempt_refund(taken)
+    token, session = _session_args(user_agent=user_agent, client=client)
+    changed = _PASSWORD_CHANGE(
+        keys=[keys.user(uid), keys.sessions(uid), keys.devices(uid)],
+        args=[User.PASSWORD_FIELD, stored, make_password(new_password), *session],
+    )
+    if not changed:
+        raise InvalidCredentials()  # changed meanwhile: the checked one is not current
+    return Credentials(uid=uid, token=token)
 
 
 def login_attempt_take(*, username: str, client: str) -> tuple[limits.Limit, ...]:
@@ -159,7 +251,7 @@ def login_attempt_refund(taken: tuple[limits.Limit, ...]) -> None:
 
 
 def session_login(
-    *, username: str, password: str, client: str
+    *, username: str, password: str, client: str, user_agent: str = ""
 ) -> tuple[User, Credentials]:
     """Check a username (any case) and password and start a session for that device.
 
@@ -179,4 +271,4 @@ def session_login(
     if not check_password(password, password_hash):
         raise InvalidCredentials()
     login_attempt_refund(taken)
-    return user, session_create(uid=user.id)
+    return user, session_create(uid=user.id, user_agent=user_agent, client=client)

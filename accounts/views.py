@@ -3,9 +3,9 @@ from __future__ import annotations
 from django.conf import settings
 from django.contrib import messages
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_POST, require_safe
 
-from accounts import limits, services
+from accounts import limits, selectors, services
 from accounts.decorators import login_required
 from accounts.domain import (
     ANONYMOUS,
@@ -14,8 +14,8 @@ from accounts.domain import (
     TooManyAttempts,
     UsernameTaken,
 )
-from accounts.forms import LoginForm, SignupForm
-from config.http import client_address, safe_next, too_many_requests
+from accounts.forms import DeviceForm, LoginForm, PasswordChangeForm, SignupForm
+from config.http import client_ip, safe_next, too_many_requests
 
 
 def _set_auth_cookie(response, credentials: Credentials) -> None:
@@ -29,6 +29,19 @@ def _set_auth_cookie(response, credentials: Credentials) -> None:
     )
 
 
+def _user_agent(request) -> str:
+    return request.META.get("HTTP_USER_AGENT", "")
+
+
+def _too_many_attempts(request, template: str, context: dict, error: TooManyAttempts):
+    """The form again with the refusal said plainly: 429 with Retry-After."""
+    context["form"].add_error(
+        None, f"Too many failed attempts. Try again in {error.wait}."
+    )
+    response = render(request, template, context)
+    return too_many_requests(response, retry_after=error.retry_after)
+
+
 def signup(request):
     if request.user.is_authenticated:
         return redirect("timeline:home")
@@ -38,7 +51,7 @@ def signup(request):
             user = services.user_create(
                 username=form.cleaned_data["username"],
                 password=form.cleaned_data["password"],
-                limit=limits.signup(client_address(request)),
+                limit=limits.signup(client_ip(request)),
             )
         except UsernameTaken:
             form.add_error("username", "That username is taken.")
@@ -52,7 +65,12 @@ def signup(request):
             return too_many_requests(response, retry_after=error.retry_after)
         else:
             response = redirect("timeline:home")
-            _set_auth_cookie(response, services.session_create(uid=user.id))
+            credentials = services.session_create(
+                uid=user.id,
+                user_agent=_user_agent(request),
+                client=client_ip(request),
+            )
+            _set_auth_cookie(response, credentials)
             messages.success(request, f"Welcome, {user.username}!")
             return response
     return render(request, "accounts/signup.html", {"form": form}, status=_status(form))
@@ -67,17 +85,14 @@ def login(request):
             user, credentials = services.session_login(
                 username=form.cleaned_data["username"],
                 password=form.cleaned_data["password"],
-                client=client_address(request),
+                client=client_ip(request),
+                user_agent=_user_agent(request),
             )
         except InvalidCredentials:
             form.add_error(None, "Wrong username or password.")
         except TooManyAttempts as error:
-            form.add_error(
-                None, f"Too many failed attempts. Try again in {error.wait}."
-            )
             context = {"form": form, "next": safe_next(request)}
-            response = render(request, "accounts/login.html", context)
-            return too_many_requests(response, retry_after=error.retry_after)
+            return _too_many_attempts(request, "accounts/login.html", context, error)
         else:
             response = redirect(safe_next(request))
             _set_auth_cookie(response, credentials)
@@ -106,6 +121,68 @@ def logout_everywhere(request):
     response.delete_cookie(settings.AUTH_COOKIE_NAME, samesite="Lax")
     messages.info(request, "You are logged out on every device.")
     return response
+
+
+@require_safe
+@login_required
+def account_settings(request):
+    form = PasswordChangeForm(username=request.user.username)
+    return _settings_render(request, form)
+
+
+@require_POST
+@login_required
+def password_change(request):
+    """Change the password; every other device is logged out, this one stays."""
+    form = PasswordChangeForm(request.POST, username=request.user.username)
+    if form.is_valid():
+        try:
+            credentials = services.password_change(
+                credentials=request.credentials,
+                username=request.user.username,
+                current_password=form.cleaned_data["current_password"],
+                new_password=form.cleaned_data["new_password"],
+                user_agent=_user_agent(request),
+                client=client_ip(request),
+            )
+        except InvalidCredentials:
+            form.add_error("current_password", "That is not your current password.")
+        except TooManyAttempts as error:
+            form.add_error(
+                None, f"Too many failed attempts. Try again in {error.wait}."
+            )
+            response = _settings_render(request, form)
+            return too_many_requests(response, retry_after=error.retry_after)
+        else:
+            response = redirect("accounts:settings")
+            _set_auth_cookie(response, credentials)
+            messages.success(
+                request, "Password changed. Your other devices are logged out."
+            )
+            return response
+    return _settings_render(request, form, status=_status(form))
+
+
+@require_POST
+@login_required
+def device_logout(request):
+    """Log out one of the viewer's own devices (from the settings page's list)."""
+    form = DeviceForm(request.POST)
+    if form.is_valid() and services.session_revoke_device(
+        uid=request.user.id, device_id=form.cleaned_data["device"]
+    ):
+        messages.info(request, "That device is logged out.")
+    else:
+        messages.error(request, "That device was already logged out.")
+    return redirect("accounts:settings")
+
+
+def _settings_render(request, form: PasswordChangeForm, status: int = 200):
+    devices = selectors.devices_get(
+        reads=request.reads, credentials=request.credentials
+    )
+    context = {"form": form, "devices": devices}
+    return render(request, "accounts/settings.html", context, status=status)
 
 
 def _status(form) -> int:

@@ -39,15 +39,11 @@ def too_many_requests(response, *, retry_after: int):
     return response
 
 
-def client_address(request) -> str:
-    """The address abuse limits count a request against.
-
-    REMOTE_ADDR, or with TRUSTED_PROXY_HEADER set, the address the outermost of our
-    TRUSTED_PROXY_COUNT proxies saw: the entry that many places from the end of the
-    header, which each proxy appends to (entries before it are the client's own
-    words). An IPv6 client counts as its /64 network, which one subscriber usually
-    holds whole; anything unreadable is "unknown" (never a raw string in a key).
-    """
+def client_ip(request) -> str:
+    """The client's IP address: REMOTE_ADDR, or with TRUSTED_PROXY_HEADER set, the
+    address the outermost of our TRUSTED_PROXY_COUNT proxies saw: the entry that
+    many places from the end of the header, which each proxy appends to (entries
+    before it are the client's own words). "unknown" when unreadable."""
     raw = request.META.get("REMOTE_ADDR", "")
     if settings.TRUSTED_PROXY_HEADER:
         header = "HTTP_" + settings.TRUSTED_PROXY_HEADER.upper().replace("-", "_")
@@ -60,8 +56,6 @@ def client_address(request) -> str:
         address = ipaddress.ip_address(raw)
     except ValueError:
         return "unknown"
-    if address.version == 6:
-        if address.ipv4_mapped is not None:
-            return str(address.ipv4_mapped)
-        return str(ipaddress.ip_network(f"{address}/64", strict=False))
+    if address.version == 6 and address.ipv4_mapped is not None:
+        return str(address.ipv4_mapped)
     return str(address)

@@ -72,6 +72,7 @@ def test_one_users_keys_share_a_slot_and_so_a_node(r):
     every = [
         account_keys.user(user.id),
         account_keys.sessions(user.id),
+        account_keys.devices(user.id),
         keys.posts(user.id),
         keys.home(user.id),
         keys.followers(user.id),

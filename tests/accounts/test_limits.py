@@ -10,7 +10,7 @@ from django.test import Client, RequestFactory
 from accounts import limits
 from accounts.domain import TooManyAttempts
 from accounts.limits import Rate
-from config.http import client_address
+from config.http import client_ip
 from tests.helpers import PASSWORD, logged_in_client, make_user
 
 
@@ -160,18 +160,18 @@ def test_signups_from_one_address_are_limited(r, settings):
             "X-Forwarded-For",
             1,
             {"HTTP_X_FORWARDED_FOR": "2001:db8:1:2:3:4:5:6"},
-            "2001:db8:1:2::/64",
+            "2001:db8:1:2:3:4:5:6",
         ),
         ("X-Forwarded-For", 1, {"HTTP_X_FORWARDED_FOR": "::ffff:1.2.3.4"}, "1.2.3.4"),
     ],
 )
-def test_client_address_trusts_only_our_own_proxies(
+def test_client_ip_trusts_only_our_own_proxies(
     settings, header, count, meta, expected
 ):
     settings.TRUSTED_PROXY_HEADER = header
     settings.TRUSTED_PROXY_COUNT = count
     request = RequestFactory().get("/", REMOTE_ADDR="10.0.0.1", **meta)
-    assert client_address(request) == expected
+    assert client_ip(request) == expected
 
 
 def test_behind_a_proxy_each_visitor_has_their_own_login_budget(settings):
@@ -189,3 +189,17 @@ def test_behind_a_proxy_each_visitor_has_their_own_login_budget(settings):
     owner = Client(REMOTE_ADDR="127.0.0.1", HTTP_X_FORWARDED_FOR="1.2.3.4")
     response = owner.post("/login/", {"username": "zed", "password": PASSWORD})
     assert response.status_code == 302
+
+
+def test_an_ipv6_client_counts_as_its_64_network(r, settings):
+    settings.RATE_LIMIT_SIGNUP = "1/10m"
+    limits.take(limits.signup("2001:db8:1:2:aaaa::1"))
+    with pytest.raises(TooManyAttempts):
+        limits.take(limits.signup("2001:db8:1:2:bbbb::2"))  # same /64
+    limits.take(limits.signup("2001:db8:1:3::1"))  # another network
+    limits.take(limits.signup("not an address\r\n{x}"))
+    assert sorted(k.split("{")[1] for k in r.scan_iter("limit:*")) == [
+        "c:2001:db8:1:2::/64}",
+        "c:2001:db8:1:3::/64}",
+        "c:unknown}",
+    ]

@@ -229,3 +229,111 @@ def test_concurrent_signups_of_one_name_create_exactly_one_account(r):
     assert outcomes.count("taken") == 15
     assert len(list(r.scan_iter(match=keys.user_pattern()))) == 1
     assert selectors.user_get_by_username(username="racer") is not None
+
+
+def device_fields(r, uid: int) -> tuple[set[str], set[str]]:
+    return set(r.hkeys(keys.sessions(uid))), set(r.hkeys(keys.devices(uid)))
+
+
+def test_a_session_records_its_device_beside_it(r):
+    user = make_user("devon")
+    creds = services.session_create(
+        uid=user.id, user_agent="Mozilla/5.0 (X11; Linux) Firefox/128.0", client="::1"
+    )
+    sessions, devices = device_fields(r, user.id)
+    assert sessions == devices == {selectors.token_hash(creds.token)}
+    metadata = r.hget(keys.devices(user.id), selectors.token_hash(creds.token))
+    assert "Firefox on Linux" in metadata and "::1" in metadata
+    assert creds.token not in metadata
+    assert 0 < r.ttl(keys.devices(user.id)) <= r.ttl(keys.sessions(user.id))
+
+
+def test_device_metadata_pruned_with_its_session_at_the_cap(r, settings):
+    settings.AUTH_MAX_DEVICES = 2
+    user = make_user("capped")
+    for _ in range(4):
+        services.session_create(uid=user.id)
+    sessions, devices = device_fields(r, user.id)
+    assert len(sessions) == 2 and sessions == devices
+
+
+def test_expired_session_loses_its_metadata_at_the_next_sign_in(r):
+    user = make_user("expiring")
+    old = services.session_create(uid=user.id)
+    r.hset(keys.sessions(user.id), selectors.token_hash(old.token), 1)
+    services.session_create(uid=user.id)
+    sessions, devices = device_fields(r, user.id)
+    assert len(sessions) == 1 and sessions == devices
+
+
+def test_revoking_a_device_deletes_its_metadata(r):
+    user = make_user("revoker")
+    first = services.session_create(uid=user.id)
+    second = services.session_create(uid=user.id)
+    services.session_revoke(credentials=first)
+    assert device_fields(r, user.id) == ({selectors.token_hash(second.token)},) * 2
+    services.session_revoke_all(uid=user.id)
+    assert not r.exists(keys.sessions(user.id), keys.devices(user.id))
+
+
+def test_revoking_a_malformed_device_id_touches_nothing(r):
+    user = make_user("careful")
+    services.session_create(uid=user.id)
+    before = device_fields(r, user.id)
+    for bad in ("", "*", "a" * 63, "A" * 64, "g" * 64, "a" * 65, "a" * 64 + "\n"):
+        assert not services.session_revoke_device(uid=user.id, device_id=bad)
+    assert device_fields(r, user.id) == before
+
+
+def change_password(creds, current=PASSWORD, new="a-brand-new-passphrase"):
+    return services.password_change(
+        credentials=creds,
+        username="changer",
+        current_password=current,
+        new_password=new,
+        user_agent="",
+        client="127.0.0.1",
+    )
+
+
+def test_password_change_keeps_only_a_fresh_session_for_this_device(r):
+    user = make_user("changer")
+    this = services.session_create(uid=user.id)
+    other = services.session_create(uid=user.id)
+    fresh = change_password(this)
+    assert check_password(
+        "a-brand-new-passphrase", r.hget(keys.user(user.id), "password")
+    )
+    viewer = selectors.PageReads
+    assert viewer(fresh).viewer.value.is_authenticated
+    for old in (this, other):
+        assert not viewer(old).viewer.value.is_authenticated
+    assert device_fields(r, user.id) == ({selectors.token_hash(fresh.token)},) * 2
+
+
+def test_password_change_with_a_wrong_password_changes_nothing(r):
+    user = make_user("changer")
+    this = services.session_create(uid=user.id)
+    before = r.hgetall(keys.user(user.id)), device_fields(r, user.id)
+    with pytest.raises(InvalidCredentials):
+        change_password(this, current="not-it")
+    assert (r.hgetall(keys.user(user.id)), device_fields(r, user.id)) == before
+    # Counted as a failed login: the pair's and the client's budgets hold one less.
+    assert any("{n:changer:" in key for key in r.scan_iter("limit:login:*"))
+
+
+def test_password_change_refused_when_the_password_changed_meanwhile(r, monkeypatch):
+    user = make_user("changer")
+    this = services.session_create(uid=user.id)
+    real_check = services.check_password
+
+    def check_then_someone_else_changes_it(password, encoded):
+        ok = real_check(password, encoded)
+        r.hset(keys.user(user.id), "password", "changed-meanwhile")
+        return ok
+
+    monkeypatch.setattr(services, "check_password", check_then_someone_else_changes_it)
+    with pytest.raises(InvalidCredentials):
+        change_password(this)
+    assert r.hget(keys.user(user.id), "password") == "changed-meanwhile"
+    assert selectors.PageReads(this).viewer.value.is_authenticated

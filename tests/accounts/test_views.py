@@ -253,3 +253,9 @@ def test_login_required_sends_visitors_to_login_and_back():
         "/login/?next=/u/max/", {"username": "max", "password": PASSWORD}
     )
     assert login["Location"] == "/u/max/"
+
+
+def test_signup_refuses_a_password_like_the_username():
+    response = signup(Client(), "quentin_tarantula", "quentin_tarantula")
+    assert response.status_code == 400
+    assert "The password is too similar to the username." in response.content.decode()

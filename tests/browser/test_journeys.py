@@ -127,6 +127,38 @@ def test_after_log_out_the_back_button_shows_nothing_private(new_page):
     assert page.get_by_role("button", name="Log out").count() == 0
 
 
+def logged_out(page) -> bool:
+    nav = page.get_by_role("navigation")
+    return nav.get_by_role("link", name="Log in").count() == 1
+
+
+def test_change_the_password_then_log_out_the_other_device_from_settings(new_page):
+    make_user("alice")
+    laptop, phone, tablet = new_page(), new_page(viewport=PHONE), new_page()
+    for page in (laptop, phone, tablet):
+        log_in(page, "alice")
+    navigating(laptop, laptop.get_by_role("link", name="Settings").click)
+    assert laptop.locator("li.device").count() == 3
+    laptop.get_by_label("Current password").fill(PASSWORD)
+    laptop.get_by_label("New password", exact=True).fill("a-brand-new-passphrase")
+    laptop.get_by_label("New password (again)").fill("a-brand-new-passphrase")
+    navigating(laptop, laptop.get_by_role("button", name="Change password").click)
+    assert "Your other devices are logged out." in laptop.content()
+    assert laptop.locator("li.device").count() == 1
+    for page in (phone, tablet):
+        page.reload()
+        assert logged_out(page)
+    log_in(phone, "alice", "a-brand-new-passphrase")
+    laptop.reload()
+    assert laptop.locator("li.device").count() == 2
+    other = laptop.locator("li.device", has_not_text="This device")
+    navigating(laptop, other.get_by_role("button").click)
+    assert "That device is logged out." in laptop.content()
+    phone.reload()
+    assert logged_out(phone)
+    assert laptop.get_by_text("This device").count() == 1
+
+
 def test_older_loads_the_next_page_in_place(new_page, settings):
     settings.TIMELINE_PAGE_SIZE = 3
     alice = make_user("alice")
@@ -291,6 +323,6 @@ def test_main_pages_have_no_serious_accessibility_violations(new_page, scheme):
     assert run_axe(visitor) == [], "login errors"
     member = new_page(color_scheme=scheme)
     log_in(member, "bob")
-    for url in ("/", "/u/alice/", "/u/alice/followers/", "/u/bob/"):
+    for url in ("/", "/u/alice/", "/u/alice/followers/", "/u/bob/", "/settings/"):
         member.goto(url)
         assert run_axe(member) == [], url
