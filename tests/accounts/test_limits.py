@@ -165,9 +165,7 @@ def test_signups_from_one_address_are_limited(r, settings):
         ("X-Forwarded-For", 1, {"HTTP_X_FORWARDED_FOR": "::ffff:1.2.3.4"}, "1.2.3.4"),
     ],
 )
-def test_client_ip_trusts_only_our_own_proxies(
-    settings, header, count, meta, expected
-):
+def test_client_ip_trusts_only_our_own_proxies(settings, header, count, meta, expected):
     settings.TRUSTED_PROXY_HEADER = header
     settings.TRUSTED_PROXY_COUNT = count
     request = RequestFactory().get("/", REMOTE_ADDR="10.0.0.1", **meta)
