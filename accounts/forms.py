@@ -5,13 +5,16 @@ from types import SimpleNamespace
 from django import forms
 from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import ValidationError
-from django.core.validators import RegexValidator
 
-from accounts.domain import USERNAME_MAX_LENGTH, USERNAME_RE, USERNAME_RULE
+from accounts.domain import USERNAME_MAX_LENGTH, USERNAME_RULE, username_problem
 from config.forms import AccessibleForm
 
-# The one username rule (accounts.domain), as the service applies it too.
-username_validator = RegexValidator(USERNAME_RE, USERNAME_RULE)
+
+def username_validator(username: str) -> None:
+    """The one username rule (accounts.domain), as the service applies it too."""
+    problem = username_problem(username)
+    if problem:
+        raise ValidationError(problem)
 
 
 class SignupForm(AccessibleForm):

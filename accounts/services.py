@@ -11,13 +11,13 @@ from django.contrib.auth.hashers import check_password, make_password
 from accounts import keys
 from accounts.domain import (
     USERNAME_RE,
-    USERNAME_RULE,
     Credentials,
     InvalidCredentials,
     InvalidUsername,
     TooManyAttempts,
     User,
     UsernameTaken,
+    username_problem,
 )
 from accounts.selectors import token_hash
 from config.pipelines import LuaScript, pipeline_run
@@ -75,8 +75,9 @@ def _dummy_hash() -> str:
 
 def user_create(*, username: str, password: str) -> User:
     """Create an account; the name is claimed atomically, whatever its case."""
-    if not USERNAME_RE.match(username):
-        raise InvalidUsername(USERNAME_RULE)
+    problem = username_problem(username)
+    if problem:
+        raise InvalidUsername(problem)
     # Through pipeline_run, so that with REDIS_WAIT_REPLICAS a replica holds the
     # counter before the id is used: a failover must never hand it out again.
     (uid,) = pipeline_run(lambda pipe: pipe.incr(keys.user_ids()))

@@ -1,10 +1,11 @@
 from __future__ import annotations
 
+import pytest
 import redis
 from django.conf import settings
 from django.test import Client
 
-from accounts import keys
+from accounts import domain, keys
 from config.redis import set_redis
 from tests.helpers import PASSWORD, logged_in_client, make_user
 
@@ -53,6 +54,27 @@ def test_signup_shows_field_errors_and_stores_nothing(r):
     assert "Use 3 to 30 letters, digits or underscores." in body
     assert "The two passwords differ." in body
     assert list(r.scan_iter()) == []
+
+
+@pytest.mark.parametrize("name", ["admin", "Settings", "API", "notifications"])
+def test_signup_refuses_reserved_names_with_a_clear_error(r, name):
+    response = signup(Client(), name)
+    assert response.status_code == 400
+    body = response.content.decode()
+    assert "That username is reserved." in body
+    assert f'value="{name}"' in body  # what was typed is kept
+    assert list(r.scan_iter()) == []
+
+
+def test_existing_account_with_a_now_reserved_name_still_works(monkeypatch):
+    # Made before the name was reserved (the rule's list was shorter then).
+    monkeypatch.setattr(domain, "RESERVED_USERNAMES", frozenset())
+    make_user("Help")
+    monkeypatch.undo()
+    client = logged_in_client("help")
+    assert 'href="/u/Help/"' in client.get("/").content.decode()
+    profile = Client().get("/u/help/")
+    assert profile.status_code == 200 and "@Help" in profile.content.decode()
 
 
 def test_signup_runs_django_password_validators():
