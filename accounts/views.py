@@ -4,6 +4,7 @@ import ipaddress
 
 from django.conf import settings
 from django.contrib import messages
+from django.middleware.csrf import rotate_token
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
@@ -20,7 +21,10 @@ from accounts.forms import LoginForm, SignupForm
 from config.http import safe_next
 
 
-def _set_auth_cookie(response, credentials: Credentials) -> None:
+def _signed_in(request, response, credentials: Credentials) -> None:
+    """Give the browser its login, and a new CSRF secret: a token planted before
+    the login (a shared computer, a fixed cookie) must not outlive it."""
+    rotate_token(request)
     response.set_cookie(
         settings.AUTH_COOKIE_NAME,
         credentials.cookie_value(),
@@ -52,7 +56,7 @@ def signup(request):
             form.add_error("username", "That username is taken.")
         else:
             response = redirect("timeline:home")
-            _set_auth_cookie(response, services.session_create(uid=user.id))
+            _signed_in(request, response, services.session_create(uid=user.id))
             messages.success(request, f"Welcome, {user.username}!")
             return response
     return render(request, "accounts/signup.html", {"form": form}, status=_status(form))
@@ -85,7 +89,7 @@ def login(request):
             return response
         else:
             response = redirect(safe_next(request))
-            _set_auth_cookie(response, credentials)
+            _signed_in(request, response, credentials)
             return response
     context = {"form": form, "next": safe_next(request)}
     return render(request, "accounts/login.html", context, status=_status(form))
