@@ -193,7 +193,11 @@ SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=0 if DEBUG else 360
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool(
     "SECURE_HSTS_INCLUDE_SUBDOMAINS", default=not DEBUG
 )
-SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=not DEBUG)
+# Browsers' preload lists require a year at least, and a preloaded site stays HTTPS-only
+# for good: the default trial hour is never preloaded.
+SECURE_HSTS_PRELOAD = env.bool(
+    "SECURE_HSTS_PRELOAD", default=SECURE_HSTS_SECONDS >= 365 * 86400
+)
 if env.bool("SECURE_PROXY_SSL_HEADER", default=False):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SECURE_CONTENT_TYPE_NOSNIFF = True
