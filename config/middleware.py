@@ -18,6 +18,7 @@ logger = logging.getLogger(__name__)
 # What a server or cluster that does not answer raises (redis-py's cluster errors
 # such as SlotNotCoveredError are not RedisErrors).
 REDIS_OUTAGES = (redis.RedisError, redis.exceptions.RedisClusterException)
+SAFE_METHODS = ("GET", "HEAD", "OPTIONS", "TRACE")
 
 
 class RedisUnavailableMiddleware:
@@ -52,7 +53,10 @@ class RedisUnavailableMiddleware:
         else:
             return None
         # Rendered without the request: the page must not need Redis (no viewer).
-        html = render_to_string(template, {"viewer": None, **assets(request)})
+        # A read changed nothing; what a POST sent may be stored in part.
+        sent = request.method not in SAFE_METHODS
+        context = {"viewer": None, "sent": sent, **assets(request)}
+        html = render_to_string(template, context)
         response = HttpResponse(html, status=503)
         response["Retry-After"] = "30"
         return response

@@ -12,6 +12,7 @@ from django.test import Client
 
 from config.redis import set_redis
 from tests.helpers import logged_in_client, make_user
+from timeline import services as timeline_services
 
 COOKIE = settings.AUTH_COOKIE_NAME
 
@@ -114,3 +115,32 @@ def test_any_other_unreadable_form_is_a_400_not_a_500(settings):
     response = client.post("/login/", {f"f{i}": "x" for i in range(10)})
     assert response.status_code == 400
     assert "Bad request" in response.content.decode()
+
+
+def test_outage_on_a_read_says_nothing_was_changed():
+    client = _signed_in_client_then_outage()
+    response = client.get("/")
+    assert response.status_code == 503
+    text = " ".join(response.content.decode().split())
+    assert "Nothing was changed" in text
+    assert "saved" not in text
+
+
+def test_outage_in_the_middle_of_a_post_says_it_may_or_may_not_be_saved(
+    monkeypatch,
+):
+    make_user("midway")
+    client = logged_in_client("midway")
+
+    def outage(build):
+        raise redis.ConnectionError("Redis stopped answering")
+
+    # The status's id was taken (the first write); storing it fails.
+    monkeypatch.setattr(timeline_services, "pipeline_run", outage)
+    response = client.post("/post/", {"text": "half there"})
+    assert response.status_code == 503
+    assert response["Retry-After"] == "30"
+    text = " ".join(response.content.decode().split())
+    assert "may or may not have been saved" in text
+    assert "complete" in text and "before sending it again" in text
+    assert "Nothing was changed" not in text
