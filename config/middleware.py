@@ -7,6 +7,7 @@ import codecs
 import logging
 
 import redis
+from django.conf import settings
 from django.http import HttpResponse, HttpResponseBadRequest
 from django.template.loader import render_to_string
 
@@ -107,3 +108,28 @@ def bad_request_response(request, *, reason: str = "") -> HttpResponse:
         "400.html", {"viewer": None, "reason": reason, **assets(request)}
     )
     return HttpResponseBadRequest(html)
+
+
+class SecurityHeadersMiddleware:
+    """Send `settings.CONTENT_SECURITY_POLICY` and `PERMISSIONS_POLICY` with every
+    response, error pages included (it is first in MIDDLEWARE, so every other
+    layer's answer, a 500 too, passes through it).
+
+    A middleware rather than django-csp: the policy is one constant string (no
+    nonces: the templates carry no inline script or style), and django-csp would not
+    send the Permissions-Policy anyway.
+    """
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+        self.headers = {
+            "Content-Security-Policy": settings.CONTENT_SECURITY_POLICY,
+            "Permissions-Policy": settings.PERMISSIONS_POLICY,
+        }
+
+    def __call__(self, request):
+        response = self.get_response(request)
+        for name, value in self.headers.items():
+            if value:
+                response.headers.setdefault(name, value)
+        return response
