@@ -4,7 +4,7 @@ from types import SimpleNamespace
 
 from django import forms
 from django.contrib.auth.password_validation import validate_password
-from django.core.exceptions import ValidationError
+from django.core.exceptions import FieldDoesNotExist, ValidationError
 
 from accounts.domain import USERNAME_MAX_LENGTH, USERNAME_RULE, username_problem
 from config.forms import AccessibleForm
@@ -15,6 +15,20 @@ def username_validator(username: str) -> None:
     problem = username_problem(username)
     if problem:
         raise ValidationError(problem)
+
+
+class _Person(SimpleNamespace):
+    """What Django's password validators read of the person signing up.
+
+    UserAttributeSimilarityValidator names the similar attribute through
+    `user._meta.get_field()`, a model's; there is no model here (a bare namespace
+    made a password like the username a 500).
+    """
+
+    class _meta:  # noqa: N801 - the name Django reads
+        @staticmethod
+        def get_field(name: str):
+            raise FieldDoesNotExist(name)
 
 
 class SignupForm(AccessibleForm):
@@ -40,7 +54,7 @@ class SignupForm(AccessibleForm):
         if password and password2 and password != password2:
             self.add_error("password2", "The two passwords differ.")
         elif password:
-            person = SimpleNamespace(username=cleaned.get("username") or "")
+            person = _Person(username=cleaned.get("username") or "")
             try:
                 validate_password(password, user=person)
             except ValidationError as error:

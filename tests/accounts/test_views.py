@@ -84,6 +84,21 @@ def test_signup_runs_django_password_validators():
     assert "This password is too common." in body or "entirely numeric" in body
 
 
+def test_signup_password_like_the_username_is_refused_not_a_500(r):
+    # Found by the property tests: Django's similarity check asked for a model field.
+    response = Client(raise_request_exception=False).post(
+        "/signup/",
+        {
+            "username": "sunflower77",
+            "password": "sunflower77",
+            "password2": "sunflower77",
+        },
+    )
+    assert response.status_code == 400
+    assert "too similar to the username" in response.content.decode()
+    assert list(r.scan_iter()) == []
+
+
 def test_signup_taken_name_any_case():
     make_user("Bob")
     response = signup(Client(), "bob")
