@@ -72,8 +72,9 @@ class FormCharsetMiddleware:
     Django reads forms as UTF-8 only and raises BadRequest for any other charset it
     knows, from wherever `request.POST` is first read (the CSRF check), which its own
     400 handler then reads again: a 500 and a 40 KB traceback per request. Refused
-    here, before anything reads the body. A name Python does not know is ignored by
-    Django (read as UTF-8), and so is it here; `utf8` is UTF-8 by another name.
+    here, before anything reads the body; a multipart form too, whose fields Django
+    would decode in that charset. A name Python does not know is ignored by Django
+    (read as UTF-8), and so is it here; `utf8` is UTF-8 by another name.
     """
 
     def __init__(self, get_response):
@@ -81,7 +82,8 @@ class FormCharsetMiddleware:
 
     def __call__(self, request):
         charset = request.content_params.get("charset")
-        if charset and request.content_type in FORM_TYPES:
+        # Only a POST's body is read as a form (request.POST).
+        if charset and request.method == "POST" and request.content_type in FORM_TYPES:
             try:
                 known = codecs.lookup(charset).name
             except LookupError:
