@@ -13,6 +13,33 @@ from config.reverse import url_for
 USERNAME_MAX_LENGTH = 30
 USERNAME_RE = re.compile(rf"^[A-Za-z0-9_]{{3,{USERNAME_MAX_LENGTH}}}$", re.ASCII)
 USERNAME_RULE = f"Use 3 to {USERNAME_MAX_LENGTH} letters, digits or underscores."
+# Names that look like the site speaking (a page, a role, a service), whatever their
+# case. Checked when an account is made, never when one is used: an account made
+# before its name was reserved keeps logging in and its profile keeps working.
+# A word list, kept as words (ruff's SIM905 would make it one name a line).
+RESERVED_USERNAMES = frozenset(
+    """
+    about abuse account accounts admin administrator anonymous api app auth blog
+    contact dashboard delete docs edit everyone explore favicon follow followers
+    following healthz help home hostmaster info legal login logout me media
+    moderator new news noc notifications null oauth official owner password post
+    postmaster privacy register retwis robots root s search security settings
+    signin signup site staff static status statuses support system tags terms
+    timeline u unfollow user users webmaster www
+    """.split()  # noqa: SIM905
+)
+USERNAME_RESERVED = "That username is reserved."
+
+
+def username_problem(username: str) -> str | None:
+    """What is wrong with a name for a new account, for the person choosing it."""
+    if not USERNAME_RE.match(username):
+        return USERNAME_RULE
+    if username.lower() in RESERVED_USERNAMES:
+        return USERNAME_RESERVED
+    return None
+
+
 TOKEN_RE = re.compile(r"^[A-Za-z0-9_-]{43}$", re.ASCII)
 UID_RE = re.compile(r"^[1-9][0-9]{0,17}$", re.ASCII)
 # A device is named by its token's SHA-256 (hex): a field of `sessions:{<uid>}`.

@@ -8,13 +8,17 @@ from django.core.validators import RegexValidator
 from accounts.domain import (
     DEVICE_ID_RE,
     USERNAME_MAX_LENGTH,
-    USERNAME_RE,
     USERNAME_RULE,
+    username_problem,
 )
 from config.forms import AccessibleForm
 
-# The one username rule (accounts.domain), as the service applies it too.
-username_validator = RegexValidator(USERNAME_RE, USERNAME_RULE)
+
+def username_validator(username: str) -> None:
+    """The one username rule (accounts.domain), as the service applies it too."""
+    problem = username_problem(username)
+    if problem:
+        raise ValidationError(problem)
 
 
 class _PasswordOwner:

@@ -13,13 +13,13 @@ from accounts import keys, limits
 from accounts.domain import (
     DEVICE_ID_RE,
     USERNAME_RE,
-    USERNAME_RULE,
     Credentials,
     Device,
     InvalidCredentials,
     InvalidUsername,
     User,
     UsernameTaken,
+    username_problem,
 )
 from accounts.selectors import token_hash
 from accounts.useragent import device_label
@@ -109,8 +109,9 @@ def user_create(
     sign-up is taken from it before the password is hashed, or refused with
     TooManyAttempts.
     """
-    if not USERNAME_RE.match(username):
-        raise InvalidUsername(USERNAME_RULE)
+    problem = username_problem(username)
+    if problem:
+        raise InvalidUsername(problem)
     if limit is not None:
         limits.take(limit)
     # Through pipeline_run, so that with REDIS_WAIT_REPLICAS a replica holds the

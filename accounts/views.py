@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.contrib import messages
+from django.middleware.csrf import rotate_token
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST, require_safe
 
@@ -18,7 +19,10 @@ from accounts.forms import DeviceForm, LoginForm, PasswordChangeForm, SignupForm
 from config.http import client_ip, safe_next, too_many_requests
 
 
-def _set_auth_cookie(response, credentials: Credentials) -> None:
+def _signed_in(request, response, credentials: Credentials) -> None:
+    """Give the browser its login, and a new CSRF secret: a token planted before
+    the login (a shared computer, a fixed cookie) must not outlive it."""
+    rotate_token(request)
     response.set_cookie(
         settings.AUTH_COOKIE_NAME,
         credentials.cookie_value(),
@@ -70,7 +74,7 @@ def signup(request):
                 user_agent=_user_agent(request),
                 client=client_ip(request),
             )
-            _set_auth_cookie(response, credentials)
+            _signed_in(request, response, credentials)
             messages.success(request, f"Welcome, {user.username}!")
             return response
     return render(request, "accounts/signup.html", {"form": form}, status=_status(form))
@@ -95,7 +99,7 @@ def login(request):
             return _too_many_attempts(request, "accounts/login.html", context, error)
         else:
             response = redirect(safe_next(request))
-            _set_auth_cookie(response, credentials)
+            _signed_in(request, response, credentials)
             return response
     context = {"form": form, "next": safe_next(request)}
     return render(request, "accounts/login.html", context, status=_status(form))
@@ -155,7 +159,7 @@ def password_change(request):
             return too_many_requests(response, retry_after=error.retry_after)
         else:
             response = redirect("accounts:settings")
-            _set_auth_cookie(response, credentials)
+            _signed_in(request, response, credentials)
             messages.success(
                 request, "Password changed. Your other devices are logged out."
             )

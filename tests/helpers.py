@@ -32,3 +32,16 @@ def run_jobs(**options) -> int:
     from timeline import fanout
 
     return fanout.run_pending(**options)
+
+
+def property_test(max_examples: int = 60):
+    """Hypothesis settings for the property tests: modest example counts so the suite
+    stays fast, no deadline (a shared machine's timing is noise), and one fixture set
+    per test function shared by its examples (they add to the same fresh Redis)."""
+    from hypothesis import HealthCheck, settings
+
+    return settings(
+        max_examples=max_examples,
+        deadline=None,
+        suppress_health_check=[HealthCheck.function_scoped_fixture],
+    )

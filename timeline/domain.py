@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+import unicodedata
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import ClassVar
@@ -15,9 +17,38 @@ from config.reverse import url_for
 MAX_STATUS_ID = 2**53  # ids are zset scores too: exact in a double up to here
 
 
+# Characters that show nothing: Unicode's Default_Ignorable_Code_Point (zero-width
+# spaces and joiners, bidi controls, the Hangul fillers, variation selectors, tags)
+# and the braille blank. Any other format (Cf), space or control character shows
+# nothing either. Inside visible text they stay (a joiner makes one emoji of several).
+_INVISIBLE = re.compile(
+    "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f"
+    "\u202a-\u202e\u2060-\u206f\u2800\u3164\ufe00-\ufe0f\ufeff\uffa0"
+    "\ufff0-\ufff8\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e0fff]"
+)
+# Control characters other than the line break, and lone surrogates (no UTF-8 form).
+_UNWANTED = {"Cc", "Cs"}
+
+
 def normalize_text(text: str) -> str:
-    """The text as stored: Unix line breaks, no surrounding blanks."""
-    return text.replace("\r\n", "\n").replace("\r", "\n").strip()
+    """The text as stored: Unix line breaks, tabs as spaces, no other control
+    character, no surrounding blanks."""
+    # splitlines() knows every line break: \r\n, \r, \v, \f, U+0085, U+2028, ...
+    text = "\n".join(text.replace("\t", " ").splitlines())
+    if not text.isprintable():
+        text = "".join(
+            c for c in text if c == "\n" or unicodedata.category(c) not in _UNWANTED
+        )
+    return text.strip()
+
+
+def _shows_something(text: str) -> bool:
+    return any(
+        not c.isspace()
+        and unicodedata.category(c) not in ("Cf", "Cc", "Cs")
+        and not _INVISIBLE.match(c)
+        for c in text
+    )
 
 
 def text_problem(text: str) -> str | None:
@@ -26,7 +57,7 @@ def text_problem(text: str) -> str | None:
     Characters are Unicode code points (an emoji counts one).
     """
     limit = settings.STATUS_MAX_LENGTH
-    if not text:
+    if not _shows_something(text):
         return "Write something first."
     if len(text) > limit:
         return f"A status is at most {limit} characters (this one has {len(text)})."

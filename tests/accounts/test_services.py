@@ -45,6 +45,15 @@ def test_invalid_usernames_refused(name):
         make_user(name)
 
 
+@pytest.mark.parametrize(
+    "name", ["admin", "ADMIN", "Login", "signup", "static", "healthz", "timeline"]
+)
+def test_reserved_usernames_refused_whatever_their_case(r, name):
+    with pytest.raises(InvalidUsername, match="reserved"):
+        make_user(name)
+    assert list(r.scan_iter()) == []
+
+
 def test_password_stored_only_as_django_hash(r):
     user = make_user("carol", "s3cret-Passphrase!")
     stored = r.hget(keys.user(user.id), "password")

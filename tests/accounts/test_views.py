@@ -1,10 +1,11 @@
 from __future__ import annotations
 
+import pytest
 import redis
 from django.conf import settings
 from django.test import Client
 
-from accounts import keys
+from accounts import domain, keys
 from config.redis import set_redis
 from tests.helpers import PASSWORD, logged_in_client, make_user
 
@@ -55,11 +56,47 @@ def test_signup_shows_field_errors_and_stores_nothing(r):
     assert list(r.scan_iter()) == []
 
 
+@pytest.mark.parametrize("name", ["admin", "Settings", "API", "notifications"])
+def test_signup_refuses_reserved_names_with_a_clear_error(r, name):
+    response = signup(Client(), name)
+    assert response.status_code == 400
+    body = response.content.decode()
+    assert "That username is reserved." in body
+    assert f'value="{name}"' in body  # what was typed is kept
+    assert list(r.scan_iter()) == []
+
+
+def test_existing_account_with_a_now_reserved_name_still_works(monkeypatch):
+    # Made before the name was reserved (the rule's list was shorter then).
+    monkeypatch.setattr(domain, "RESERVED_USERNAMES", frozenset())
+    make_user("Help")
+    monkeypatch.undo()
+    client = logged_in_client("help")
+    assert 'href="/u/Help/"' in client.get("/").content.decode()
+    profile = Client().get("/u/help/")
+    assert profile.status_code == 200 and "@Help" in profile.content.decode()
+
+
 def test_signup_runs_django_password_validators():
     response = signup(Client(), "weakling", "12345678")
     assert response.status_code == 400
     body = response.content.decode()
     assert "This password is too common." in body or "entirely numeric" in body
+
+
+def test_signup_password_like_the_username_is_refused_not_a_500(r):
+    # Found by the property tests: Django's similarity check asked for a model field.
+    response = Client(raise_request_exception=False).post(
+        "/signup/",
+        {
+            "username": "sunflower77",
+            "password": "sunflower77",
+            "password2": "sunflower77",
+        },
+    )
+    assert response.status_code == 400
+    assert "too similar to the username" in response.content.decode()
+    assert list(r.scan_iter()) == []
 
 
 def test_signup_taken_name_any_case():

@@ -8,7 +8,7 @@ import re
 from django.middleware.csrf import CSRF_ALLOWED_CHARS, _unmask_cipher_token
 from django.test import Client
 
-from tests.helpers import PASSWORD
+from tests.helpers import PASSWORD, make_user
 
 
 def form_token(html: str) -> str:
@@ -60,3 +60,43 @@ def test_a_returning_visitor_keeps_the_secret_and_the_cookie_is_renewed():
     again = client.get("/login/")
     assert again.cookies["csrftoken"].value == secret  # sent again: its age renewed
     assert _unmask_cipher_token(form_token(again.content.decode())) == secret
+
+
+def _csrf_secret_after(client: Client, response) -> str:
+    cookie = response.cookies.get("csrftoken")
+    return cookie.value if cookie is not None else client.cookies["csrftoken"].value
+
+
+def test_login_gives_a_new_csrf_secret_and_the_new_pages_forms_work():
+    make_user("rotor")
+    client = Client(enforce_csrf_checks=True)
+    token = form_token(client.get("/login/").content.decode())
+    before = client.cookies["csrftoken"].value
+    response = client.post(
+        "/login/",
+        {"username": "rotor", "password": PASSWORD, "csrfmiddlewaretoken": token},
+    )
+    assert response.status_code == 302
+    after = _csrf_secret_after(client, response)
+    assert after != before and len(after) == 32
+    # The token a page showed before the login is refused now; the new page's works.
+    assert client.post("/logout/", {"csrfmiddlewaretoken": token}).status_code == 403
+    fresh = form_token(client.get("/").content.decode())
+    assert client.post("/logout/", {"csrfmiddlewaretoken": fresh}).status_code == 302
+
+
+def test_signup_gives_a_new_csrf_secret():
+    client = Client(enforce_csrf_checks=True)
+    token = form_token(client.get("/signup/").content.decode())
+    before = client.cookies["csrftoken"].value
+    response = client.post(
+        "/signup/",
+        {
+            "username": "rotated",
+            "password": PASSWORD,
+            "password2": PASSWORD,
+            "csrfmiddlewaretoken": token,
+        },
+    )
+    assert response.status_code == 302
+    assert _csrf_secret_after(client, response) != before

@@ -63,6 +63,39 @@ def test_blank_or_long_status_refused_and_nothing_stored(r, users, text):
     assert r.zcard(keys.posts(users["alice"].id)) == 0
 
 
+INVISIBLE = [
+    "\u200b",  # zero width space
+    "\u3164",  # Hangul filler
+    "\ufeff",  # byte order mark
+    "\u2060",  # word joiner
+    "\u00ad",  # soft hyphen
+    "\u200b \u200c\u200d\u200e\u200f\u2800\u180e\u115f\u1160\uffa0",
+    "\u202e\u2061\u034f\ufe0f\U000e0020",
+    " \u3000\u00a0\u2028\u2029\x85\x0b\x0c\t",
+    "\x00\x07\x1b\x7f\u200b",
+]
+
+
+@pytest.mark.parametrize("text", INVISIBLE)
+def test_status_of_invisible_characters_only_refused_and_nothing_stored(r, users, text):
+    with pytest.raises(InvalidStatus, match="Write something first."):
+        post(users["alice"], text)
+    assert not list(r.scan_iter(match="status:*"))
+
+
+def test_control_characters_are_stripped_line_breaks_kept(r, users):
+    status = post(users["alice"], "a\x00b\x07c\x1b[31md\x7f\te\r\nf\rg\u2028h\x85i")
+    stored = r.hget(keys.status(status.id), "text")
+    assert stored == "abc[31md e\nf\ng\nh\ni"
+    assert status.text == stored
+
+
+def test_joiners_inside_visible_text_are_kept(r, users):
+    family = "\U0001f468\u200d\U0001f469\u200d\U0001f467"  # one emoji, joined
+    status = post(users["alice"], f"hi {family}\ufe0f")
+    assert r.hget(keys.status(status.id), "text") == f"hi {family}\ufe0f"
+
+
 def test_280_emoji_count_as_280_characters(users):
     status = post(users["alice"], "😀" * 280)
     assert len(status.text) == 280

@@ -17,7 +17,7 @@ from tests.helpers import logged_in_client, make_user, run_jobs
 from timeline import keys, services, upgrades
 from timeline.selectors import global_page
 
-PEOPLE = ("owner", "viewer", "carol", "dave", "erin", "fred")
+PEOPLE = ("olive", "viewer", "carol", "dave", "erin", "fred")
 
 
 def follow(follower: str, followee: str) -> None:
@@ -33,10 +33,10 @@ def old_store(r) -> dict[str, int]:
     the global timeline in one zset, a status id counter, no last-seen stamps."""
     uids = {name: make_user(name).id for name in PEOPLE}
     for name in ("carol", "dave", "erin"):
-        follow(name, "owner")
+        follow(name, "olive")
         follow("viewer", name)
-    follow("fred", "owner")
-    follow("owner", "carol")
+    follow("fred", "olive")
+    follow("olive", "carol")
     r.delete(*(keys.follower_names(uid) for uid in uids.values()))
     r.set(account_keys.legacy_store_epoch(), "3f9c2a")
     for name in ("carol", "dave"):
@@ -93,12 +93,12 @@ def assert_every_follower_named(r, uids: dict[str, int]) -> None:
 
 def test_upgrade_names_the_people_in_common_again(r, old_store):
     viewer = logged_in_client("viewer")
-    before = in_common(viewer.get("/u/owner/").content.decode())
+    before = in_common(viewer.get("/u/olive/").content.decode())
     assert before.startswith("Followed by 3 people you follow") and "@" not in before
 
     output = upgrade()
 
-    after = in_common(viewer.get("/u/owner/").content.decode())
+    after = in_common(viewer.get("/u/olive/").content.decode())
     assert re.fullmatch(
         r"Followed by @\w+, @\w+, @\w+ you follow \(3 in all\)\.", after
     ), after
@@ -113,7 +113,7 @@ def test_upgrade_names_the_people_in_common_again(r, old_store):
     assert "Last-seen stamps: stamped 5 users as seen today." in output
     assert f"Layout: recorded {upgrades.LAYOUT}." in output
     # Every reader is active again: a new post reaches the followers' homes.
-    owner = user_get_by_username(username="owner")
+    owner = user_get_by_username(username="olive")
     status = services.status_create(author=owner, text="after the upgrade")
     run_jobs()
     for name in ("carol", "dave", "erin", "fred"):
@@ -182,14 +182,14 @@ def test_an_unfollow_during_the_upgrade_leaves_no_stale_name(r, old_store, monke
         # Fred unfollows after the upgrade saw him among the owner's followers.
         services.follow_delete(
             follower=user_get_by_username(username="fred"),
-            followee_id=old_store["owner"],
+            followee_id=old_store["olive"],
         )
         return real_users_queue(*args, **kwargs)
 
     monkeypatch.setattr(upgrades, "users_queue", unfollow_then_read)
     report = upgrades.store_upgrade(batch=len(PEOPLE))
-    assert r.zscore(keys.followers(old_store["owner"]), old_store["fred"]) is None
-    assert r.hget(keys.follower_names(old_store["owner"]), old_store["fred"]) is None
+    assert r.zscore(keys.followers(old_store["olive"]), old_store["fred"]) is None
+    assert r.hget(keys.follower_names(old_store["olive"]), old_store["fred"]) is None
     assert_every_follower_named(r, old_store)
     assert report.names_added == 7
 
@@ -197,7 +197,7 @@ def test_an_unfollow_during_the_upgrade_leaves_no_stale_name(r, old_store, monke
 def test_a_follower_without_a_user_hash_is_left_unnamed_and_reported(r, old_store):
     r.delete(account_keys.user(old_store["fred"]))
     output = upgrade()
-    assert r.hget(keys.follower_names(old_store["owner"]), old_store["fred"]) is None
+    assert r.hget(keys.follower_names(old_store["olive"]), old_store["fred"]) is None
     assert "1 follows left unnamed: the follower's user hash is gone." in output
     assert "Follower names: wrote 7." in output
 

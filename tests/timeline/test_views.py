@@ -50,6 +50,13 @@ def test_post_from_compose_form_shows_on_home_profile_and_global(alice):
         assert re.search(r'<time datetime="\d{4}-\d\d-\d\dT[^"]+"', page)
 
 
+def test_invisible_only_post_refused_with_message(alice, r):
+    response = alice.post("/post/", {"text": "\u3164\u200b\ufeff"})
+    assert response.status_code == 400
+    assert "Write something first." in body(response)
+    assert not list(r.scan_iter(match="status:*"))
+
+
 def test_blank_and_too_long_posts_refused_with_message(alice, r):
     blank = alice.post("/post/", {"text": "   "})
     assert blank.status_code == 400 and "Write something first." in body(blank)
