@@ -53,6 +53,8 @@ AUTH_MAX_DEVICES = env.int("AUTH_MAX_DEVICES", default=20)
 LOGIN_FAILURE_LIMIT = env.int("LOGIN_FAILURE_LIMIT", default=10)
 LOGIN_FAILURE_WINDOW_SECONDS = env.int("LOGIN_FAILURE_WINDOW_SECONDS", default=300)
 LOGIN_URL = "accounts:login"
+# A deleted account's name can be claimed again only after this many days.
+ACCOUNT_NAME_GRACE_DAYS = env.int("ACCOUNT_NAME_GRACE_DAYS", default=30)
 
 # --- Timelines ---------------------------------------------------------------------
 TIMELINE_PAGE_SIZE = env.int("TIMELINE_PAGE_SIZE", default=30)
