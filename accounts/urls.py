@@ -8,4 +8,5 @@ urlpatterns = [
     path("login/", views.login, name="login"),
     path("logout/", views.logout, name="logout"),
     path("logout/everywhere/", views.logout_everywhere, name="logout_everywhere"),
+    path("settings/delete/", views.account_delete, name="account_delete"),
 ]

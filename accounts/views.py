@@ -16,8 +16,9 @@ from accounts.domain import (
     TooManyAttempts,
     UsernameTaken,
 )
-from accounts.forms import LoginForm, SignupForm
+from accounts.forms import AccountDeleteForm, LoginForm, SignupForm
 from config.http import safe_next
+from timeline import services as timeline_services
 
 
 def _set_auth_cookie(response, credentials: Credentials) -> None:
@@ -111,6 +112,43 @@ def logout_everywhere(request):
     response.delete_cookie(settings.AUTH_COOKIE_NAME, samesite="Lax")
     messages.info(request, "You are logged out on every device.")
     return response
+
+
+@login_required
+def account_delete(request):
+    """Delete your account, once you confirm it with your password."""
+    form = AccountDeleteForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            timeline_services.account_delete(
+                user=request.user,
+                password=form.cleaned_data["password"],
+                client=_client_address(request),
+            )
+        except InvalidCredentials:
+            form.add_error("password", "Wrong password.")
+        except TooManyAttempts as error:
+            minutes = -(-error.retry_after // 60)
+            form.add_error(
+                None,
+                f"Too many failed attempts. Try again in {minutes} "
+                f"minute{'s' if minutes != 1 else ''}.",
+            )
+            response = _delete_page(request, form, status=429)
+            response["Retry-After"] = str(error.retry_after)
+            return response
+        else:
+            request.user = ANONYMOUS
+            response = redirect("timeline:home")
+            response.delete_cookie(settings.AUTH_COOKIE_NAME, samesite="Lax")
+            messages.info(request, "Your account is deleted.")
+            return response
+    return _delete_page(request, form, status=_status(form))
+
+
+def _delete_page(request, form, *, status: int):
+    context = {"form": form, "grace_days": settings.ACCOUNT_NAME_GRACE_DAYS}
+    return render(request, "accounts/delete.html", context, status=status)
 
 
 def _status(form) -> int:
