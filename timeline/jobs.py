@@ -21,6 +21,8 @@ three commands' worth of Lua around sorted sets:
 - **retries with a limit**: a job that raised is due again after a backoff; after
   JOB_MAX_ATTEMPTS it moves to `jobs:failed:{q<k>}` with its last error, where
   `timelines check` reports it and `timelines repair` runs it again.
+- **waiting**: a job that must let other work finish first raises `Deferred`; it is
+  due again later, from its cursor, and the wait is not counted as an attempt.
 - **wake-up calls**: after the atomic step, the writer adds the slot to one of 16
   `jobs:ready:{r<n>}` zsets; idle workers pop them. Losing one (its node failed just
   then) only delays the job to the next **sweep**, which every worker runs every

@@ -324,3 +324,22 @@ def test_user_get_finds_no_one_once_closed(r, world):
     alice = world[0]
     services.account_close(user=alice)
     assert user_get(uid=alice.id) is None
+
+
+def test_a_pulled_author_leaves_the_homes_that_merged_them_at_once(r, settings):
+    settings.FANOUT_PUSH_MAX = 1
+    alice, bob, carol = make_user("alice"), make_user("bob"), make_user("carol")
+    services.follow_create(follower=bob, followee_id=alice.id)
+    services.follow_create(follower=carol, followee_id=alice.id)
+    run_jobs()
+    assert r.get(keys.fanout_mode(alice.id)) == "pull"
+    services.status_create(author=alice, text="merged at read time")
+    run_jobs()
+    bob_client = logged_in_client("bob")
+    assert "merged at read time" in bob_client.get("/").content.decode()
+    delete_account(logged_in_client("alice"))
+    # Before any job: her outbox is gone with her account's own step.
+    assert "merged at read time" not in bob_client.get("/").content.decode()
+    run_jobs()
+    assert r.zrange(keys.pulls(bob.id), 0, -1) == []
+    assert owned_keys(r, alice.id) == []
