@@ -52,7 +52,10 @@ class User:
     """A user as pages see it. The one owner of the `user:{<uid>}` hash layout.
 
     The hash holds `username`, `created` and `password` (a Django password hash,
-    read only by the login service through `PASSWORD_FIELD`).
+    read only by the login service through `PASSWORD_FIELD`). An account being
+    deleted has lost its password and gained `deleted` (`DELETED_FIELD`, unix
+    seconds) until its deletion job removes the hash: every read through `FIELDS`
+    sees no user from that moment on.
     """
 
     id: int
@@ -60,14 +63,17 @@ class User:
     created: float
 
     is_authenticated: ClassVar[bool] = True
-    FIELDS: ClassVar[tuple[str, ...]] = ("username", "created")
+    FIELDS: ClassVar[tuple[str, ...]] = ("username", "created", "deleted")
     PASSWORD_FIELD: ClassVar[str] = "password"
+    USERNAME_FIELD: ClassVar[str] = "username"
+    DELETED_FIELD: ClassVar[str] = "deleted"
 
     @classmethod
     def from_fields(cls, uid: int, values: list[str | None]) -> User | None:
-        """The user from an HMGET of `FIELDS`; None when the hash does not exist."""
-        username, created = values
-        if username is None:
+        """The user from an HMGET of `FIELDS`; None when the hash does not exist or
+        the account is being deleted."""
+        username, created, deleted = values
+        if username is None or deleted is not None:
             return None
         return cls(id=uid, username=username, created=float(created or 0))
 
@@ -85,6 +91,23 @@ class User:
     @property
     def url(self) -> str:
         return url_for("timeline:profile", self.username)
+
+
+# What `username:<name>` holds once its account is deleted, until the name's grace
+# period ends: never a number, so no reader takes it for a user id.
+NAME_RETIRED_PREFIX = "deleted:"
+
+
+def name_claim_uid(value: str | None) -> int | None:
+    """The user id a `username:<name>` value names; None for none or a retired name."""
+    if value is None or not UID_RE.match(value):
+        return None
+    return int(value)
+
+
+def name_retired(uid: int) -> str:
+    """The value a deleted account's name keeps during its grace period."""
+    return f"{NAME_RETIRED_PREFIX}{uid}"
 
 
 @dataclass(frozen=True, slots=True)

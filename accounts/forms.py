@@ -120,3 +120,11 @@ class DeviceForm(forms.Form):
     """A device to log out, named by its token's hash (never the token)."""
 
     device = forms.CharField(validators=[RegexValidator(DEVICE_ID_RE)])
+
+
+class AccountDeleteForm(AccessibleForm):
+    password = forms.CharField(
+        label="Your password",
+        strip=False,
+        widget=forms.PasswordInput(attrs={"autocomplete": "current-password"}),
+    )

@@ -8,8 +8,11 @@ them together.
 |-----------------------------|--------|--------------------------------------------|-----------------------------------|
 | `users:next_id`             | string | last user id handed out (INCR)             | one key                           |
 | `user:{<uid>}`              | hash   | username (display spelling), password      | one per user; never grows;        |
-|                             |        | (Django hash), created (unix seconds)      | fields: `accounts.domain.User`    |
-| `username:<lowercase name>` | string | uid; claimed with SET NX, so one per name  | one per user                      |
+|                             |        | (Django hash), created (unix seconds);     | fields: `accounts.domain.User`;   |
+|                             |        | once deleted: no password, `deleted` (unix | deleted by the account job        |
+|                             |        | seconds): no page finds the user any more  | (`timeline.fanout.run_account`)   |
+| `username:<lowercase name>` | string | uid; claimed with SET NX, so one per name; | one per user; a deleted account's |
+|                             |        | a deleted account's: `deleted:<uid>`       | TTL ACCOUNT_NAME_GRACE_DAYS       |
 | `sessions:{<uid>}`          | hash   | sha256(token) hex -> expiry (unix seconds) | AUTH_MAX_DEVICES fields; key TTL  |
 |                             |        |                                            | = the latest expiry               |
 | `devices:{<uid>}`           | hash   | sha256(token) hex -> JSON of the device at | only fields of `sessions:{<uid>}` |

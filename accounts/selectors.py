@@ -14,6 +14,7 @@ from accounts.domain import (
     Credentials,
     Device,
     User,
+    name_claim_uid,
 )
 from config.pipelines import Deferred, ReadBatch
 from config.redis import get_redis
@@ -82,11 +83,11 @@ def user_get(*, uid: int) -> User | None:
 
 
 def user_id_by_username(*, username: str) -> int | None:
-    """The id claimed by this username (any case), or None: one round trip."""
+    """The id claimed by this username (any case), or None (also for the name of a
+    deleted account in its grace period): one round trip."""
     if not USERNAME_RE.match(username):
         return None
-    uid = get_redis().get(keys.username(username))
-    return int(uid) if uid else None
+    return name_claim_uid(get_redis().get(keys.username(username)))
 
 
 def user_get_by_username(*, username: str) -> User | None:

@@ -1,5 +1,6 @@
-"""Writes for accounts: sign-up, log-in, passwords, sessions (devices) and the
-login-failure limit."""
+"""Writes for accounts: sign-up, log-in, passwords, sessions (devices), the abuse
+limits on log-in, and a deleted account's name (the rest of a deletion is
+`timeline.services.account_delete`, which owns the keys of both apps)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,8 @@ from accounts.domain import (
     InvalidUsername,
     User,
     UsernameTaken,
+    name_claim_uid,
+    name_retired,
     username_problem,
 )
 from accounts.selectors import token_hash
@@ -261,7 +264,11 @@ def session_login(
     """
     taken = login_attempt_take(username=username, client=client)
     r = get_redis()
-    uid = r.get(keys.username(username)) if USERNAME_RE.match(username) else None
+    uid = (
+        name_claim_uid(r.get(keys.username(username)))
+        if USERNAME_RE.match(username)
+        else None
+    )
     fields = (*User.FIELDS, User.PASSWORD_FIELD)
     stored = r.hmget(keys.user(int(uid)), fields) if uid else [None] * len(fields)
     user = User.from_fields(int(uid), stored[:-1]) if uid else None
@@ -273,3 +280,43 @@ def session_login(
         raise InvalidCredentials()
     login_attempt_refund(taken)
     return user, session_create(uid=user.id, user_agent=user_agent, client=client)
+
+
+def password_confirm(*, user: User, password: str, client: str) -> None:
+    """Check the signed-in user's password again before a grave change.
+
+    A wrong one counts as a failed login of that name and client, and the same
+    limit applies (TooManyAttempts): a stolen cookie cannot guess the password here.
+    """
+    taken = login_attempt_take(username=user.username, client=client)
+    stored = get_redis().hget(keys.user(user.id), User.PASSWORD_FIELD)
+    matches = check_password(password, stored or _dummy_hash())
+    if stored is None or not matches:
+        raise InvalidCredentials()
+    login_attempt_refund(taken)
+
+
+# KEYS: the name's claim. ARGV: the deleted account's uid, the retired value, the
+# grace period (s). Retires the name only while it still names that account, so a
+# repeat (the deletion job does it again) neither extends the grace period nor
+# touches a name someone claimed after it.
+_NAME_RETIRE = LuaScript(
+    """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('SET', KEYS[1], ARGV[2], 'EX', ARGV[3])
+  return 1
+end
+return 0
+"""
+)
+
+
+def username_retire(*, uid: int, username: str) -> bool:
+    """Keep a deleted account's name from being claimed until ACCOUNT_NAME_GRACE_DAYS
+    have passed (sign-up says it is taken; profiles and log-in find no one)."""
+    return bool(
+        _NAME_RETIRE(
+            keys=[keys.username(username)],
+            args=[uid, name_retired(uid), settings.ACCOUNT_NAME_GRACE_DAYS * 86400],
+        )
+    )

@@ -11,4 +11,5 @@ urlpatterns = [
     path("settings/", views.account_settings, name="settings"),
     path("settings/password/", views.password_change, name="password_change"),
     path("settings/devices/logout/", views.device_logout, name="device_logout"),
+    path("settings/delete/", views.account_delete, name="account_delete"),
 ]

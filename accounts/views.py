@@ -15,8 +15,15 @@ from accounts.domain import (
     TooManyAttempts,
     UsernameTaken,
 )
-from accounts.forms import DeviceForm, LoginForm, PasswordChangeForm, SignupForm
+from accounts.forms import (
+    AccountDeleteForm,
+    DeviceForm,
+    LoginForm,
+    PasswordChangeForm,
+    SignupForm,
+)
 from config.http import client_ip, safe_next, too_many_requests
+from timeline import services as timeline_services
 
 
 def _signed_in(request, response, credentials: Credentials) -> None:
@@ -187,6 +194,39 @@ def _settings_render(request, form: PasswordChangeForm, status: int = 200):
     )
     context = {"form": form, "devices": devices}
     return render(request, "accounts/settings.html", context, status=status)
+
+
+@login_required
+def account_delete(request):
+    """Delete your account, once you confirm it with your password."""
+    form = AccountDeleteForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            timeline_services.account_delete(
+                user=request.user,
+                password=form.cleaned_data["password"],
+                client=client_ip(request),
+            )
+        except InvalidCredentials:
+            form.add_error("password", "Wrong password.")
+        except TooManyAttempts as error:
+            form.add_error(
+                None, f"Too many failed attempts. Try again in {error.wait}."
+            )
+            response = _delete_page(request, form, status=429)
+            return too_many_requests(response, retry_after=error.retry_after)
+        else:
+            request.user = ANONYMOUS
+            response = redirect("timeline:home")
+            response.delete_cookie(settings.AUTH_COOKIE_NAME, samesite="Lax")
+            messages.info(request, "Your account is deleted.")
+            return response
+    return _delete_page(request, form, status=_status(form))
+
+
+def _delete_page(request, form, *, status: int):
+    context = {"form": form, "grace_days": settings.ACCOUNT_NAME_GRACE_DAYS}
+    return render(request, "accounts/delete.html", context, status=status)
 
 
 def _status(form) -> int:

@@ -71,6 +71,8 @@ RATE_LIMIT_LOGIN_CLIENT = env.str("RATE_LIMIT_LOGIN_CLIENT", default="30/5m,300/
 TRUSTED_PROXY_HEADER = env.str("TRUSTED_PROXY_HEADER", default="")
 TRUSTED_PROXY_COUNT = env.int("TRUSTED_PROXY_COUNT", default=1)
 LOGIN_URL = "accounts:login"
+# A deleted account's name can be claimed again only after this many days.
+ACCOUNT_NAME_GRACE_DAYS = env.int("ACCOUNT_NAME_GRACE_DAYS", default=30)
 
 # --- Timelines ---------------------------------------------------------------------
 TIMELINE_PAGE_SIZE = env.int("TIMELINE_PAGE_SIZE", default=30)

@@ -19,6 +19,9 @@ resumable (`timeline.jobs`):
   (fan-out skipped them meanwhile) from the newest statuses of everyone they follow.
 - `follow:<follower>:<followee>`: brings the followee's side and the follower's home
   in line with `following:{follower}` (`services.follow_sync`).
+- `account:<uid>`: removes everything of a deleted account: their statuses, both
+  sides of their follows, their statuses from followers' homes, their own keys
+  (`run_account`).
 """
 
 from __future__ import annotations
@@ -32,6 +35,10 @@ from collections.abc import Callable
 import redis
 from django.conf import settings
 
+from accounts import keys as account_keys
+from accounts import limits
+from accounts.domain import User
+from accounts.services import username_retire
 from config.pipelines import LuaScript, pipeline_run
 from config.redis import get_redis, slot_groups
 from timeline import jobs, keys, services
@@ -82,10 +89,24 @@ def _walk_followers(
     One round trip per batch (two stages on a Cluster): a batch's writes travel with
     the read of the next batch, and its cursor is recorded after the writes.
     """
-    score, _, member = job.cursor.partition(" ") if job.cursor != "0" else ("", "", "")
+    start = job.cursor if job.cursor != "0" else ""
+    _walk(job, keys.followers(author_id), write, start=start)
+
+
+def _walk(
+    job: jobs.Job,
+    zset: str,
+    write: Callable[[object, list[int]], None],
+    *,
+    start: str,
+    phase: str = "",
+) -> None:
+    """`_walk_followers` over any zset of uids or status ids, from `start` ("score
+    member" or "" for the beginning); the cursor recorded is `phase` + "score member"
+    (a job of several walks says which one it is in)."""
+    score, _, member = start.partition(" ")
     size = settings.FANOUT_BATCH
-    followers = keys.followers(author_id)
-    reply = _FOLLOWERS_AFTER(keys=[followers], args=[score or "0", member, size])
+    reply = _FOLLOWERS_AFTER(keys=[zset], args=[score or "0", member, size])
     while True:
         batch = [int(uid) for uid in reply[::2]]
         if not batch:
@@ -96,11 +117,9 @@ def _walk_followers(
         def step(pipe, batch=batch, cursor=f"{score} {member}", last=last) -> None:
             write(pipe, batch)
             if not last:
-                _FOLLOWERS_AFTER.queue(
-                    pipe, keys=[followers], args=[*cursor.split(), size]
-                )
+                _FOLLOWERS_AFTER.queue(pipe, keys=[zset], args=[*cursor.split(), size])
             pipe.barrier()  # the cursor moves only once the writes answered
-            jobs.progress_queue(pipe, job, cursor=cursor)
+            jobs.progress_queue(pipe, job, cursor=phase + cursor)
 
         replies = pipeline_run(step)
         if not replies[-1]:
@@ -259,7 +278,156 @@ def run_home(job: jobs.Job) -> None:
     services.home_rebuild(uid=uid)
 
 
+# KEYS: (following, pulls, home) of one or more readers. ARGV: the author's uid, then
+# the author's newest status ids. Ends each reader's follow of the author (a deleted
+# account) and removes the author's statuses from the home, atomically in the
+# reader's slot: no fan-out adds one after (the add checks `following`), and one
+# added before is removed here. Reads each home (capped) once against the ids
+# passed once per call, so a call costs the home's size, not ids x readers.
+_FOLLOWS_END = LuaScript(
+    """
+local author, theirs, low = ARGV[1], {}, nil
+for i = 2, #ARGV do
+  theirs[ARGV[i]] = true
+  local sid = tonumber(ARGV[i])
+  if not low or sid < low then low = sid end
+end
+local dropped = 0
+for i = 1, #KEYS, 3 do
+  redis.call('ZREM', KEYS[i], author)
+  redis.call('ZREM', KEYS[i + 1], author)
+  if low then
+    local gone = {}
+    for _, sid in ipairs(redis.call('ZRANGEBYSCORE', KEYS[i + 2], low, '+inf')) do
+      if theirs[sid] then gone[#gone + 1] = sid end
+    end
+    for j = 1, #gone, 1000 do
+      dropped = dropped + redis.call('ZREM', KEYS[i + 2],
+                                     unpack(gone, j, math.min(j + 999, #gone)))
+    end
+  end
+end
+return dropped
+"""
+)
+
+
+def _account_keys(uid: int) -> list[str]:
+    """Every key a user owns (all in their slot): what their deletion job deletes."""
+    return [
+        account_keys.user(uid),
+        account_keys.sessions(uid),
+        account_keys.devices(uid),
+        account_keys.seen(uid),
+        # Their posting and follow budgets (they expire anyway; one slot, so here).
+        *limits.post(uid).keys(),
+        *limits.follow(uid).keys(),
+        keys.home(uid),
+        keys.posts(uid),
+        keys.followers(uid),
+        keys.following(uid),
+        keys.follower_names(uid),
+        keys.pulls(uid),
+        keys.fanout_mode(uid),
+        keys.outbox(uid),
+        keys.follow_lock(uid),
+    ]
+
+
+def run_account(job: jobs.Job) -> None:
+    """Remove everything of a deleted account, in phases, each a resumable walk.
+
+    The cursor names the phase: `0` retire the name and wait out the user's own
+    follow change in progress; `s` their statuses (hashes first, then the global
+    timeline); `f` their followers (each follow ends in the follower's slot and
+    their statuses leave that home, as an unfollow); `g` whom they follow (each
+    followee's followers, names and count); `e` their own keys. The posts and the
+    followers and following zsets are kept until `e`, so every walk's order holds
+    and a rerun finds the same members; every step is idempotent.
+    """
+    (uid,) = job.args
+    cursor = job.cursor
+    if cursor == "0":
+        name = get_redis().hget(account_keys.user(uid), User.USERNAME_FIELD)
+        if name is not None:
+            username_retire(uid=uid, username=name)
+        # A follow change of theirs that began before the account closed finishes
+        # under their lock; any later one is refused (`services._FOLLOW_SET`).
+        with services._FollowLock(uid, wait=30.0):
+            pass
+        cursor = "s"
+        jobs.progress(job, cursor=cursor)
+    phase, _, start = cursor.partition(" ")
+    if phase == "s":
+
+        def unpublish(pipe, sids: list[int]) -> None:
+            # The hashes first: from then on every reference is skipped on read.
+            for sid in sids:
+                pipe.delete(keys.status(sid))
+            pipe.barrier()
+            services.global_remove_queue(pipe, sids=sids)
+
+        _walk(job, keys.posts(uid), unpublish, start=start, phase="s ")
+        phase, start = "f", ""
+        jobs.progress(job, cursor=phase)
+    if phase == "f":
+        # Posts gain nothing once closed, so these are the newest a home can hold.
+        newest = get_redis().zrevrange(
+            keys.posts(uid), 0, settings.HOME_TIMELINE_CAP - 1
+        )
+
+        def end_follows(pipe, batch: list[int]) -> None:
+            for group in slot_groups(batch, keys.home, settings.FANOUT_GROUP):
+                _FOLLOWS_END.queue(
+                    pipe,
+                    keys=[
+                        k
+                        for r in group
+                        for k in (keys.following(r), keys.pulls(r), keys.home(r))
+                    ],
+                    args=[uid, *newest],
+                )
+
+        _walk(job, keys.followers(uid), end_follows, start=start, phase="f ")
+        phase, start = "g", ""
+        jobs.progress(job, cursor=phase)
+    if phase == "g":
+
+        def unfollow(pipe, batch: list[int]) -> None:
+            def unlink(p) -> None:
+                for followee in batch:
+                    p.zrem(keys.followers(followee), uid)
+                    p.hdel(keys.follower_names(followee), uid)
+                    p.zcard(keys.followers(followee))
+                    p.get(keys.fanout_mode(followee))
+
+            replies = pipeline_run(unlink)
+            for i, followee in enumerate(batch):
+                count, mode = replies[4 * i + 2], replies[4 * i + 3]
+                services._popularity_queue(pipe, followee, count)
+                if mode == "pull":  # fewer followers may move it back to push
+                    services.mode_check_queue(pipe, author_id=followee)
+
+        _walk(job, keys.following(uid), unfollow, start=start, phase="g ")
+        phase = "e"
+        jobs.progress(job, cursor=phase)
+    if phase == "e":
+        # A status delete of theirs walks their followers: it ends before they go.
+        waiting = jobs.queued_ids(slot=job.slot, prefix=f"delete:{uid}:")
+        if waiting:
+            raise jobs.Deferred(max(due for _, due in waiting) + 1)
+
+        def forget_user(pipe) -> None:
+            pipe.delete(*_account_keys(uid))
+            pipe.barrier()  # their count goes after their followers (an unfollow
+            # racing this step sets it from the followers zset)
+            pipe.zrem(keys.popular_users(), uid)
+
+        pipeline_run(forget_user)
+
+
 HANDLERS: dict[str, Callable[[jobs.Job], None]] = {
+    "account": run_account,
     "home": run_home,
     "mode": run_mode,
     "post": run_post,
@@ -282,6 +450,9 @@ def job_run(job: jobs.Job) -> bool:
         return jobs.done(job)
     except jobs.LeaseLost:
         log.info("job %s: lease lost, left to the worker that holds it", job.id)
+        return False
+    except jobs.Deferred as wait:
+        jobs.defer(job, due=wait.due)
         return False
     except Exception as error:
         log.warning("job %s failed: %r", job.id, error)

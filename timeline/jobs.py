@@ -21,6 +21,8 @@ three commands' worth of Lua around sorted sets:
 - **retries with a limit**: a job that raised is due again after a backoff; after
   JOB_MAX_ATTEMPTS it moves to `jobs:failed:{q<k>}` with its last error, where
   `timelines check` reports it and `timelines repair` runs it again.
+- **waiting**: a job that must let other work finish first raises `Deferred`; it is
+  due again later, from its cursor, and the wait is not counted as an attempt.
 - **wake-up calls**: after the atomic step, the writer adds the slot to one of 16
   `jobs:ready:{r<n>}` zsets; idle workers pop them. Losing one (its node failed just
   then) only delays the job to the next **sweep**, which every worker runs every
@@ -38,6 +40,7 @@ from dataclasses import dataclass
 from django.conf import settings
 
 from config.pipelines import LuaScript, pipeline_run
+from config.redis import get_redis
 from timeline import keys
 
 # A Lua function that scripts owning a change embed to queue the work it owes:
@@ -122,6 +125,19 @@ return 1
 """
 )
 
+# KEYS: queue, data. ARGV: id, token, due ms. A job that must wait for other work
+# (not a failure): due again later, its cursor kept, this attempt not counted.
+_DEFER = LuaScript(
+    """
+local id, token = ARGV[1], ARGV[2]
+if redis.call('HGET', KEYS[2], id .. '#t') ~= token then return 0 end
+redis.call('HDEL', KEYS[2], id .. '#t')
+redis.call('HINCRBY', KEYS[2], id .. '#a', -1)
+redis.call('ZADD', KEYS[1], 'XX', ARGV[3], id)
+return 1
+"""
+)
+
 # KEYS: queue, data, failed. ARGV: now, ids. Queue failed jobs again, attempts reset.
 _REQUEUE = LuaScript(
     """
@@ -173,6 +189,26 @@ def job_id(kind: str, *args: int) -> str:
 def slot_keys(slot: int) -> list[str]:
     """The keys a script that queues a job in `slot` takes: queue, data."""
     return [keys.job_queue(slot), keys.job_data(slot)]
+
+
+_ENQUEUE_ONE = LuaScript(
+    ENQUEUE
+    + """
+enqueue(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[2])
+return 1
+"""
+)
+
+
+def enqueue(*, slot: int, jid: str) -> None:
+    """Queue a job on its own, due now, and wake a worker (operators' repairs: a
+    job's owner queues it in its own atomic step)."""
+
+    def queue(pipe) -> None:
+        _ENQUEUE_ONE.queue(pipe, keys=slot_keys(slot), args=[jid, now_ms()])
+        wake_queue(pipe, slot=slot)
+
+    pipeline_run(queue)
 
 
 def wake_queue(pipe, *, slot: int) -> None:
@@ -256,6 +292,26 @@ def retry_later(job: Job, *, error: str) -> None:
         keys=slot_keys(job.slot),
         args=[job.id, job.token, now_ms() + delay * 1000, error[:500]],
     )
+
+
+class Deferred(Exception):
+    """Raised by a job that must wait for other work: it is due again at `due` (ms),
+    resumed from its cursor, and the wait is not counted as a failed attempt."""
+
+    def __init__(self, due: int):
+        super().__init__(due)
+        self.due = due
+
+
+def defer(job: Job, *, due: int) -> None:
+    """Give a job that must wait back to the queue, due at `due` (ms)."""
+    _DEFER(keys=slot_keys(job.slot), args=[job.id, job.token, due])
+
+
+def queued_ids(*, slot: int, prefix: str) -> list[tuple[str, int]]:
+    """(id, due ms) of the jobs queued in `slot` whose id starts with `prefix`."""
+    queued = get_redis().zrange(keys.job_queue(slot), 0, -1, withscores=True)
+    return [(jid, int(due)) for jid, due in queued if jid.startswith(prefix)]
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,9 @@
 Per-user keys carry the user id as a hash tag (`{42}`), shared with `accounts/keys.py`,
 so everything one user owns sits in one Cluster slot: a script may read
 `following:{42}` and write `home:{42}` atomically. Steps that span users (fan-out, the
-two sides of a follow) are separate single-slot steps, each idempotent.
+two sides of a follow) are separate single-slot steps, each idempotent. A deleted
+account's job (`account:<uid>`) deletes every per-user key of both tables
+(`timeline.fanout._account_keys`, which a new per-user key must join).
 
 | key                  | type   | members -> score                          | cap / reason                              |
 |----------------------|--------|-------------------------------------------|-------------------------------------------|

@@ -1,7 +1,7 @@
 """Find and fix what a crash or a bug could leave inconsistent in the timelines.
 
 `python manage.py timelines check` reports, `timelines repair` fixes (`--dry-run`:
-reports what it would fix). Four kinds of problem, found by walking the store with
+reports what it would fix). Five kinds of problem, found by walking the store with
 SCAN (every master of a Cluster) in pipelined batches:
 
 - **one-sided follows**: `following:{u}` holds a but `followers:{a}` (or
@@ -19,6 +19,11 @@ SCAN (every master of a Cluster) in pipelined batches:
   Repair adds them the way the fan-out does (checked again in the reader's slot).
 - **stuck jobs**: failed jobs, and jobs queued for longer than `stuck_after`.
   Repair queues them again and runs what is due.
+- **unfinished account deletions**: an account marked deleted whose `account` job
+  is no longer queued (it failed, or was lost). While that job is queued, what it
+  has still to remove (follows of the account, its statuses in homes) is work in
+  progress, not a problem, and is not reported; once it is not, only the deletion
+  is reported, and repair queues its job again (a failed one with the failed jobs).
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from dataclasses import dataclass, field
 from django.conf import settings
 
 from accounts import keys as account_keys
+from accounts.domain import User
 from config.pipelines import pipeline_run
 from config.redis import get_redis
 from timeline import fanout, jobs, keys, services
@@ -49,10 +55,18 @@ class Findings:
     missing: list[tuple[int, int, list[int]]] = field(default_factory=list)
     failed_jobs: list[str] = field(default_factory=list)
     stuck_jobs: list[tuple[int, str]] = field(default_factory=list)  # (slot, id)
+    # Accounts being deleted, and the statuses they still hold (ignored as work in
+    # progress); the deletions whose job is not queued (a problem), and which of
+    # those failed (the failed jobs' repair queues them again).
+    deleting: set[int] = field(default_factory=set)
+    deleting_sids: set[int] = field(default_factory=set)
+    unfinished_deletions: list[int] = field(default_factory=list)
+    failed_deletions: set[int] = field(default_factory=set)
 
     def problems(self) -> int:
         return (
-            len(self.one_sided)
+            len(self.unfinished_deletions)
+            + len(self.one_sided)
             + sum(len(v) for v in self.dead_refs.values())
             + sum(len(sids) for _, _, sids in self.missing)
             + len(self.failed_jobs)
@@ -78,6 +92,8 @@ class Findings:
             f"Failed jobs: {len(self.failed_jobs)}" + some(self.failed_jobs),
             f"Stuck jobs: {len(self.stuck_jobs)}"
             + some(jid for _, jid in self.stuck_jobs),
+            f"Unfinished account deletions: {len(self.unfinished_deletions)}"
+            + some(f"user {u}" for u in self.unfinished_deletions),
         ]
 
 
@@ -108,6 +124,29 @@ def _queued(pairs: list[tuple[int, str]]) -> list[bool]:
         lambda pipe: [pipe.zscore(keys.job_queue(slot), jid) for slot, jid in pairs]
     )
     return [reply is not None for reply in replies]
+
+
+def _check_deletions(findings: Findings, progress) -> None:
+    """Accounts marked deleted: their job queued (in progress) or not (a problem)."""
+    for batch in _owners(account_keys.user_pattern(), findings, progress):
+        marks = _read(
+            lambda pipe, b=batch: [
+                pipe.hexists(account_keys.user(u), User.DELETED_FIELD) for u in b
+            ]
+        )
+        findings.deleting.update(u for u, m in zip(batch, marks, strict=True) if m)
+    uids = sorted(findings.deleting)
+    if not uids:
+        return
+    queued = _queued([(keys.slot_of_user(u), services.account_job_id(u)) for u in uids])
+    failed = set(jobs.failed_ids())
+    for u, busy in zip(uids, queued, strict=True):
+        if not busy:
+            findings.unfinished_deletions.append(u)
+            if services.account_job_id(u) in failed:
+                findings.failed_deletions.add(u)
+    posted = _read(lambda pipe: [pipe.zrange(keys.posts(u), 0, -1) for u in uids])
+    findings.deleting_sids = {int(sid) for sids in posted for sid in sids}
 
 
 def _check_follows(findings: Findings, progress) -> dict[int, list[tuple[int, int]]]:
@@ -151,8 +190,13 @@ def _check_follows(findings: Findings, progress) -> dict[int, list[tuple[int, in
         findings.one_sided.extend(
             pair for pair, score in zip(pairs, replies, strict=True) if score is None
         )
-    # A follow change whose job is still queued is in progress, not one-sided.
-    findings.one_sided = sorted(set(findings.one_sided))
+    # A follow change whose job is still queued is in progress, not one-sided; so
+    # is a follow of an account being deleted (its job ends it).
+    findings.one_sided = sorted(
+        (u, a)
+        for u, a in set(findings.one_sided)
+        if u not in findings.deleting and a not in findings.deleting
+    )
     pending = _queued(
         [
             (keys.slot_of_user(u), services.follow_job_id(u, a))
@@ -172,6 +216,7 @@ def _check_refs(findings: Findings, progress) -> None:
         sids = sorted({sid for group in refs.values() for sid in group})
         exists = _read(lambda pipe: [pipe.exists(keys.status(sid)) for sid in sids])
         gone = {sid for sid, n in zip(sids, exists, strict=True) if not n}
+        gone -= findings.deleting_sids  # their account's job removes them
         for key, group in refs.items():
             dead = [sid for sid in group if sid in gone]
             if dead:
@@ -205,7 +250,7 @@ def _check_homes(
     findings: Findings, following: dict[int, list[tuple[int, int]]]
 ) -> None:
     """Statuses of pushed followees missing from active readers' homes."""
-    readers = list(following)
+    readers = [u for u in following if u not in findings.deleting]
     cap = settings.HOME_TIMELINE_CAP
     for start in range(0, len(readers), BATCH):
         batch = readers[start : start + BATCH]
@@ -228,7 +273,7 @@ def _check_homes(
             floor = int(oldest[0]) + 1 if size >= cap and oldest else 0
             pulled_ids = {int(a) for a in pulled}
             for a, since_us in following[u]:
-                if a not in pulled_ids:
+                if a not in pulled_ids and a not in findings.deleting:
                     since = first_id_at(since_us)
                     wanted.append((u, a, max(floor, since)))
         if not wanted:
@@ -279,8 +324,9 @@ def _check_jobs(findings: Findings, stuck_after_s: float) -> None:
 def timelines_check(
     *, stuck_after_s: float = 600, progress: Callable[[Findings], None] | None = None
 ) -> Findings:
-    """Walk the store and report every problem of the four kinds (writes nothing)."""
+    """Walk the store and report every problem of the five kinds (writes nothing)."""
     findings = Findings()
+    _check_deletions(findings, progress)
     following = _check_follows(findings, progress)
     _check_refs(findings, progress)
     _check_homes(findings, following)
@@ -306,5 +352,10 @@ def timelines_repair(findings: Findings) -> None:
         jobs.failed_requeue()
     if findings.stuck_jobs:
         jobs.requeue(findings.stuck_jobs)
-    if findings.failed_jobs or findings.stuck_jobs:
+    lost = [
+        u for u in findings.unfinished_deletions if u not in findings.failed_deletions
+    ]
+    for u in lost:
+        jobs.enqueue(slot=keys.slot_of_user(u), jid=services.account_job_id(u))
+    if findings.failed_jobs or findings.stuck_jobs or lost:
         fanout.run_pending(sweep=True)

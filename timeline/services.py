@@ -13,6 +13,14 @@ crash between two of them never shows a visitor something half-made:
   `followers` zset and the follower's home itself, under a per-user lock, and
   cancels the job, which runs only if the request died midway.
 
+- account deletion: in the user's slot, atomically, the password and sessions go,
+  the hash is marked `deleted` (every page finds no user from then on), their
+  own pending fan-outs are cancelled and the `account` job is recorded; then the
+  name is retired for its grace period. The job (`timeline.fanout.run_account`)
+  does the rest. A deleted user's slot refuses new statuses and follows (`_LIVE`),
+  and a followee's slot refuses a new follower once deleted, so nothing arrives
+  behind the job's walks.
+
 A timeline add is conditional, atomically in the reader's own slot: a status lands in
 `home:{f}` only while `following:{f}` still holds its author. So a fan-out racing an
 unfollow can never leave the unfollowed author's post behind.
@@ -32,7 +40,12 @@ from accounts import keys as account_keys
 from accounts import limits
 from accounts.domain import User
 from accounts.selectors import user_get
-from accounts.services import seen_day, seen_ttl_seconds
+from accounts.services import (
+    password_confirm,
+    seen_day,
+    seen_ttl_seconds,
+    username_retire,
+)
 from config.pipelines import LuaScript, pipeline_run
 from config.redis import get_redis, slot_groups
 from timeline import jobs, keys
@@ -109,6 +122,30 @@ def global_add_queue(pipe, *, sids: list[int]) -> None:
         )
 
 
+def global_remove_queue(pipe, *, sids: list[int]) -> None:
+    """Queue the removal of statuses from the global timeline's partitions."""
+    by_partition: dict[str, list[int]] = {}
+    for sid in sids:
+        by_partition.setdefault(keys.global_partition(sid), []).append(sid)
+    for partition, group in by_partition.items():
+        pipe.zrem(partition, *group)
+
+
+# A Lua function: live(user hash, username field, deleted field) says whether the
+# account exists and is not being deleted. Scripts that add to a user's own keys
+# embed it, so that nothing is added behind an account deletion's job.
+_LIVE = """
+local function live(user, name_field, deleted_field)
+  return redis.call('HEXISTS', user, name_field) == 1
+    and redis.call('HEXISTS', user, deleted_field) == 0
+end
+"""
+
+
+def _live_args() -> list[str]:
+    return [User.USERNAME_FIELD, User.DELETED_FIELD]
+
+
 # KEYS: one lock. ARGV: its token. Release only a lock we still own.
 _UNLOCK = LuaScript(
     """
@@ -120,14 +157,18 @@ return 0
 )
 
 
-# KEYS: the author's posts, home, job queue, job data, outbox and fan-out mode (all
-# in the author's slot). ARGV: sid, home cap, the fan-out job's id, now (ms), the
-# status as JSON, the outbox cap. Publishes a status and records the fan-out it owes
-# in one atomic step: no crash separates the two. An author not pushed (any mode
-# set) also gets the status in their outbox, where homes read it.
+# KEYS: the author's posts, home, job queue, job data, outbox, fan-out mode and user
+# hash (all in the author's slot). ARGV: sid, home cap, the fan-out job's id, now
+# (ms), the status as JSON, the outbox cap, the user hash's username and deleted
+# fields. Publishes a status and records the fan-out it owes in one atomic step: no
+# crash separates the two. An author not pushed (any mode set) also gets the status
+# in their outbox, where homes read it. An author being deleted publishes nothing
+# (returns 0): their deletion job has read, or will read, what they posted.
 _PUBLISH = LuaScript(
     jobs.ENQUEUE
+    + _LIVE
     + """
+if not live(KEYS[7], ARGV[7], ARGV[8]) then return 0 end
 local sid, cap = ARGV[1], tonumber(ARGV[2])
 redis.call('ZADD', KEYS[1], sid, sid)
 redis.call('ZADD', KEYS[2], sid, sid)
@@ -221,6 +262,7 @@ def status_create(
                 *jobs.slot_keys(slot),
                 keys.outbox(author.id),
                 keys.fanout_mode(author.id),
+                account_keys.user(author.id),
             ],
             args=[
                 sid,
@@ -229,13 +271,25 @@ def status_create(
                 now,
                 status.to_json(),
                 outbox_cap(),
+                *_live_args(),
             ],
         )
         global_add_queue(pipe, sids=[sid])
         pipe.barrier()
         jobs.wake_queue(pipe, slot=slot)
 
-    pipeline_run(store)
+    _, published, *_ = pipeline_run(store)
+    if not published:
+        # The author's account was deleted while they posted: take back what this
+        # request wrote, the hash first (a crash between leaves a reference to a
+        # deleted status, which `timelines repair` removes).
+        def take_back(pipe) -> None:
+            pipe.delete(keys.status(sid))
+            pipe.barrier()
+            global_remove_queue(pipe, sids=[sid])
+
+        pipeline_run(take_back)
+        raise InvalidStatus("This account is deleted.")
     return status
 
 
@@ -332,7 +386,7 @@ def status_delete(*, user: User, sid: int) -> None:
                 jobs.now_ms(),
             ],
         )
-        pipe.zrem(keys.global_partition(sid), sid)
+        global_remove_queue(pipe, sids=[sid])
         pipe.barrier()
         jobs.wake_queue(pipe, slot=slot)
 
@@ -372,15 +426,18 @@ class _FollowLock:
         _UNLOCK(keys=[self.key], args=[self.token])
 
 
-# KEYS: the follower's following zset, job queue, job data, pulls (the follower's
-# slot). ARGV: followee uid, follow time (us) or "" to unfollow, the job id, when the
-# job is due (ms), now (ms). Changes the truth and records the job that completes
-# the rest in one atomic step. Returns whether it changed anything (1/0) and the
-# follow's time now (nil: not following). An unfollow also stops the home merging
-# the followee's outbox, in the same step.
+# KEYS: the follower's following zset, job queue, job data, pulls, user hash (the
+# follower's slot). ARGV: followee uid, follow time (us) or "" to unfollow, the job
+# id, when the job is due (ms), now (ms), the user hash's username and deleted
+# fields. Changes the truth and records the job that completes the rest in one
+# atomic step. Returns whether it changed anything (1/0) and the follow's time now
+# (nil: not following). An unfollow also stops the home merging the followee's
+# outbox, in the same step. A follower being deleted follows no one new.
 _FOLLOW_SET = LuaScript(
     jobs.ENQUEUE
+    + _LIVE
     + """
+if ARGV[2] ~= '' and not live(KEYS[5], ARGV[6], ARGV[7]) then return {0} end
 local changed
 if ARGV[2] == '' then
   changed = redis.call('ZREM', KEYS[1], ARGV[1])
@@ -419,6 +476,7 @@ def _follow_set(
             keys.following(follower_id),
             *jobs.slot_keys(slot),
             keys.pulls(follower_id),
+            account_keys.user(follower_id),
         ],
         args=[
             followee_id,
@@ -426,11 +484,27 @@ def _follow_set(
             follow_job_id(follower_id, followee_id),
             now + settings.JOB_FOLLOW_GRACE_SECONDS * 1000,
             now,
+            *_live_args(),
         ],
     )
     changed, *since = reply  # no follow time: nil, or no element at all
     return int(changed), float(since[0]) if since and since[0] is not None else None
 
+
+# KEYS: the followee's followers zset, follower names, user hash. ARGV: the follower's
+# uid, the follow time (us), the follower's name, the user hash's username and
+# deleted fields. Adds the follower unless the followee is deleted (or being
+# deleted): then returns 0, and the follow must end, for the followee's deletion job
+# may have walked their followers already.
+_FOLLOWER_ADD = LuaScript(
+    _LIVE
+    + """
+if not live(KEYS[3], ARGV[4], ARGV[5]) then return 0 end
+redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[3])
+return 1
+"""
+)
 
 _UNREAD = object()
 
@@ -442,8 +516,9 @@ def follow_sync(
     username: str | None = None,
     follows: Any = _UNREAD,
     then: Callable[[Any], None] | None = None,
-) -> None:
-    """Bring the followee's side and the follower's home in line with the truth.
+) -> bool:
+    """Bring the followee's side and the follower's home in line with the truth;
+    return whether the follower follows the followee now.
 
     Idempotent, whichever state it finds: a follow gets its followers entry, its
     name and its backfill; an unfollow loses them and the followee's statuses leave
@@ -456,20 +531,45 @@ def follow_sync(
     if follows is _UNREAD:
         follows = get_redis().zscore(keys.following(follower_id), followee_id)
     home = keys.home(follower_id)
+    if follows is not None and username is None:
+        follower = user_get(uid=follower_id)
+        if follower is None:
+            # A follower being deleted (or gone): their deletion job ends their
+            # follows; this one ends here, the same way.
+            follows = None
+        else:
+            username = follower.username
     if follows is not None:
-        if username is None:
-            follower = user_get(uid=follower_id)
-            username = follower.username if follower is not None else ""
 
         def link(pipe) -> None:
-            pipe.zadd(keys.followers(followee_id), {follower_id: int(follows)})
-            pipe.hset(keys.follower_names(followee_id), follower_id, username or "")
+            _FOLLOWER_ADD.queue(
+                pipe,
+                keys=[
+                    keys.followers(followee_id),
+                    keys.follower_names(followee_id),
+                    account_keys.user(followee_id),
+                ],
+                args=[follower_id, int(follows), username or "", *_live_args()],
+            )
             pipe.zcard(keys.followers(followee_id))
             pipe.zrevrange(keys.posts(followee_id), 0, settings.FOLLOW_BACKFILL - 1)
             pipe.get(keys.fanout_mode(followee_id))
             mode_check_queue(pipe, author_id=followee_id)
 
-        _, _, count, newest, mode, *_ = pipeline_run(link)
+        added, count, newest, mode, *_ = pipeline_run(link)
+        if not added:
+            # The followee is deleted: the follow ends on the follower's side too
+            # (under the follower's lock, as every follow change), then as any
+            # unfollow: their statuses leave the home.
+            follows = None
+
+            def end(pipe) -> None:
+                pipe.zrem(keys.following(follower_id), followee_id)
+                pipe.zrem(keys.pulls(follower_id), followee_id)
+
+            pipeline_run(end)
+
+    if follows is not None:
 
         def finish(pipe) -> None:
             _popularity_queue(pipe, followee_id, count)
@@ -487,7 +587,7 @@ def follow_sync(
                 then(pipe)
 
         pipeline_run(finish)
-        return
+        return True
 
     def unlink(pipe) -> None:
         pipe.zrem(keys.followers(followee_id), follower_id)
@@ -514,19 +614,23 @@ def follow_sync(
             then(pipe)
 
     pipeline_run(finish_unlink)
+    return False
 
 
 PULLED_MODES = ("pulling", "pull", "pushing")
 
-# KEYS: the author's followers, fan-out mode, job queue, job data. ARGV: the push
-# limit, the count below which a pulled author is pushed again, the mode job's id,
-# now (ms). Starts the move of an author past the limit to pull mode (or back below
-# the lower count to push mode): sets the transition's mode and records its job, in
-# one atomic step. The gap between the two counts keeps an author near the limit
-# from moving back and forth. Returns 1 when a move started.
+# KEYS: the author's followers, fan-out mode, job queue, job data, user hash. ARGV:
+# the push limit, the count below which a pulled author is pushed again, the mode
+# job's id, now (ms), the user hash's username and deleted fields. Starts the move
+# of an author past the limit to pull mode (or back below the lower count to push
+# mode): sets the transition's mode and records its job, in one atomic step. The gap
+# between the two counts keeps an author near the limit from moving back and forth.
+# Returns 1 when a move started. An author being deleted is not moved.
 _MODE_CHECK = LuaScript(
     jobs.ENQUEUE
+    + _LIVE
     + """
+if not live(KEYS[5], ARGV[5], ARGV[6]) then return 0 end
 local n, mode = redis.call('ZCARD', KEYS[1]), redis.call('GET', KEYS[2])
 local move
 if not mode and n > tonumber(ARGV[1]) then move = 'pulling'
@@ -548,12 +652,14 @@ def mode_check_queue(pipe, *, author_id: int) -> None:
             keys.followers(author_id),
             keys.fanout_mode(author_id),
             *jobs.slot_keys(slot),
+            account_keys.user(author_id),
         ],
         args=[
             settings.FANOUT_PUSH_MAX,
             settings.FANOUT_PUSH_MAX * 9 // 10,
             mode_job_id(author_id),
             jobs.now_ms(),
+            *_live_args(),
         ],
     )
     pipe.barrier()
@@ -571,7 +677,7 @@ def _follow_change(
         limits.take(limit)
     with _FollowLock(follower.id):
         changed, since = _follow_set(follower.id, followee_id, now_us)
-        follow_sync(
+        follows = follow_sync(
             follower_id=follower.id,
             followee_id=followee_id,
             username=follower.username,
@@ -583,7 +689,8 @@ def _follow_change(
                 jid=follow_job_id(follower.id, followee_id),
             ),
         )
-    return bool(changed)
+    # A follow of an account deleted meanwhile changed the truth, then ended.
+    return bool(changed) and follows == (now_us is not None)
 
 
 def follow_create(
@@ -718,3 +825,125 @@ def _popularity_queue(pipe, uid: int, count: int) -> None:
         pipe.zremrangebyrank(keys.popular_users(), 0, -(POPULAR_CAP + 1))
     else:
         pipe.zrem(keys.popular_users(), uid)
+
+
+def account_job_id(uid: int) -> str:
+    """The job that removes everything of a deleted account (`timeline.fanout`)."""
+    return jobs.job_id("account", uid)
+
+
+def _own_pointless_jobs(uid: int) -> list[str]:
+    """The user's own jobs that their deletion makes pointless, as ids or id prefixes
+    (ending in ':'): fan-outs of their statuses, moves between push and pull, a home
+    rebuild. Their deletes and follow changes are not among them: those run to the
+    end (harmless once the account is marked), so no home or follower list keeps
+    what they were removing."""
+    return [f"post:{uid}:", jobs.job_id("mode", uid), home_rebuild_job_id(uid)]
+
+
+# KEYS: the user hash, sessions, outbox, fan-out mode, then the job queue, data and
+# failed jobs of the user's slot. ARGV: the username, deleted and password fields,
+# now (s), the account job's id, now (ms), then the ids or id prefixes (ending in
+# ':') of the user's own jobs to cancel. Closes an account in one atomic step: the
+# password and every session go (every device is logged out), the hash is marked
+# deleted (pages find no such user from now on), the outbox and fan-out mode go (no
+# home merges their statuses any more), their pointless jobs are cancelled and the
+# account job is recorded. It is due once every cancelled job a worker still holds
+# has lost its lease, so it runs after the last write such a job could make (as a
+# status delete waits for its fan-out). Scans the slot's queue: it holds only the
+# pending jobs of the users of one slot. Returns 0 when there is no such live user.
+_ACCOUNT_CLOSE = LuaScript(
+    jobs.ENQUEUE
+    + jobs.FORGET
+    + _LIVE
+    + """
+local user, queue, data, failed = KEYS[1], KEYS[5], KEYS[6], KEYS[7]
+if not live(user, ARGV[1], ARGV[2]) then return 0 end
+local now = tonumber(ARGV[6])
+redis.call('HDEL', user, ARGV[3])
+redis.call('HSET', user, ARGV[2], ARGV[4])
+redis.call('DEL', KEYS[2], KEYS[3], KEYS[4])
+local function ours(id)
+  for i = 7, #ARGV do
+    local p = ARGV[i]
+    if id == p or (string.sub(p, -1) == ':' and string.sub(id, 1, #p) == p) then
+      return true
+    end
+  end
+  return false
+end
+local due = now
+local queued = redis.call('ZRANGE', queue, 0, -1, 'WITHSCORES')
+for i = 1, #queued, 2 do
+  local id = queued[i]
+  if ours(id) then
+    if redis.call('HEXISTS', data, id .. '#t') == 1 then
+      due = math.max(due, tonumber(queued[i + 1]))
+    end
+    redis.call('ZREM', queue, id)
+    forget(data, id)
+  end
+end
+for _, id in ipairs(redis.call('ZRANGE', failed, 0, -1)) do
+  if ours(id) then
+    redis.call('ZREM', failed, id)
+    forget(data, id)
+  end
+end
+enqueue(queue, data, ARGV[5], due, now)
+return 1
+"""
+)
+
+
+def account_close(*, user: User) -> bool:
+    """Close an account at once (one atomic step in the user's slot, then the name
+    is retired) and leave the rest to its `account` job; False if already closed.
+
+    After this no page shows the user, their cookies and password no longer work,
+    and their name is taken until ACCOUNT_NAME_GRACE_DAYS have passed. A crash
+    before the name's step leaves it naming a deleted user (no one to see); the
+    job retires it again.
+    """
+    slot = keys.slot_of_user(user.id)
+
+    def close(pipe) -> None:
+        _ACCOUNT_CLOSE.queue(
+            pipe,
+            keys=[
+                account_keys.user(user.id),
+                account_keys.sessions(user.id),
+                keys.outbox(user.id),
+                keys.fanout_mode(user.id),
+                *jobs.slot_keys(slot),
+                keys.job_failed(slot),
+            ],
+            args=[
+                User.USERNAME_FIELD,
+                User.DELETED_FIELD,
+                User.PASSWORD_FIELD,
+                int(time.time()),
+                account_job_id(user.id),
+                jobs.now_ms(),
+                *_own_pointless_jobs(user.id),
+            ],
+        )
+        # What the settings page lists of the devices just logged out (their job
+        # deletes it again if this step is lost).
+        pipe.delete(account_keys.devices(user.id))
+
+    closed, _ = pipeline_run(close)
+    username_retire(uid=user.id, username=user.username)
+    pipeline_run(lambda pipe: jobs.wake_queue(pipe, slot=slot))
+    return bool(closed)
+
+
+def account_delete(*, user: User, password: str, client: str) -> None:
+    """Delete the signed-in user's account once their password is confirmed: gone
+    from every page at once, everything else by its job (`account_close`).
+
+    Raises InvalidCredentials for a wrong password (a failed login) and
+    TooManyAttempts past the login failure limit; then nothing changes.
+    """
+    password_confirm(user=user, password=password, client=client)
+    account_close(user=user)

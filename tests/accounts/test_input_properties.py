@@ -90,7 +90,9 @@ def shown_username(page: str) -> str | None:
 @property_test(max_examples=50)
 @given(st.text(min_size=1, max_size=40).filter(lambda s: s.strip()))
 def test_signup_and_login_pages_answer_any_name_without_a_500(settings, name):
-    settings.RATE_LIMIT_LOGIN_PAIR = settings.RATE_LIMIT_LOGIN_CLIENT = "off"  # all fail
+    settings.RATE_LIMIT_LOGIN_PAIR = settings.RATE_LIMIT_LOGIN_CLIENT = (
+        "off"  # all fail
+    )
     client = Client(raise_request_exception=False)
     signup = client.post(
         "/signup/", {"username": name, "password": "x", "password2": "y"}

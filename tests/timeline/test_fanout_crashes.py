@@ -327,3 +327,96 @@ def test_a_failing_job_waits_longer_after_each_attempt(r, monkeypatch, settings)
     assert waits == [2, 4, 8, 16]
     data = keys.job_data(keys.slot_of_user(alice.id))
     assert "ZeroDivisionError" in r.hget(data, f"{jid}#e")
+
+
+def published_directly(author, count: int, readers: list[int], newest: int) -> list:
+    """`count` statuses of the author, written as posts and fan-outs leave them (the
+    global timeline, the author's posts, the newest in every reader's home)."""
+    from timeline.domain import Status
+    from timeline.ids import status_ids_take
+
+    sids = status_ids_take(author_id=author.id, count=count)
+
+    def write(pipe) -> None:
+        for sid in sids:
+            status = Status(
+                id=sid, author_id=author.id, author=author.username, text="x", created=1
+            )
+            pipe.hset(keys.status(sid), mapping=status.to_hash())
+            pipe.zadd(keys.posts(author.id), {sid: sid})
+        services.global_add_queue(pipe, sids=sids)
+
+    pipeline_run(write)
+    for start in range(0, len(readers), 500):
+        pipeline_run(
+            lambda pipe, chunk=readers[start : start + 500]: [
+                pipe.zadd(keys.home(u), {sid: sid for sid in sids[-newest:]})
+                for u in chunk
+            ]
+        )
+    return sids
+
+
+@pytest.mark.real_redis
+@pytest.mark.single_server
+def test_an_account_deletion_survives_its_worker_being_killed(r, store_url):
+    url, _ = store_url
+    alice = make_user("alice")
+    followers = add_followers(alice.id, FOLLOWERS)
+    # She follows a thousand of them back (written as a follow writes them).
+    for start in range(0, 1000, 500):
+        pipeline_run(
+            lambda pipe, s=start: [
+                (
+                    pipe.zadd(keys.following(alice.id), {u: 1}),
+                    pipe.zadd(keys.followers(u), {alice.id: 1}),
+                    pipe.hset(keys.follower_names(u), alice.id, "alice"),
+                )
+                for u in followers[s : s + 500]
+            ]
+        )
+    followees = followers[:1000]
+    sids = published_directly(alice, 2000, followers, newest=20)
+    services.account_close(user=alice)
+    slot = keys.slot_of_user(alice.id)
+    jid = services.account_job_id(alice.id)
+    first = start_worker(url)
+    second = None
+    try:
+        wait_for(
+            lambda: (r.hget(keys.job_data(slot), f"{jid}#c") or "").startswith("f "),
+            timeout=30,
+            what="the walk of her followers",
+        )
+        first.send_signal(signal.SIGSTOP)
+        ended = sum(
+            score is None
+            for score in pipeline_run(
+                lambda pipe: [
+                    pipe.zscore(keys.following(u), alice.id) for u in followers
+                ]
+            )
+        )
+        assert 0 < ended < FOLLOWERS, "the worker was not stopped mid-job"
+        first.kill()
+        first.wait()
+        second = start_worker(url)
+        wait_for(queues_empty, timeout=60, what="the job to be done")
+    finally:
+        first.kill()
+        if second is not None:
+            stop_worker(second)
+    assert sorted(k for k in r.scan_iter() if f"{{{alice.id}}}" in k) == []
+    gone = {str(s) for s in sids}
+    homes = pipeline_run(
+        lambda pipe: [pipe.zrange(keys.home(u), 0, -1) for u in followers],
+        confirm=False,
+    )
+    assert not any(gone & set(home) for home in homes)
+    followed = pipeline_run(
+        lambda pipe: [pipe.zscore(keys.followers(u), alice.id) for u in followees],
+        confirm=False,
+    )
+    assert followed == [None] * len(followees)
+    assert not any(r.exists(keys.status(s)) for s in sids[:50])
+    assert not any(gone & set(r.zrange(p, 0, -1)) for p in keys.global_partitions())

@@ -78,9 +78,7 @@ def poster():
 
 @property_test(max_examples=50)
 @given(form_text)
-def test_posting_any_text_is_a_redirect_or_a_400_that_keeps_it(
-    poster, settings, text
-):
+def test_posting_any_text_is_a_redirect_or_a_400_that_keeps_it(poster, settings, text):
     settings.RATE_LIMIT_POST = "off"  # one poster, many examples
     response = poster.post("/post/", {"text": text})
     assert response.status_code in (302, 400)
