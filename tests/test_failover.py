@@ -65,8 +65,9 @@ class Poster(threading.Thread):
             time.sleep(0.01)
 
 
-def test_a_master_dies_while_people_post_and_read(replicated_cluster):
+def test_a_master_dies_while_people_post_and_read(replicated_cluster, settings):
     cluster, r = replicated_cluster
+    settings.RATE_LIMIT_POST = "off"  # each poster posts as fast as it can
     users = [make_user(f"poster{i}") for i in range(POSTERS)]
     for follower in users[1:]:
         logged_in_client(follower.username).post(f"/u/{users[0].username}/follow/")
