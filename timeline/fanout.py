@@ -19,6 +19,8 @@ resumable (`timeline.jobs`):
   (fan-out skipped them meanwhile) from the newest statuses of everyone they follow.
 - `follow:<follower>:<followee>`: brings the followee's side and the follower's home
   in line with `following:{follower}` (`services.follow_sync`).
+- `block:<blocker>:<blocked>`: brings both sides of a block (or unblock) in line with
+  `blocks:{blocker}`, ending the follows both ways (`blocks.block_sync`).
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from django.conf import settings
 
 from config.pipelines import LuaScript, pipeline_run
 from config.redis import get_redis, slot_groups
-from timeline import jobs, keys, services
+from timeline import blocks, jobs, keys, services
 from timeline.domain import Status
 
 log = logging.getLogger(__name__)
@@ -144,6 +146,11 @@ def run_follow(job: jobs.Job) -> None:
     follower_id, followee_id = job.args
     with services._FollowLock(follower_id, wait=30.0):
         services.follow_sync(follower_id=follower_id, followee_id=followee_id)
+
+
+def run_block(job: jobs.Job) -> None:
+    blocker_id, blocked_id = job.args
+    blocks.block_sync(blocker_id=blocker_id, blocked_id=blocked_id)
 
 
 # KEYS: (following, pulls) of one or more readers. ARGV: the author's uid. Each
@@ -260,6 +267,7 @@ def run_home(job: jobs.Job) -> None:
 
 
 HANDLERS: dict[str, Callable[[jobs.Job], None]] = {
+    "block": run_block,
     "home": run_home,
     "mode": run_mode,
     "post": run_post,
