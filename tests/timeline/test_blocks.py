@@ -451,3 +451,54 @@ def test_block_services_are_idempotent(r, alice, bob):
     blocks.block_sync(blocker_id=a.id, blocked_id=b)
     assert r.zcard(keys.blocked_by(b)) == 0
     assert services.follow_create(follower=a, followee_id=b) is True
+
+
+def test_timelines_repair_completes_a_one_sided_block(r, alice, bob):
+    from tests.timeline.test_timelines_command import assert_repaired
+
+    befriend(alice, bob)
+    a, b = uid("alice"), uid("bob")
+    # What a crash between the two sides (and a lost job) would leave.
+    r.zadd(keys.blocks(a), {b: 1})
+    r.zrem(keys.following(a), b)
+    services.follow_sync(follower_id=a, followee_id=b)
+    assert_repaired(r, "One-sided blocks: 1")
+    assert r.zscore(keys.blocked_by(b), a) is not None
+    assert r.zscore(keys.following(b), a) is None
+    assert "alice" not in " ".join(texts(page(bob, "/")))
+
+
+def test_timelines_repair_drops_a_blocked_by_without_its_block(r, alice, bob):
+    from tests.timeline.test_timelines_command import assert_repaired
+
+    a, b = uid("alice"), uid("bob")
+    r.zadd(keys.blocked_by(b), {a: 1})
+    assert_repaired(r, "One-sided blocks: 1")
+    assert r.zcard(keys.blocked_by(b)) == 0
+    bob.post("/u/alice/follow/")
+    assert r.zscore(keys.following(b), a) is not None
+
+
+def test_timelines_repair_ends_a_follow_that_survived_a_block(r, alice, bob):
+    from tests.timeline.test_timelines_command import assert_repaired
+
+    befriend(alice, bob)
+    a, b = uid("alice"), uid("bob")
+    alice.post("/u/bob/block/")
+    r.zadd(keys.following(b), {a: 1})  # a bug let bob's follow of alice survive
+    r.zadd(keys.followers(a), {b: 1})
+    r.hset(keys.follower_names(a), b, "bob")
+    assert_repaired(r, "Follows across blocks: 1")
+    assert r.zscore(keys.following(b), a) is None
+    assert r.zscore(keys.followers(a), b) is None
+
+
+def test_a_muted_followees_statuses_are_not_missing_from_the_home(r, alice, bob):
+    from tests.timeline.test_timelines_command import timelines
+
+    bob.post("/u/alice/follow/")
+    bob.post("/u/alice/mute/")
+    alice.post("/post/", {"text": "muted"})
+    run_jobs()
+    output, failed = timelines("check")
+    assert not failed and "No problems found." in output, output
