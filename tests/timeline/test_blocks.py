@@ -502,3 +502,39 @@ def test_a_muted_followees_statuses_are_not_missing_from_the_home(r, alice, bob)
     run_jobs()
     output, failed = timelines("check")
     assert not failed and "No problems found." in output, output
+
+
+@pytest.mark.real_redis
+def test_a_follow_racing_a_block_never_survives_it(r):
+    import contextlib
+    import threading
+
+    from timeline.domain import Blocked
+
+    alice, bob = make_user("alice"), make_user("bob")
+    services.status_create(author=alice, text="from alice")
+    for _ in range(10):
+        barrier = threading.Barrier(2)
+
+        def follow(barrier=barrier) -> None:
+            barrier.wait()
+            # Refused across the block, or done before it: either is fine.
+            with contextlib.suppress(Blocked):
+                services.follow_create(follower=bob, followee_id=alice.id)
+
+        def block(barrier=barrier) -> None:
+            barrier.wait()
+            blocks.block_create(blocker=alice, blocked_id=bob.id)
+
+        threads = [threading.Thread(target=follow), threading.Thread(target=block)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        run_jobs()
+        assert r.zscore(keys.following(bob.id), alice.id) is None
+        assert r.zscore(keys.followers(alice.id), bob.id) is None
+        assert r.zscore(keys.blocked_by(bob.id), alice.id) is not None
+        assert r.zcard(keys.home(bob.id)) == 0
+        blocks.block_delete(blocker=alice, blocked_id=bob.id)
+        assert r.zcard(keys.blocked_by(bob.id)) == 0
