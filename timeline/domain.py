@@ -173,6 +173,15 @@ class Profile:
     viewer_follows: bool
     in_common: InCommon | None
     page: Page
+    # Blocks and mutes between the viewer and the owner (`timeline.blocks`): either
+    # block hides the statuses and replaces the Follow button.
+    viewer_blocks: bool = False
+    blocks_viewer: bool = False
+    viewer_mutes: bool = False
+
+    @property
+    def blocked(self) -> bool:
+        return self.viewer_blocks or self.blocks_viewer
 
 
 class TimelineError(Exception):
@@ -197,3 +206,22 @@ class CannotFollowSelf(TimelineError):
 
 class Busy(TimelineError):
     """Another follow change of the same user is in progress; try again."""
+
+
+class Blocked(TimelineError):
+    """A follow across a block (either way), refused."""
+
+
+class CannotBlock(TimelineError):
+    """A block or mute refused: of oneself, or past BLOCKS_MAX / MUTES_MAX."""
+
+
+@dataclass(frozen=True, slots=True)
+class BlockedAndMuted:
+    """The viewer's blocked and muted people, newest first, one page of each;
+    `*_cursor` (the time below which the next page starts) when there are more."""
+
+    blocked: list[User]
+    muted: list[User]
+    blocked_cursor: int | None
+    muted_cursor: int | None

@@ -22,6 +22,8 @@ resumable (`timeline.jobs`):
 - `account:<uid>`: removes everything of a deleted account: their statuses, both
   sides of their follows, their statuses from followers' homes, their own keys
   (`run_account`).
+- `block:<blocker>:<blocked>`: brings both sides of a block (or unblock) in line with
+  `blocks:{blocker}`, ending the follows both ways (`blocks.block_sync`).
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ from accounts.domain import User
 from accounts.services import username_retire
 from config.pipelines import LuaScript, pipeline_run
 from config.redis import get_redis, slot_groups
-from timeline import jobs, keys, services
+from timeline import blocks, jobs, keys, services
 from timeline.domain import Status
 
 log = logging.getLogger(__name__)
@@ -163,6 +165,11 @@ def run_follow(job: jobs.Job) -> None:
     follower_id, followee_id = job.args
     with services._FollowLock(follower_id, wait=30.0):
         services.follow_sync(follower_id=follower_id, followee_id=followee_id)
+
+
+def run_block(job: jobs.Job) -> None:
+    blocker_id, blocked_id = job.args
+    blocks.block_sync(blocker_id=blocker_id, blocked_id=blocked_id)
 
 
 # KEYS: (following, pulls) of one or more readers. ARGV: the author's uid. Each
@@ -331,6 +338,9 @@ def _account_keys(uid: int) -> list[str]:
         keys.fanout_mode(uid),
         keys.outbox(uid),
         keys.follow_lock(uid),
+        keys.blocks(uid),
+        keys.blocked_by(uid),
+        keys.mutes(uid),
     ]
 
 
@@ -341,9 +351,12 @@ def run_account(job: jobs.Job) -> None:
     follow change in progress; `s` their statuses (hashes first, then the global
     timeline); `f` their followers (each follow ends in the follower's slot and
     their statuses leave that home, as an unfollow); `g` whom they follow (each
-    followee's followers, names and count); `e` their own keys. The posts and the
-    followers and following zsets are kept until `e`, so every walk's order holds
-    and a rerun finds the same members; every step is idempotent.
+    followee's followers, names and count); `b` whom they blocked (the other side,
+    `blocked_by`); `c` who blocked them (those blocks); `e` their own keys.
+    Others' mutes of them stay (no index leads to them; a deleted id is never
+    handed out again, and the list of one's mutes skips people who are gone). The
+    posts and the followers, following and block zsets are kept until `e`, so every
+    walk's order holds and a rerun finds the same members; every step is idempotent.
     """
     (uid,) = job.args
     cursor = job.cursor
@@ -409,6 +422,24 @@ def run_account(job: jobs.Job) -> None:
                     services.mode_check_queue(pipe, author_id=followee)
 
         _walk(job, keys.following(uid), unfollow, start=start, phase="g ")
+        phase, start = "b", ""
+        jobs.progress(job, cursor=phase)
+    if phase == "b":
+        # Whom they blocked: each loses its `blocked_by` entry (in its own slot).
+        def unblock(pipe, batch: list[int]) -> None:
+            for blocked in batch:
+                pipe.zrem(keys.blocked_by(blocked), uid)
+
+        _walk(job, keys.blocks(uid), unblock, start=start, phase="b ")
+        phase, start = "c", ""
+        jobs.progress(job, cursor=phase)
+    if phase == "c":
+        # Who blocked them: a block of no one is only clutter in their list.
+        def forget_block(pipe, batch: list[int]) -> None:
+            for blocker in batch:
+                pipe.zrem(keys.blocks(blocker), uid)
+
+        _walk(job, keys.blocked_by(uid), forget_block, start=start, phase="c ")
         phase = "e"
         jobs.progress(job, cursor=phase)
     if phase == "e":
@@ -428,6 +459,7 @@ def run_account(job: jobs.Job) -> None:
 
 HANDLERS: dict[str, Callable[[jobs.Job], None]] = {
     "account": run_account,
+    "block": run_block,
     "home": run_home,
     "mode": run_mode,
     "post": run_post,

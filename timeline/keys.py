@@ -30,6 +30,14 @@ account's job (`account:<uid>`) deletes every per-user key of both tables
 | `outbox:{<uid>}`     | hash   | sid -> the status's fields (JSON), for    | OUTBOX_CAP (HOME_TIMELINE_CAP) newest     |
 |                      |        | authors not pushed: a home reads them     | statuses, trimmed on post; deleted when   |
 |                      |        | from the author's slot in one call        | the author is pushed again                |
+| `blocks:{<uid>}`     | zset   | blocked uid -> block time (microsecs):    | BLOCKS_MAX (10,000): a block past it is   |
+|                      |        | the truth of the user's blocks            | refused with a message                    |
+|                      |        | (`timeline/blocks.py`)                    |                                           |
+| `blocked_by:{<uid>}` | zset   | blocker uid -> block time: the other side | one entry per person who blocks the user  |
+|                      |        | of `blocks:{<blocker>}`, in the blocked   | (not capped: dropping one would let that  |
+|                      |        | person's slot, for their pages and checks | blocker's statuses through)               |
+| `mutes:{<uid>}`      | zset   | muted uid -> mute time (microsecs): the   | MUTES_MAX (10,000): past it, refused      |
+|                      |        | authors the user's home leaves out        |                                           |
 | `followlock:{<uid>}` | string | token of the follow/unfollow in progress  | TTL 10 s; serializes one user's follows   |
 | `timeline:global:{g<p>}` | zset | status id -> status id, for the statuses | GLOBAL_TIMELINE_CAP each, trimmed on add; |
 |                      |        | whose id is p modulo GLOBAL_PARTITIONS (8)| partitions, so no key is written by every |
@@ -56,6 +64,10 @@ account's job (`account:<uid>`) deletes every per-user key of both tables
 Scores equal members in the status zsets so that pages are cut by id
 (`ZREVRANGEBYSCORE key max_id -inf LIMIT 0 n`), and integer members and scores keep a
 capped timeline in a compact listpack (see `config/embedded.py: TUNING`).
+
+Blocks and mutes: a page reads at most HIDE_READ_MAX (1,000) entries of each of the
+viewer's `blocks`, `blocked_by` and `mutes` in its first round trip, and asks a longer
+set about its own statuses' authors in one more (`timeline.selectors`).
 """
 
 import functools
@@ -144,6 +156,28 @@ def key_owner(key: str, pattern: str) -> int | None:
     if not (uid.isascii() and uid.isdigit()) or f"{prefix}{uid}{suffix}" != key:
         return None
     return int(uid)
+
+
+def blocks(uid: int) -> str:
+    return f"blocks:{{{uid}}}"
+
+
+def blocked_by(uid: int) -> str:
+    return f"blocked_by:{{{uid}}}"
+
+
+def mutes(uid: int) -> str:
+    return f"mutes:{{{uid}}}"
+
+
+def blocks_pattern() -> str:
+    """SCAN pattern matching every blocks zset (admin tools only)."""
+    return "blocks:{*}"
+
+
+def blocked_by_pattern() -> str:
+    """SCAN pattern matching every blocked_by zset (admin tools only)."""
+    return "blocked_by:{*}"
 
 
 def follow_lock(uid: int) -> str:

@@ -24,6 +24,11 @@ SCAN (every master of a Cluster) in pipelined batches:
   has still to remove (follows of the account, its statuses in homes) is work in
   progress, not a problem, and is not reported; once it is not, only the deletion
   is reported, and repair queues its job again (a failed one with the failed jobs).
+- **one-sided blocks** (`blocks:{a}` holds b but `blocked_by:{b}` lacks a, or the
+  reverse) and **follows that survive a block** (either way). `blocks:{a}` is the
+  truth; `blocks.block_sync` brings both sides in line with it and ends the follows.
+  A pair whose block job is still queued is work in progress, not a problem.
+  (A muted followee's statuses are not "missing" from the home, above.)
 """
 
 from __future__ import annotations
@@ -37,7 +42,7 @@ from accounts import keys as account_keys
 from accounts.domain import User
 from config.pipelines import pipeline_run
 from config.redis import get_redis
-from timeline import fanout, jobs, keys, services
+from timeline import blocks, fanout, jobs, keys, services
 from timeline.ids import first_id_at
 
 SCAN_COUNT = 1000
@@ -62,10 +67,15 @@ class Findings:
     deleting_sids: set[int] = field(default_factory=set)
     unfinished_deletions: list[int] = field(default_factory=list)
     failed_deletions: set[int] = field(default_factory=set)
+    one_sided_blocks: list[tuple[int, int]] = field(default_factory=list)  # (a, b)
+    # (follower, followee, blocker): a follow that a block should have ended
+    follows_across_blocks: list[tuple[int, int, int]] = field(default_factory=list)
 
     def problems(self) -> int:
         return (
             len(self.unfinished_deletions)
+            + len(self.one_sided_blocks)
+            + len(self.follows_across_blocks)
             + len(self.one_sided)
             + sum(len(v) for v in self.dead_refs.values())
             + sum(len(sids) for _, _, sids in self.missing)
@@ -94,6 +104,10 @@ class Findings:
             + some(jid for _, jid in self.stuck_jobs),
             f"Unfinished account deletions: {len(self.unfinished_deletions)}"
             + some(f"user {u}" for u in self.unfinished_deletions),
+            f"One-sided blocks: {len(self.one_sided_blocks)}"
+            + some(f"{a}-|{b}" for a, b in self.one_sided_blocks),
+            f"Follows across blocks: {len(self.follows_across_blocks)}"
+            + some(f"{u}->{v}" for u, v, _ in self.follows_across_blocks),
         ]
 
 
@@ -261,19 +275,21 @@ def _check_homes(
                     pipe.zcard(keys.home(u)),
                     pipe.zrange(keys.home(u), 0, 0),
                     pipe.zrange(keys.pulls(u), 0, -1),
+                    pipe.zrange(keys.mutes(u), 0, -1),
                 )
                 for u in b
             ]
         )
         wanted: list[tuple[int, int, int]] = []  # (u, a, lowest sid expected)
         for i, u in enumerate(batch):
-            active, size, oldest, pulled = state[4 * i : 4 * i + 4]
+            active, size, oldest, pulled, muted = state[5 * i : 5 * i + 5]
             if not active:
                 continue
             floor = int(oldest[0]) + 1 if size >= cap and oldest else 0
-            pulled_ids = {int(a) for a in pulled}
+            # Pulled followees are merged at read; muted ones are kept out.
+            skipped = {int(a) for a in pulled} | {int(a) for a in muted}
             for a, since_us in following[u]:
-                if a not in pulled_ids and a not in findings.deleting:
+                if a not in skipped and a not in findings.deleting:
                     since = first_id_at(since_us)
                     wanted.append((u, a, max(floor, since)))
         if not wanted:
@@ -316,6 +332,60 @@ def _check_homes(
                 findings.missing.append((u, a, missing))
 
 
+def _check_blocks(
+    findings: Findings, progress, following: dict[int, list[tuple[int, int]]]
+) -> None:
+    """One-sided blocks, and follows that survive a block."""
+    pairs: dict[tuple[int, int], bool] = {}  # (blocker, blocked) -> one-sided
+    for pattern, key_of, other_key in (
+        (keys.blocks_pattern(), keys.blocks, keys.blocked_by),
+        (keys.blocked_by_pattern(), keys.blocked_by, keys.blocks),
+    ):
+        for batch in _owners(pattern, findings, progress):
+            rows = _read(
+                lambda pipe, b=batch, k=key_of: [pipe.zrange(k(u), 0, -1) for u in b]
+            )
+            # From a blocks set: (owner, member); from a blocked_by set: the reverse.
+            found = [
+                (u, int(m)) if key_of is keys.blocks else (int(m), u)
+                for u, row in zip(batch, rows, strict=True)
+                for m in row
+            ]
+            other = _read(
+                lambda pipe, f=found, k=other_key: [
+                    pipe.zscore(k(b), a)
+                    if k is keys.blocked_by
+                    else pipe.zscore(k(a), b)
+                    for a, b in f
+                ]
+            )
+            for pair, score in zip(found, other, strict=True):
+                pairs[pair] = pairs.get(pair, False) or score is None
+    follows = {u: {a for a, _ in rows} for u, rows in following.items()}
+    across = [
+        (u, v, a)
+        for a, b in pairs
+        for u, v in ((a, b), (b, a))
+        if v in follows.get(u, ())
+    ]
+    # A block change whose job is still queued is in progress, not a problem.
+    busy = dict(
+        zip(
+            pairs,
+            _queued(
+                [(keys.slot_of_user(a), blocks.block_job_id(a, b)) for a, b in pairs]
+            ),
+            strict=True,
+        )
+    )
+    findings.one_sided_blocks = sorted(
+        pair for pair, one_sided in pairs.items() if one_sided and not busy[pair]
+    )
+    findings.follows_across_blocks = sorted(
+        (u, v, a) for u, v, a in across if not busy[(a, v if a == u else u)]
+    )
+
+
 def _check_jobs(findings: Findings, stuck_after_s: float) -> None:
     findings.failed_jobs = jobs.failed_ids()
     findings.stuck_jobs = jobs.older_than(age_ms=int(stuck_after_s * 1000))
@@ -324,13 +394,14 @@ def _check_jobs(findings: Findings, stuck_after_s: float) -> None:
 def timelines_check(
     *, stuck_after_s: float = 600, progress: Callable[[Findings], None] | None = None
 ) -> Findings:
-    """Walk the store and report every problem of the five kinds (writes nothing)."""
+    """Walk the store and report every problem of these kinds (writes nothing)."""
     findings = Findings()
     _check_deletions(findings, progress)
     following = _check_follows(findings, progress)
     _check_refs(findings, progress)
     _check_homes(findings, following)
     _check_jobs(findings, stuck_after_s)
+    _check_blocks(findings, progress, following)
     return findings
 
 
@@ -339,6 +410,11 @@ def timelines_repair(findings: Findings) -> None:
     for u, a in findings.one_sided:
         with services._FollowLock(u, wait=30.0):
             services.follow_sync(follower_id=u, followee_id=a)
+    block_pairs = {*findings.one_sided_blocks}
+    for u, v, blocker in findings.follows_across_blocks:
+        block_pairs.add((blocker, v if blocker == u else u))
+    for blocker, blocked in sorted(block_pairs):
+        blocks.block_sync(blocker_id=blocker, blocked_id=blocked)
 
     def fix_timelines(pipe) -> None:
         for key, sids in findings.dead_refs.items():

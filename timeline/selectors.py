@@ -8,7 +8,8 @@ the viewer is `request.user`, resolved from the same first round trip.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
@@ -25,6 +26,7 @@ from config.redis import slot_groups
 from timeline import keys
 from timeline.domain import (
     MAX_STATUS_ID,
+    BlockedAndMuted,
     Home,
     InCommon,
     Page,
@@ -187,18 +189,112 @@ def _statuses_queue(reads: ReadBatch, sids: list[int]) -> Deferred[list[Status |
     return reads.queue(build, parse)
 
 
-def _page(ids: list[int], found: list[Status | None], size: int) -> Page:
-    """Cut a page from ids read one past its size, without the deleted ones.
+def _page(
+    ids: list[int], found: list[Status | None], size: int, *, read: int | None = None
+) -> Page:
+    """Cut a page from ids read `read` at most (one past its size unless said),
+    without the deleted or hidden ones (None in `found`).
 
     A reference to a deleted status (a delete whose removal from the homes has not
     finished) is skipped, not swept: a GET writes nothing. Removing such references
-    is the delete's own work.
+    is the delete's own work. At most `size` statuses are shown; the next page
+    starts below the last id considered, shown or skipped, so paging repeats and
+    skips nothing; the last id of a full read only tells that there are more.
     """
-    shown = ids[:size]
-    statuses = [s for s in found[: len(shown)] if s is not None]
+    limit = read or size + 1
+    considered = 0
+    statuses: list[Status] = []
+    for status in found[: limit - 1]:
+        considered += 1
+        if status is not None:
+            statuses.append(status)
+            if len(statuses) == size:
+                break
+    more = considered < len(ids)
     return Page(
-        statuses=statuses, next_max_id=shown[-1] - 1 if len(ids) > size else None
+        statuses=statuses, next_max_id=ids[considered - 1] - 1 if more else None
     )
+
+
+# Blocks and mutes at read (`timeline.blocks`): a page reads the viewer's sets in its
+# first round trip, in the viewer's slot, and leaves out the statuses of the people
+# in them. A set longer than HIDE_READ_MAX is not read whole: the page asks it about
+# its own statuses' authors in one more round trip (only such viewers pay it).
+HIDE_READ_MAX = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class _Hidden:
+    authors: frozenset[int]
+    unread: tuple[str, ...]  # sets longer than HIDE_READ_MAX
+
+
+def _hidden_queue(reads: PageReads, *, mutes: bool) -> Deferred[_Hidden] | None:
+    """Queue a read of whom the claimed viewer blocks, is blocked by and (with
+    `mutes`) mutes. Trusted only once the viewer is proven (`_hidden_authors`)."""
+    vid = reads.claimed_uid
+    if vid is None:
+        return None
+    sets = [keys.blocks(vid), keys.blocked_by(vid)]
+    if mutes:
+        sets.append(keys.mutes(vid))
+
+    def build(pipe) -> None:
+        for key in sets:
+            pipe.zrange(key, 0, HIDE_READ_MAX)  # one past: is there more?
+
+    def parse(replies: list) -> _Hidden:
+        unread = tuple(
+            key
+            for key, members in zip(sets, replies, strict=True)
+            if len(members) > HIDE_READ_MAX
+        )
+        authors = frozenset(int(m) for members in replies for m in members)
+        return _Hidden(authors=authors, unread=unread)
+
+    return reads.queue(build, parse)
+
+
+def _hidden_known(reads: PageReads, hidden: Deferred[_Hidden] | None) -> _Hidden:
+    """What the first round trip told of whom the proven viewer does not see."""
+    if hidden is None or reads.proven_uid() is None:
+        return _Hidden(authors=frozenset(), unread=())
+    return hidden.value
+
+
+def _hidden_authors(
+    reads: PageReads, hidden: Deferred[_Hidden] | None, authors: Iterable[int]
+) -> frozenset[int]:
+    """Of these authors, and those the first round trip named, whom the proven
+    viewer must not see (one more round trip only past HIDE_READ_MAX)."""
+    known = _hidden_known(reads, hidden)
+    # Nobody blocks or mutes themself: the viewer's own statuses need no question.
+    ask = sorted(set(authors) - known.authors - {reads.proven_uid()})
+    if not known.unread or not ask:
+        return known.authors
+    more = reads.queue(
+        lambda pipe: [pipe.zmscore(key, ask) for key in known.unread],
+        lambda replies: {
+            author
+            for reply in replies
+            for author, score in zip(ask, reply, strict=True)
+            if score is not None
+        },
+    )
+    return known.authors | more.value
+
+
+def _without_hidden(
+    reads: PageReads, hidden: Deferred[_Hidden] | None, found: list[Status | None]
+) -> list[Status | None]:
+    """The statuses, None in place of those whose author the viewer does not see."""
+    if hidden is None:
+        return found
+    authors = {status.author_id for status in found if status is not None}
+    hide = _hidden_authors(reads, hidden, authors)
+    if not hide:
+        return found
+    return [s if s is None or s.author_id not in hide else None for s in found]
 
 
 def home_get(*, reads: PageReads, max_id: int | None = None) -> Home | None:
@@ -225,10 +321,17 @@ def home_get(*, reads: PageReads, max_id: int | None = None) -> Home | None:
         ),
         lambda replies: replies[0] is not None,
     )
+    hidden = _hidden_queue(reads, mutes=True)
     if reads.proven_uid() is None:
         return None
     found = _statuses_queue(reads, ids.value)
-    pulled = _pulled_queue(reads, pulls.value, max_id, size) if pulls.value else None
+    # A blocked or muted pulled author is not read at all (a block ends the follow,
+    # so only a race or a mute leaves one in `pulls`).
+    hide = _hidden_known(reads, hidden).authors
+    pulled_authors = [a for a in pulls.value if a not in hide]
+    pulled = (
+        _pulled_queue(reads, pulled_authors, max_id, size) if pulled_authors else None
+    )
     suggestions = (
         _suggestions_queue(reads, popular.value)
         if popular is not None and not ids.value
@@ -237,6 +340,8 @@ def home_get(*, reads: PageReads, max_id: int | None = None) -> Home | None:
     page_ids, page_found = ids.value, found.value
     if pulled is not None:
         page_ids, page_found = _merged(page_ids, page_found, pulled.value)
+    # Fan-out keeps them out of the home; what raced a block or mute goes here.
+    page_found = _without_hidden(reads, hidden, page_found)
     return Home(
         page=_page(page_ids, page_found, size),
         suggestions=suggestions.value if suggestions is not None else [],
@@ -279,17 +384,32 @@ def _global_ids_queue(
     return reads.queue(build, parse)
 
 
-def global_page(*, reads: ReadBatch, max_id: int | None = None) -> Page:
-    """Everyone's newest statuses."""
+def global_page(*, reads: PageReads, max_id: int | None = None) -> Page:
+    """Everyone's newest statuses, but those of people the viewer blocks or is
+    blocked by (mutes do not apply here).
+
+    For a signed-in viewer twice a page of ids is read in the first round trip, so
+    that a page stays about full when some are left out: a viewer who blocks
+    nobody and whom nobody blocks reads the statuses of one page, as a visitor.
+    """
     size = settings.TIMELINE_PAGE_SIZE
-    ids = _global_ids_queue(reads, max_id, size).value
+    hidden = _hidden_queue(reads, mutes=False)
+    read = size + 1 if hidden is None else 2 * size + 1
+    ids = _global_ids_queue(reads, max_id, read - 1).value
+    known = _hidden_known(reads, hidden)
+    if not known.authors and not known.unread:
+        read = size + 1
+        ids = ids[:read]
     found = _statuses_queue(reads, ids).value
-    return _page(ids, found, size)
+    return _page(ids, _without_hidden(reads, hidden, found), size, read=read)
 
 
-def status_get(*, reads: ReadBatch, sid: int) -> Status | None:
-    """One status, or None: one round trip."""
+def status_get(*, reads: PageReads, sid: int) -> Status | None:
+    """One status, or None (also when the viewer blocks its author or is blocked by
+    them): one round trip."""
+    hidden = _hidden_queue(reads, mutes=False)
     found = _statuses_queue(reads, [sid] if 0 < sid < MAX_STATUS_ID else []).value
+    found = _without_hidden(reads, hidden, found)
     return found[0] if found else None
 
 
@@ -383,15 +503,21 @@ def profile_get(
             if vid is not None and vid != uid
             else None,
             "candidates": _in_common_candidates(reads, uid),
+            "blocks": _between_queue(reads, uid),
         }
 
     owner, more = _named_user(reads, username, queue_profile)
     if owner is None:
         return None
     proven = reads.proven_uid() == reads.claimed_uid
-    ids = more["ids"].value
+    viewer_blocks, blocks_viewer, viewer_mutes = (
+        more["blocks"].value if more["blocks"] and proven else (False, False, False)
+    )
+    # Blocked either way: no statuses, no people in common (`timeline.blocks`).
+    ids = [] if viewer_blocks or blocks_viewer else more["ids"].value
     found = _statuses_queue(reads, ids)
     candidates = more["candidates"].value if more["candidates"] and proven else []
+    candidates = [] if viewer_blocks or blocks_viewer else candidates
     in_common = _in_common_queue(reads, owner.id, candidates) if candidates else None
     statuses, followers, following = more["counts"].value
     return Profile(
@@ -402,6 +528,72 @@ def profile_get(
         viewer_follows=bool(more["follows"] and proven and more["follows"].value),
         in_common=in_common.value if in_common is not None else None,
         page=_page(ids, found.value, size),
+        viewer_blocks=viewer_blocks,
+        blocks_viewer=blocks_viewer,
+        viewer_mutes=viewer_mutes,
+    )
+
+
+def _between_queue(
+    reads: PageReads, owner_id: int
+) -> Deferred[tuple[bool, bool, bool]] | None:
+    """Queue the reads, in the claimed viewer's slot, of whether they block the
+    owner, are blocked by them, mute them."""
+    vid = reads.claimed_uid
+    if vid is None or vid == owner_id:
+        return None
+
+    def build(pipe) -> None:
+        pipe.zscore(keys.blocks(vid), owner_id)
+        pipe.zscore(keys.blocked_by(vid), owner_id)
+        pipe.zscore(keys.mutes(vid), owner_id)
+
+    def parse(replies: list) -> tuple[bool, bool, bool]:
+        blocks, blocked_by, mutes = (reply is not None for reply in replies)
+        return blocks, blocked_by, mutes
+
+    return reads.queue(build, parse)
+
+
+def blocked_and_muted_get(
+    *,
+    reads: PageReads,
+    blocked_cursor: int | None = None,
+    muted_cursor: int | None = None,
+) -> BlockedAndMuted | None:
+    """The viewer's blocked and muted people, newest first, a page of each; None when
+    the request proves no viewer. Cursors are the times below which a page starts."""
+    vid = reads.claimed_uid
+    if vid is None:
+        return None
+    size = settings.TIMELINE_PAGE_SIZE
+
+    def rows_queue(key: str, cursor: int | None) -> Deferred[list[tuple[int, int]]]:
+        top = cursor if cursor is not None else "+inf"
+        return reads.queue(
+            lambda pipe: pipe.zrevrangebyscore(
+                key, top, "-inf", start=0, num=size + 1, withscores=True
+            ),
+            lambda replies: [(int(m), int(s)) for m, s in replies[0]],
+        )
+
+    blocked = rows_queue(keys.blocks(vid), blocked_cursor)
+    muted = rows_queue(keys.mutes(vid), muted_cursor)
+    if reads.proven_uid() is None:
+        return None
+    shown_blocked, shown_muted = blocked.value[:size], muted.value[:size]
+    found = users_queue(
+        reads, uids=[u for u, _ in shown_blocked] + [u for u, _ in shown_muted]
+    ).value
+
+    def cursor(rows: list[tuple[int, int]], shown: list[tuple[int, int]]):
+        return shown[-1][1] - 1 if len(rows) > size else None
+
+    return BlockedAndMuted(
+        blocked=[found[u] for u, _ in shown_blocked if u in found],
+        muted=[found[u] for u, _ in shown_muted if u in found],
+        blocked_cursor=cursor(blocked.value, shown_blocked),
+        muted_cursor=cursor(muted.value, shown_muted),
     )
 
 

@@ -50,6 +50,7 @@ from config.pipelines import LuaScript, pipeline_run
 from config.redis import get_redis, slot_groups
 from timeline import jobs, keys
 from timeline.domain import (
+    Blocked,
     Busy,
     CannotFollowSelf,
     Forbidden,
@@ -61,20 +62,25 @@ from timeline.domain import (
 )
 from timeline.ids import status_ids_from, status_ids_queue
 
-# KEYS: (home, following, seen) of one or more readers. ARGV: author uid, cap, the
-# author's own home key, whether to skip inactive readers (1/0), sid... Adds the
-# statuses to each home whose owner is the author, or still follows the author and
-# (when asked) was seen within FANOUT_ACTIVE_DAYS, then trims it to the cap. One
-# reader's check-and-add is atomic in that reader's slot; a call carries several
-# readers only where they share a slot (Cluster) or the server is a single node.
+# KEYS: (home, following, seen, mutes) of one or more readers. ARGV: author uid,
+# cap, the author's own home key, whether to skip inactive readers (1/0), sid...
+# Adds the statuses to each home whose owner is the author, or still follows the
+# author, has not muted them and (when asked) was seen within FANOUT_ACTIVE_DAYS,
+# then trims it to the cap. One reader's check-and-add is atomic in that reader's
+# slot; a call carries several readers only where they share a slot (Cluster) or
+# the server is a single node. Blocks need no check of their own: a block ends the
+# follow both ways atomically with its record in each side's slot, and a follow
+# across a block is refused (`_FOLLOW_SET`), so `following` never holds a blocked
+# or blocking author (`timeline.blocks`).
 _TIMELINE_ADD = LuaScript(
     """
 local author, cap, own = ARGV[1], tonumber(ARGV[2]), ARGV[3]
 local active_only = ARGV[4] == '1'
 local added = 0
-for i = 1, #KEYS, 3 do
+for i = 1, #KEYS, 4 do
   local home = KEYS[i]
   if home == own or (redis.call('ZSCORE', KEYS[i + 1], author)
+      and not redis.call('ZSCORE', KEYS[i + 3], author)
       and (not active_only or redis.call('EXISTS', KEYS[i + 2]) == 1)) then
     for j = 5, #ARGV do
       added = added + redis.call('ZADD', home, ARGV[j], ARGV[j])
@@ -345,6 +351,7 @@ def _timeline_add(
                 keys.home(reader),
                 keys.following(reader),
                 account_keys.seen(reader),
+                keys.mutes(reader),
             )
         ],
         args=[
@@ -426,19 +433,23 @@ class _FollowLock:
         _UNLOCK(keys=[self.key], args=[self.token])
 
 
-# KEYS: the follower's following zset, job queue, job data, pulls, user hash (the
-# follower's slot). ARGV: followee uid, follow time (us) or "" to unfollow, the job
-# id, when the job is due (ms), now (ms), the user hash's username and deleted
-# fields. Changes the truth and records the job that completes the rest in one
-# atomic step. Returns whether it changed anything (1/0) and the follow's time now
-# (nil: not following). An unfollow also stops the home merging the followee's
-# outbox, in the same step. A follower being deleted follows no one new.
+# KEYS: the follower's following zset, job queue, job data, pulls, user hash, blocks,
+# blocked_by (the follower's slot). ARGV: followee uid, follow time (us) or "" to
+# unfollow, the job id, when the job is due (ms), now (ms), the user hash's username
+# and deleted fields. Changes the truth and records the job that completes the rest
+# in one atomic step. Returns whether it changed anything (1/0) and the follow's
+# time now (nil: not following); a follow across a block is refused, changing
+# nothing: -1 (the follower blocks the followee) or -2 (the followee blocks the
+# follower). An unfollow also stops the home merging the followee's outbox, in the
+# same step. A follower being deleted follows no one new.
 _FOLLOW_SET = LuaScript(
     jobs.ENQUEUE
     + _LIVE
     + """
 if ARGV[2] ~= '' and not live(KEYS[5], ARGV[6], ARGV[7]) then return {0} end
 local changed
+if ARGV[2] ~= '' and redis.call('ZSCORE', KEYS[6], ARGV[1]) then return {-1} end
+if ARGV[2] ~= '' and redis.call('ZSCORE', KEYS[7], ARGV[1]) then return {-2} end
 if ARGV[2] == '' then
   changed = redis.call('ZREM', KEYS[1], ARGV[1])
   redis.call('ZREM', KEYS[4], ARGV[1])
@@ -468,7 +479,8 @@ def _follow_set(
     follower_id: int, followee_id: int, now_us: int | None
 ) -> tuple[int, float | None]:
     """Set the truth (`following:{follower}`) and record the job that completes it;
-    return whether it changed and the follow's time now (None: not following)."""
+    return whether it changed and the follow's time now (None: not following).
+    A follow across a block raises Blocked and changes nothing."""
     slot = keys.slot_of_user(follower_id)
     now = jobs.now_ms()
     reply = _FOLLOW_SET(
@@ -477,6 +489,8 @@ def _follow_set(
             *jobs.slot_keys(slot),
             keys.pulls(follower_id),
             account_keys.user(follower_id),
+            keys.blocks(follower_id),
+            keys.blocked_by(follower_id),
         ],
         args=[
             followee_id,
@@ -488,6 +502,12 @@ def _follow_set(
         ],
     )
     changed, *since = reply  # no follow time: nil, or no element at all
+    if int(changed) < 0:
+        raise Blocked(
+            "You blocked this person: unblock them first to follow them."
+            if int(changed) == -1
+            else "This person blocked you: you cannot follow them."
+        )
     return int(changed), float(since[0]) if since and since[0] is not None else None
 
 

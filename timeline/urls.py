@@ -14,4 +14,9 @@ urlpatterns = [
     path("u/<str:username>/unfollow/", views.unfollow, name="unfollow"),
     path("u/<str:username>/followers/", views.followers, name="followers"),
     path("u/<str:username>/following/", views.following, name="following"),
+    path("u/<str:username>/block/", views.block, name="block"),
+    path("u/<str:username>/unblock/", views.unblock, name="unblock"),
+    path("u/<str:username>/mute/", views.mute, name="mute"),
+    path("u/<str:username>/unmute/", views.unmute, name="unmute"),
+    path("settings/blocked/", views.blocked_and_muted, name="blocked_and_muted"),
 ]

@@ -12,8 +12,16 @@ from accounts.domain import TooManyAttempts
 from accounts.selectors import user_id_by_username
 from config.http import int_param, safe_next, too_many_requests
 from config.reverse import url_for
-from timeline import selectors, services
-from timeline.domain import Busy, CannotFollowSelf, Forbidden, InvalidStatus, NotFound
+from timeline import blocks, selectors, services
+from timeline.domain import (
+    Blocked,
+    Busy,
+    CannotBlock,
+    CannotFollowSelf,
+    Forbidden,
+    InvalidStatus,
+    NotFound,
+)
 from timeline.forms import StatusForm
 
 
@@ -116,7 +124,7 @@ def _change_follow(request, username: str, change):
             followee_id=followee_id,
             limit=limits.follow(request.user.id),
         )
-    except (CannotFollowSelf, Busy) as error:
+    except (CannotFollowSelf, Blocked, Busy) as error:
         messages.error(request, str(error))
     except TooManyAttempts as error:
         response = render(
@@ -163,3 +171,95 @@ def followers(request, username: str):
 
 def following(request, username: str):
     return _people(request, username, "following", "Following")
+
+
+def _change_block(request, username: str, change, done: str):
+    """Block, unblock, mute or unmute the named user, from the follow budget."""
+    other_id = user_id_by_username(username=username)
+    if other_id is None:
+        raise Http404("No such user")
+    back = safe_next(request, url_for("timeline:profile", username))
+    try:
+        change(request.user, other_id, limits.follow(request.user.id))
+    except (CannotBlock, Busy) as error:
+        messages.error(request, str(error))
+    except TooManyAttempts as error:
+        response = render(
+            request,
+            "429.html",
+            {
+                "reason": "You have changed whom you follow, block or mute too "
+                "often lately.",
+                "wait": error.wait,
+                "back": back,
+            },
+        )
+        return too_many_requests(response, retry_after=error.retry_after)
+    else:
+        messages.success(request, done.format(username=username))
+    return redirect(back)
+
+
+@require_POST
+@login_required
+def block(request, username: str):
+    return _change_block(
+        request,
+        username,
+        lambda user, other, limit: blocks.block_create(
+            blocker=user, blocked_id=other, limit=limit
+        ),
+        "You blocked @{username}.",
+    )
+
+
+@require_POST
+@login_required
+def unblock(request, username: str):
+    return _change_block(
+        request,
+        username,
+        lambda user, other, limit: blocks.block_delete(
+            blocker=user, blocked_id=other, limit=limit
+        ),
+        "You unblocked @{username}.",
+    )
+
+
+@require_POST
+@login_required
+def mute(request, username: str):
+    return _change_block(
+        request,
+        username,
+        lambda user, other, limit: blocks.mute_create(
+            user=user, muted_id=other, limit=limit
+        ),
+        "You muted @{username}: their statuses no longer show on your home.",
+    )
+
+
+@require_POST
+@login_required
+def unmute(request, username: str):
+    return _change_block(
+        request,
+        username,
+        lambda user, other, limit: blocks.mute_delete(
+            user=user, muted_id=other, limit=limit
+        ),
+        "You unmuted @{username}.",
+    )
+
+
+def blocked_and_muted(request):
+    """The viewer's blocked and muted people. Its reads ride with the auth check
+    (`login_required` up front would send that check alone: one more round trip)."""
+    found = selectors.blocked_and_muted_get(
+        reads=request.reads,
+        blocked_cursor=int_param(request, "blocked"),
+        muted_cursor=int_param(request, "muted"),
+    )
+    if found is None:  # a visitor: to the login page, and back here after it
+        return login_required(blocked_and_muted)(request)
+    return render(request, "timeline/blocked.html", {"lists": found})

@@ -14,7 +14,13 @@ from django.test import Client
 
 from accounts import keys as account_keys
 from accounts.selectors import user_get
-from tests.helpers import PASSWORD, logged_in_client, make_user, run_jobs
+from tests.helpers import (
+    PASSWORD,
+    logged_in_client,
+    make_user,
+    run_jobs,
+    store_snapshot,
+)
 from timeline import jobs, keys, services
 from timeline.domain import InvalidStatus
 
@@ -28,15 +34,6 @@ def delete_account(client: Client, password: str = PASSWORD):
 def owned_keys(r, uid: int) -> list[str]:
     """Every key of the store tagged with the user's id (tests may SCAN)."""
     return sorted(k for k in r.scan_iter() if f"{{{uid}}}" in k)
-
-
-def snapshot(r) -> dict:
-    read = {
-        "string": r.get,
-        "hash": r.hgetall,
-        "zset": lambda key: r.zrange(key, 0, -1, withscores=True),
-    }
-    return {key: read[r.type(key)](key) for key in sorted(r.scan_iter())}
 
 
 def timelines_check() -> tuple[str, bool]:
@@ -141,15 +138,13 @@ def test_a_wrong_password_refuses_counts_as_a_failed_login_and_changes_nothing(
     r, world
 ):
     client = logged_in_client("alice")
-    before = snapshot(r)
+    before = store_snapshot(r)
     answer = delete_account(client, password="not-my-password")
     assert answer.status_code == 400
     assert "Wrong password." in answer.content.decode()
     # Counted as a failed login: the name-and-client pair's budget holds one less.
     assert any("{n:alice:" in key for key in r.scan_iter("limit:login:*"))
-    after = snapshot(r)
-    kept = {k: v for k, v in after.items() if not k.startswith("limit:login:")}
-    assert kept == before
+    assert store_snapshot(r) == before
     assert Client().get("/u/alice/").status_code == 200
     assert 'action="/logout/"' in client.get("/").content.decode()
 
@@ -167,13 +162,13 @@ def test_too_many_wrong_passwords_pause_the_page(r, world, settings):
 def test_the_page_explains_and_a_get_changes_nothing(r, world):
     client = logged_in_client("alice")
     client.get("/")  # today's last-seen stamp, the one write a page makes
-    before = snapshot(r)
+    before = store_snapshot(r)
     page = client.get("/settings/delete/")
     assert page.status_code == 200
     body = page.content.decode()
     assert "cannot be undone" in body and 'name="password"' in body
     assert f"{settings.ACCOUNT_NAME_GRACE_DAYS} days" in body
-    assert snapshot(r) == before
+    assert store_snapshot(r) == before
     own = client.get("/u/alice/").content.decode()
     assert 'href="/settings/delete/"' in own
     assert (
@@ -243,12 +238,12 @@ def test_a_second_run_of_the_job_finds_nothing_to_do(r, world):
     alice = world[0]
     services.account_close(user=alice)
     assert run_jobs() == 1
-    before = snapshot(r)
+    before = store_snapshot(r)
     assert services.account_close(user=alice) is False
     slot = keys.slot_of_user(alice.id)
     r.zadd(keys.job_queue(slot), {services.account_job_id(alice.id): jobs.now_ms()})
     assert run_jobs(sweep=True) == 1
-    assert snapshot(r) == before
+    assert store_snapshot(r) == before
 
 
 def test_their_pending_fan_out_is_cancelled(r, world):
@@ -345,3 +340,25 @@ def test_a_pulled_author_leaves_the_homes_that_merged_them_at_once(r, settings):
     run_jobs()
     assert r.zrange(keys.pulls(bob.id), 0, -1) == []
     assert owned_keys(r, alice.id) == []
+
+
+def test_deleting_ends_their_blocks_both_ways_and_their_mutes(r, world):
+    alice, bob, carol, _, _ = world
+    dave = make_user("dave")
+    logged_in_client("alice").post("/u/dave/block/")  # alice blocks dave
+    logged_in_client("bob").post("/u/alice/block/")  # bob blocks alice
+    logged_in_client("alice").post("/u/carol/mute/")
+    run_jobs()
+    assert r.zscore(keys.blocked_by(dave.id), alice.id) is not None
+    assert r.zscore(keys.blocks(bob.id), alice.id) is not None
+
+    delete_account(logged_in_client("alice"))
+    run_jobs()
+    assert r.zscore(keys.blocked_by(dave.id), alice.id) is None
+    assert r.zscore(keys.blocks(bob.id), alice.id) is None
+    assert owned_keys(r, alice.id) == []
+    # Bob's list of blocked people no longer names a deleted account.
+    page = logged_in_client("bob").get("/settings/blocked/").content.decode()
+    assert "alice" not in page
+    output, failed = timelines_check()
+    assert not failed and "No problems found." in output, output

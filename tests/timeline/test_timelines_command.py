@@ -9,7 +9,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from tests.helpers import logged_in_client, make_user, run_jobs
+from tests.helpers import logged_in_client, make_user, run_jobs, store_snapshot
 from timeline import jobs, keys, services
 
 
@@ -23,22 +23,13 @@ def timelines(*args: str) -> tuple[str, bool]:
     return out.getvalue(), False
 
 
-def snapshot(r) -> dict:
-    read = {
-        "string": r.get,
-        "hash": r.hgetall,
-        "zset": lambda key: r.zrange(key, 0, -1, withscores=True),
-    }
-    return {key: read[r.type(key)](key) for key in sorted(r.scan_iter())}
-
-
 def assert_repaired(r, expected_line: str) -> None:
     output, failed = timelines("check")
     assert failed and expected_line in output, output
-    before = snapshot(r)
+    before = store_snapshot(r)
     output, failed = timelines("repair", "--dry-run")
     assert not failed and "Dry run: would fix" in output
-    assert snapshot(r) == before  # a dry run writes nothing
+    assert store_snapshot(r) == before  # a dry run writes nothing
     output, failed = timelines("repair")
     assert not failed and "; 0 left." in output, output
     output, failed = timelines("check")

@@ -10,7 +10,8 @@ from timeline.repair import Findings, timelines_check, timelines_repair
 class Command(BaseCommand):
     help = (
         "check: report one-sided follows, references to deleted statuses, statuses "
-        "missing from homes and stuck jobs (exit status 1 if any). repair: fix "
+        "missing from homes, stuck jobs, one-sided blocks and follows across "
+        "blocks (exit status 1 if any). repair: fix "
         "them, then check again; --dry-run only reports what it would fix."
     )
 
