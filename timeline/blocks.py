@@ -40,6 +40,7 @@ import time
 
 from django.conf import settings
 
+from accounts import keys as account_keys
 from accounts import limits
 from accounts.domain import User
 from config.pipelines import LuaScript, pipeline_run
@@ -57,17 +58,21 @@ def block_job_id(blocker_id: int, blocked_id: int) -> str:
     return jobs.job_id("block", blocker_id, blocked_id)
 
 
-# KEYS: the blocker's blocks, following, pulls, job queue, job data. ARGV: the
-# blocked uid, the block's time (us), '' to unblock or '=' to keep the truth as it
-# is, the cap, the block job's id, the follow job's id, when jobs are due (ms), now
-# (ms). Sets the truth and, while it holds a block, ends the blocker's follow (with
-# the follow job that completes it), in one atomic step; records the block job
-# unless keeping the truth. Returns whether the truth changed (-1: refused, the cap)
-# and the block's time now (nil: no block).
+# KEYS: the blocker's blocks, following, pulls, job queue, job data, user hash.
+# ARGV: the blocked uid, the block's time (us), '' to unblock or '=' to keep the
+# truth as it is, the cap, the block job's id, the follow job's id, when jobs are due
+# (ms), now (ms), the user hash's username and deleted fields. Sets the truth and,
+# while it holds a block, ends the blocker's follow (with the follow job that
+# completes it), in one atomic step; records the block job unless keeping the truth.
+# Returns whether the truth changed (-1: refused, the cap) and the block's time now
+# (nil: no block). A blocker being deleted blocks no one new (as `_FOLLOW_SET`): their
+# deletion job may have walked their blocks already.
 _BLOCK_SET = LuaScript(
     jobs.ENQUEUE
+    + services._LIVE
     + """
 local b, t, cap = ARGV[1], ARGV[2], tonumber(ARGV[3])
+if t ~= '' and t ~= '=' and not live(KEYS[6], ARGV[8], ARGV[9]) then return {0} end
 local changed = 0
 if t == '' then
   changed = redis.call('ZREM', KEYS[1], b)
@@ -140,6 +145,7 @@ def _blocker_side(blocker_id: int, blocked_id: int, when: str) -> int:
                 keys.following(blocker_id),
                 keys.pulls(blocker_id),
                 *jobs.slot_keys(slot),
+                account_keys.user(blocker_id),
             ],
             args=[
                 blocked_id,
@@ -149,6 +155,7 @@ def _blocker_side(blocker_id: int, blocked_id: int, when: str) -> int:
                 follow_job,
                 _due(now),
                 now,
+                *services._live_args(),
             ],
         )
         if int(changed) < 0:
@@ -248,11 +255,14 @@ def block_delete(
     return _block_change(user=blocker, other_id=blocked_id, when="", limit=limit)
 
 
-# KEYS: the user's mutes. ARGV: the muted uid, the mute's time (us) or '' to unmute,
-# the cap. Returns whether it changed (-1: refused, the cap).
+# KEYS: the user's mutes, user hash. ARGV: the muted uid, the mute's time (us) or ''
+# to unmute, the cap, the user hash's username and deleted fields. Returns whether it
+# changed (-1: refused, the cap). A user being deleted mutes no one new.
 _MUTE_SET = LuaScript(
-    """
+    services._LIVE
+    + """
 if ARGV[2] == '' then return redis.call('ZREM', KEYS[1], ARGV[1]) end
+if not live(KEYS[2], ARGV[4], ARGV[5]) then return 0 end
 if not redis.call('ZSCORE', KEYS[1], ARGV[1])
     and redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then
   return -1
@@ -284,7 +294,9 @@ def _mute_set(user: User, other_id: int, when: str, limit: limits.Limit | None):
 
     def mute(pipe) -> None:
         _MUTE_SET.queue(
-            pipe, keys=[keys.mutes(user.id)], args=[other_id, when, MUTES_MAX]
+            pipe,
+            keys=[keys.mutes(user.id), account_keys.user(user.id)],
+            args=[other_id, when, MUTES_MAX, *services._live_args()],
         )
         # Read after the mute holds: every status the fan-out added before is in
         # their posts by then (a post is in `posts` before its fan-out runs).

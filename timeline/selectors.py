@@ -332,8 +332,9 @@ def home_get(*, reads: PageReads, max_id: int | None = None) -> Home | None:
     pulled = (
         _pulled_queue(reads, pulled_authors, max_id, size) if pulled_authors else None
     )
+    # Nobody is offered to follow across a block (or a mute) either way.
     suggestions = (
-        _suggestions_queue(reads, popular.value)
+        _suggestions_queue(reads, [u for u in popular.value if u not in hide])
         if popular is not None and not ids.value
         else None
     )

@@ -362,3 +362,19 @@ def test_deleting_ends_their_blocks_both_ways_and_their_mutes(r, world):
     assert "alice" not in page
     output, failed = timelines_check()
     assert not failed and "No problems found." in output, output
+
+
+def test_a_deleted_account_blocks_and_mutes_no_one_more(r, world):
+    from timeline import blocks
+
+    alice = world[0]
+    erin = make_user("erin")
+    services.account_close(user=alice)
+    run_jobs()
+    assert owned_keys(r, alice.id) == []
+    # Requests that proved alice before her deletion and write after its job ended.
+    assert blocks.block_create(blocker=alice, blocked_id=erin.id) is False
+    assert blocks.mute_create(user=alice, muted_id=erin.id) is False
+    run_jobs()
+    assert owned_keys(r, alice.id) == []
+    assert r.zrange(keys.blocked_by(erin.id), 0, -1) == []

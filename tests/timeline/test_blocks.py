@@ -529,3 +529,18 @@ def test_a_follow_racing_a_block_never_survives_it(r):
         assert r.zcard(keys.home(bob.id)) == 0
         blocks.block_delete(blocker=alice, blocked_id=bob.id)
         assert r.zcard(keys.blocked_by(bob.id)) == 0
+
+
+def test_an_empty_home_suggests_no_one_across_a_block(alice, bob):
+    make_user("carol")
+    make_user("dave")
+    for follower, followees in (("carol", "alice bob dave"), ("dave", "alice bob")):
+        client = logged_in_client(follower)
+        for followee in followees.split():
+            client.post(f"/u/{followee}/follow/")
+    run_jobs()
+    assert "/u/alice/" in page(bob, "/") and "/u/bob/" in page(alice, "/")
+    alice.post("/u/bob/block/")
+    # Neither is offered the other to follow; the others are still offered.
+    assert "/u/alice/" not in page(bob, "/") and "/u/dave/" in page(bob, "/")
+    assert "/u/bob/" not in page(alice, "/") and "/u/dave/" in page(alice, "/")
