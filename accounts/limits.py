@@ -15,7 +15,9 @@ two steps. Redis is our only store and must work on a Cluster, so: one script.
 
 A request that several limits govern (a login is counted per name-and-client pair
 and per client) takes from each in the same round trip; when one refuses, what the
-others took is given back, so a refused request costs no budget anywhere.
+others took is given back, so a request a limit refuses costs no budget anywhere.
+An action refused for another reason after its budget was taken (a follow of
+someone who blocked you, a name already taken) has spent it, as an attempt.
 """
 
 from __future__ import annotations

@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import ipaddress
+import logging
+import re
 
 from django.conf import settings
 from django.http import Http404
 from django.utils.http import url_has_allowed_host_and_scheme
 
 from config.reverse import url_for
+
+logger = logging.getLogger(__name__)
+# An address with its port, as some proxies write it: `1.2.3.4:80`, `[2001:db8::1]:80`.
+_WITH_PORT = re.compile(r"^\[(?P<v6>[^\]]+)\](?::\d+)?$|^(?P<v4>[\d.]+):\d+$")
+_unknown_said = False
 
 
 def safe_next(request, default: str | None = None) -> str:
@@ -43,7 +50,8 @@ def client_ip(request) -> str:
     """The client's IP address: REMOTE_ADDR, or with TRUSTED_PROXY_HEADER set, the
     address the outermost of our TRUSTED_PROXY_COUNT proxies saw: the entry that
     many places from the end of the header, which each proxy appends to (entries
-    before it are the client's own words). "unknown" when unreadable."""
+    before it are the client's own words). "unknown" when unreadable, which the log
+    says once: every such request shares one abuse-limit budget."""
     raw = request.META.get("REMOTE_ADDR", "")
     if settings.TRUSTED_PROXY_HEADER:
         header = "HTTP_" + settings.TRUSTED_PROXY_HEADER.upper().replace("-", "_")
@@ -52,10 +60,27 @@ def client_ip(request) -> str:
         count = max(settings.TRUSTED_PROXY_COUNT, 1)
         if len(entries) >= count:
             raw = entries[-count]
+    with_port = _WITH_PORT.match(raw)
+    if with_port:
+        raw = with_port["v6"] or with_port["v4"]
     try:
         address = ipaddress.ip_address(raw)
     except ValueError:
+        _say_unknown(raw)
         return "unknown"
     if address.version == 6 and address.ipv4_mapped is not None:
         return str(address.ipv4_mapped)
     return str(address)
+
+
+def _say_unknown(raw: str) -> None:
+    global _unknown_said
+    if _unknown_said:
+        return
+    _unknown_said = True
+    logger.warning(
+        "Cannot read the client's address (%.60r): such requests share one budget "
+        "of every abuse limit (sign-ups, logins). Behind a proxy or on a Unix socket, "
+        "set TRUSTED_PROXY_HEADER (README, Deploy).",
+        raw,
+    )

@@ -25,16 +25,16 @@ def test_rates_parse_as_operators_write_them():
 
 
 def test_a_rate_lets_its_burst_through_then_one_per_interval(settings):
-    settings.RATE_LIMIT_POST = "3/1s"
+    settings.RATE_LIMIT_POST = "3/6s"
     limit = limits.post(1)
     for _ in range(3):
         limits.take(limit)
     with pytest.raises(TooManyAttempts) as excinfo:
         limits.take(limit)
-    assert excinfo.value.retry_after == 1  # a third of a second, rounded up
+    assert excinfo.value.retry_after == 2  # one post every 2 s
     assert excinfo.value.action == "post"
-    time.sleep(0.4)
-    limits.take(limit)  # one more after period/N
+    time.sleep(2.05)
+    limits.take(limit)  # one more after period/N (the next one 2 s later)
     with pytest.raises(TooManyAttempts):
         limits.take(limit)
 
@@ -163,6 +163,20 @@ def test_signups_from_one_address_are_limited(r, settings):
             "2001:db8:1:2:3:4:5:6",
         ),
         ("X-Forwarded-For", 1, {"HTTP_X_FORWARDED_FOR": "::ffff:1.2.3.4"}, "1.2.3.4"),
+        # Some proxies write the client's port too.
+        ("X-Forwarded-For", 1, {"HTTP_X_FORWARDED_FOR": "1.2.3.4:5678"}, "1.2.3.4"),
+        (
+            "X-Forwarded-For",
+            1,
+            {"HTTP_X_FORWARDED_FOR": "[2001:db8::1]:443"},
+            "2001:db8::1",
+        ),
+        (
+            "X-Forwarded-For",
+            1,
+            {"HTTP_X_FORWARDED_FOR": "[2001:db8::2]"},
+            "2001:db8::2",
+        ),
     ],
 )
 def test_client_ip_trusts_only_our_own_proxies(settings, header, count, meta, expected):
@@ -170,6 +184,19 @@ def test_client_ip_trusts_only_our_own_proxies(settings, header, count, meta, ex
     settings.TRUSTED_PROXY_COUNT = count
     request = RequestFactory().get("/", REMOTE_ADDR="10.0.0.1", **meta)
     assert client_ip(request) == expected
+
+
+def test_an_unreadable_client_address_is_said_once_in_the_log(settings, caplog):
+    from config import http
+
+    http._unknown_said = False
+    request = RequestFactory().get("/", REMOTE_ADDR="")  # say, a Unix socket
+    with caplog.at_level("WARNING", logger="config.http"):
+        assert client_ip(request) == "unknown"
+        assert client_ip(request) == "unknown"
+    said = [r.getMessage() for r in caplog.records if r.name == "config.http"]
+    assert len(said) == 1
+    assert "share one budget" in said[0] and "TRUSTED_PROXY_HEADER" in said[0]
 
 
 def test_behind_a_proxy_each_visitor_has_their_own_login_budget(settings):
