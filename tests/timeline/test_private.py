@@ -14,7 +14,7 @@ from django.test import Client
 from accounts.selectors import user_get_by_username
 from tests.helpers import logged_in_client, make_user, run_jobs, store_snapshot
 from tests.roundtrips import RoundTripCounter
-from timeline import jobs, keys, privacy, services
+from timeline import jobs, keys, privacy, repair, services
 
 
 def status_ids(html: str) -> list[int]:
@@ -336,3 +336,23 @@ def test_a_follow_racing_the_turn_to_private_becomes_a_request(r, bob, monkeypat
     assert r.zscore(keys.following(b), c) is None
     assert r.zscore(keys.followers(c), b) is None
     assert r.zscore(keys.requested(b), c) is not None
+
+
+def test_check_and_repair_fix_one_sided_requests_and_leaks(r, alice, bob):
+    bob.post("/u/alice/follow/")
+    a, b = uid("alice"), uid("bob")
+    r.zrem(keys.requested(b), a)  # a crash between the two sides
+    make_user("dave")
+    r.zadd(keys.requested(uid("dave")), {a: 1})  # a deny cut short
+    sid = max(status_ids(page(alice, "/u/alice/")))
+    services.global_add_queue(r, sids=[sid])  # a leak, somehow
+    found = repair.timelines_check()
+    assert found.one_sided_requests == [(b, a), (uid("dave"), a)]
+    assert found.private_in_global == [sid]
+    repair.timelines_repair(found)
+    assert r.zscore(keys.requested(b), a) is not None
+    assert r.zcard(keys.requested(uid("dave"))) == 0
+    assert sid not in {
+        int(s) for p in keys.global_partitions() for s in r.zrange(p, 0, -1)
+    }
+    assert repair.timelines_check().problems() == 0
