@@ -11,7 +11,9 @@ crash between two of them never shows a visitor something half-made:
 - follow/unfollow: the follower's `following` zset is the truth, changed atomically
   with a job that completes the rest; the request completes the followee's
   `followers` zset and the follower's home itself, under a per-user lock, and
-  cancels the job, which runs only if the request died midway.
+  cancels the job, which runs only if the request died midway. The followee's
+  side is a gate (`_FOLLOWER_ADD`): a private account files a follow request
+  instead of admitting a follower it has not approved (`timeline.privacy`).
 
 - account deletion: in the user's slot, atomically, the password and sessions go,
   the hash is marked `deleted` (every page finds no user from then on), their
