@@ -55,34 +55,47 @@ class User:
     read only by the login service through `PASSWORD_FIELD`). An account being
     deleted has lost its password and gained `deleted` (`DELETED_FIELD`, unix
     seconds) until its deletion job removes the hash: every read through `FIELDS`
-    sees no user from that moment on.
+    sees no user from that moment on. A private account (`PRIVATE_FIELD`: when it
+    turned private, unix seconds) lets only the followers it approved see its
+    statuses (`timeline.privacy`); a hash without the field (every user made before
+    it existed) is a public account, so no migration is needed.
     """
 
     id: int
     username: str
     created: float
+    private: bool = False
 
     is_authenticated: ClassVar[bool] = True
-    FIELDS: ClassVar[tuple[str, ...]] = ("username", "created", "deleted")
+    FIELDS: ClassVar[tuple[str, ...]] = ("username", "created", "deleted", "private")
     PASSWORD_FIELD: ClassVar[str] = "password"
     USERNAME_FIELD: ClassVar[str] = "username"
     DELETED_FIELD: ClassVar[str] = "deleted"
+    PRIVATE_FIELD: ClassVar[str] = "private"
 
     @classmethod
     def from_fields(cls, uid: int, values: list[str | None]) -> User | None:
         """The user from an HMGET of `FIELDS`; None when the hash does not exist or
         the account is being deleted."""
-        username, created, deleted = values
+        username, created, deleted, private = values
         if username is None or deleted is not None:
             return None
-        return cls(id=uid, username=username, created=float(created or 0))
+        return cls(
+            id=uid,
+            username=username,
+            created=float(created or 0),
+            private=private is not None,
+        )
 
     def to_hash(self, *, password_hash: str) -> dict[str, str]:
-        return {
+        fields = {
             "username": self.username,
             "created": f"{self.created:.3f}",
             self.PASSWORD_FIELD: password_hash,
         }
+        if self.private:
+            fields[self.PRIVATE_FIELD] = f"{int(self.created)}"
+        return fields
 
     @property
     def created_at(self) -> datetime:

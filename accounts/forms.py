@@ -128,3 +128,9 @@ class AccountDeleteForm(AccessibleForm):
         strip=False,
         widget=forms.PasswordInput(attrs={"autocomplete": "current-password"}),
     )
+
+
+class PrivacyForm(forms.Form):
+    """The settings page's privacy toggle: a checkbox, absent when unticked."""
+
+    private = forms.BooleanField(required=False)

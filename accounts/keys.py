@@ -10,7 +10,10 @@ them together.
 | `user:{<uid>}`              | hash   | username (display spelling), password      | one per user; never grows;        |
 |                             |        | (Django hash), created (unix seconds);     | fields: `accounts.domain.User`;   |
 |                             |        | once deleted: no password, `deleted` (unix | deleted by the account job        |
-|                             |        | seconds): no page finds the user any more  | (`timeline.fanout.run_account`)   |
+|                             |        | seconds): no page finds the user any more; | (`timeline.fanout.run_account`)   |
+|                             |        | a private account: `private` (unix seconds |                                   |
+|                             |        | it turned private; absent: public, so no   |                                   |
+|                             |        | migration for users made before it)        |                                   |
 | `username:<lowercase name>` | string | uid; claimed with SET NX, so one per name; | one per user; a deleted account's |
 |                             |        | a deleted account's: `deleted:<uid>`       | TTL ACCOUNT_NAME_GRACE_DAYS       |
 | `sessions:{<uid>}`          | hash   | sha256(token) hex -> expiry (unix seconds) | AUTH_MAX_DEVICES fields; key TTL  |

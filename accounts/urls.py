@@ -12,4 +12,5 @@ urlpatterns = [
     path("settings/password/", views.password_change, name="password_change"),
     path("settings/devices/logout/", views.device_logout, name="device_logout"),
     path("settings/delete/", views.account_delete, name="account_delete"),
+    path("settings/privacy/", views.privacy, name="privacy"),
 ]

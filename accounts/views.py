@@ -20,9 +20,12 @@ from accounts.forms import (
     DeviceForm,
     LoginForm,
     PasswordChangeForm,
+    PrivacyForm,
     SignupForm,
 )
 from config.http import client_ip, safe_next, too_many_requests
+from timeline import privacy as timeline_privacy
+from timeline import selectors as timeline_selectors
 from timeline import services as timeline_services
 
 
@@ -188,11 +191,33 @@ def device_logout(request):
     return redirect("accounts:settings")
 
 
+@require_POST
+@login_required
+def privacy(request):
+    """Make the account private (only approved followers see its statuses) or
+    public again (`timeline.privacy`)."""
+    form = PrivacyForm(request.POST)
+    private = form.is_valid() and form.cleaned_data["private"]
+    changed = timeline_privacy.account_privacy_set(user=request.user, private=private)
+    if not changed:
+        messages.info(request, "Nothing changed.")
+    elif private:
+        messages.success(
+            request,
+            "Your account is private: new followers must ask, and only your "
+            "followers see your statuses.",
+        )
+    else:
+        messages.success(request, "Your account is public: anyone sees your statuses.")
+    return redirect("accounts:settings")
+
+
 def _settings_render(request, form: PasswordChangeForm, status: int = 200):
+    requests = timeline_selectors.follow_requests_count_queue(request.reads)
     devices = selectors.devices_get(
         reads=request.reads, credentials=request.credentials
     )
-    context = {"form": form, "devices": devices}
+    context = {"form": form, "devices": devices, "requests": requests.value}
     return render(request, "accounts/settings.html", context, status=status)
 
 

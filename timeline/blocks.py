@@ -14,6 +14,11 @@ notifications, by the same sets). Its steps, each single-slot and idempotent:
    recorded; `follow_sync` takes A's statuses out of B's home.
 3. The block job is cancelled (only if the truth is still what step 2 saw).
 
+Follow requests between the two (`timeline.privacy`) go in the same two steps, each
+side's in its own slot's script: a request either way is refused once the block is
+in the owner's slot (the gate checks `blocks` and `blocked_by` there), and one filed
+before goes with that side's step.
+
 A request that dies midway leaves the block job, which runs `block_sync` (both steps
 again) after JOB_FOLLOW_GRACE_SECONDS. An unblock is the same walk with the truth
 removed: `blocked_by` loses the entry; nobody follows anybody again.
@@ -58,14 +63,15 @@ def block_job_id(blocker_id: int, blocked_id: int) -> str:
     return jobs.job_id("block", blocker_id, blocked_id)
 
 
-# KEYS: the blocker's blocks, following, pulls, job queue, job data, user hash.
-# ARGV: the blocked uid, the block's time (us), '' to unblock or '=' to keep the
-# truth as it is, the cap, the block job's id, the follow job's id, when jobs are due
-# (ms), now (ms), the user hash's username and deleted fields. Sets the truth and,
-# while it holds a block, ends the blocker's follow (with the follow job that
-# completes it), in one atomic step; records the block job unless keeping the truth.
-# Returns whether the truth changed (-1: refused, the cap) and the block's time now
-# (nil: no block). A blocker being deleted blocks no one new (as `_FOLLOW_SET`): their
+# KEYS: the blocker's blocks, following, pulls, job queue, job data, user hash, follow
+# requests, requested. ARGV: the blocked uid, the block's time (us), '' to unblock or
+# '=' to keep the truth as it is, the cap, the block job's id, the follow job's id,
+# when jobs are due (ms), now (ms), the user hash's username and deleted fields. Sets
+# the truth and, while it holds a block, ends the blocker's follow (with the follow
+# job that completes it) and any follow request between the two in the blocker's
+# slot, in one atomic step; records the block job unless keeping the truth. Returns
+# whether the truth changed (-1: refused, the cap) and the block's time now (nil: no
+# block). A blocker being deleted blocks no one new (as `_FOLLOW_SET`): their
 # deletion job may have walked their blocks already.
 _BLOCK_SET = LuaScript(
     jobs.ENQUEUE
@@ -83,6 +89,10 @@ elseif t ~= '=' then
   changed = redis.call('ZADD', KEYS[1], 'NX', t, b)
 end
 local since = redis.call('ZSCORE', KEYS[1], b)
+if since then
+  redis.call('ZREM', KEYS[7], b)
+  redis.call('ZREM', KEYS[8], b)
+end
 if since and redis.call('ZREM', KEYS[2], b) == 1 then
   redis.call('ZREM', KEYS[3], b)
   enqueue(KEYS[4], KEYS[5], ARGV[5], ARGV[6], ARGV[7])
@@ -92,16 +102,19 @@ return {changed, since}
 """
 )
 
-# KEYS: the blocked person's blocked_by, following, pulls, job queue, job data.
-# ARGV: the blocker's uid, the block's time (us) or '' (no block), the follow job's
-# id, when it is due (ms), now (ms). The other side of a block, atomically in the
-# blocked person's slot: the entry, and the end of their follow of the blocker (with
-# the follow job that completes it).
+# KEYS: the blocked person's blocked_by, following, pulls, job queue, job data,
+# follow requests, requested. ARGV: the blocker's uid, the block's time (us) or ''
+# (no block), the follow job's id, when it is due (ms), now (ms). The other side of
+# a block, atomically in the blocked person's slot: the entry, the end of their
+# follow of the blocker (with the follow job that completes it) and of any follow
+# request between the two in this slot.
 _BLOCKED_BY_SET = LuaScript(
     jobs.ENQUEUE
     + """
 if ARGV[2] == '' then return redis.call('ZREM', KEYS[1], ARGV[1]) end
 local changed = redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
+redis.call('ZREM', KEYS[6], ARGV[1])
+redis.call('ZREM', KEYS[7], ARGV[1])
 if redis.call('ZREM', KEYS[2], ARGV[1]) == 1 then
   redis.call('ZREM', KEYS[3], ARGV[1])
   enqueue(KEYS[4], KEYS[5], ARGV[3], ARGV[4], ARGV[5])
@@ -146,6 +159,8 @@ def _blocker_side(blocker_id: int, blocked_id: int, when: str) -> int:
                 keys.pulls(blocker_id),
                 *jobs.slot_keys(slot),
                 account_keys.user(blocker_id),
+                keys.follow_requests(blocker_id),
+                keys.requested(blocker_id),
             ],
             args=[
                 blocked_id,
@@ -188,6 +203,8 @@ def _blocked_side(blocker_id: int, blocked_id: int) -> float | None:
                 keys.following(blocked_id),
                 keys.pulls(blocked_id),
                 *jobs.slot_keys(slot),
+                keys.follow_requests(blocked_id),
+                keys.requested(blocked_id),
             ],
             args=[
                 blocker_id,

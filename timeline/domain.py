@@ -144,6 +144,9 @@ class PeoplePage:
     owner: User
     users: list[User]
     next_cursor: int | None
+    # The owner's account is private and the viewer is not an approved follower:
+    # the list is not shown (`timeline.privacy`).
+    protected: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,6 +181,12 @@ class Profile:
     viewer_blocks: bool = False
     blocks_viewer: bool = False
     viewer_mutes: bool = False
+    # A private account (`timeline.privacy`): `protected` when the viewer is neither
+    # its owner nor an approved follower (no statuses shown); `viewer_requested`
+    # when the viewer's follow request waits; `requests`, for the owner, how many.
+    protected: bool = False
+    viewer_requested: bool = False
+    requests: int = 0
 
     @property
     def blocked(self) -> bool:
@@ -212,8 +221,34 @@ class Blocked(TimelineError):
     """A follow across a block (either way), refused."""
 
 
+class FollowRequestsFull(TimelineError):
+    """A follow request refused: too many are pending (`FOLLOW_REQUESTS_MAX`)."""
+
+
 class CannotBlock(TimelineError):
     """A block or mute refused: of oneself, or past BLOCKS_MAX / MUTES_MAX."""
+
+
+@dataclass(frozen=True, slots=True)
+class FollowRequest:
+    """A pending follow request, as its owner's requests page lists it."""
+
+    user: User
+    requested: float  # unix seconds
+
+    @property
+    def requested_at(self) -> datetime:
+        return datetime.fromtimestamp(self.requested, tz=UTC)
+
+
+@dataclass(frozen=True, slots=True)
+class FollowRequests:
+    """A page of the viewer's pending follow requests, newest first; `cursor` (the
+    time, in microseconds, below which the next page starts) when there are more."""
+
+    requests: list[FollowRequest]
+    total: int
+    cursor: int | None
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,6 +24,10 @@ resumable (`timeline.jobs`):
   (`run_account`).
 - `block:<blocker>:<blocked>`: brings both sides of a block (or unblock) in line with
   `blocks:{blocker}`, ending the follows both ways (`blocks.block_sync`).
+- `approve:<owner>:<requester>`: completes the approval of a follow request to a
+  private account: the requester follows (`privacy.approval_complete`).
+- `private:<uid>`: takes a newly private account's statuses out of the global
+  timeline (`privacy.private_sweep`).
 """
 
 from __future__ import annotations
@@ -43,7 +47,7 @@ from accounts.domain import User
 from accounts.services import username_retire
 from config.pipelines import LuaScript, pipeline_run
 from config.redis import get_redis, slot_groups
-from timeline import blocks, jobs, keys, services
+from timeline import blocks, jobs, keys, privacy, services
 from timeline.domain import Status
 
 log = logging.getLogger(__name__)
@@ -133,7 +137,11 @@ def _walk(
 
 def run_post(job: jobs.Job) -> None:
     author_id, sid = job.args
-    if job.cursor == "0":
+    if job.cursor == "0" and not get_redis().hexists(
+        account_keys.user(author_id), User.PRIVATE_FIELD
+    ):
+        # A private author's statuses stay out of it (a turn to private after this
+        # read is swept by its own job, due once this one had time to finish).
         pipeline_run(lambda pipe: services.global_add_queue(pipe, sids=[sid]))
     if get_redis().get(keys.fanout_mode(author_id)) == "pull":
         return  # every follower's home merges the author's outbox instead
@@ -170,6 +178,20 @@ def run_follow(job: jobs.Job) -> None:
 def run_block(job: jobs.Job) -> None:
     blocker_id, blocked_id = job.args
     blocks.block_sync(blocker_id=blocker_id, blocked_id=blocked_id)
+
+
+def run_approve(job: jobs.Job) -> None:
+    owner_id, requester_id = job.args
+    # Not cancelled here: the gate admits the requester while the job is queued,
+    # and finishing it removes it.
+    privacy.approval_complete(
+        owner_id=owner_id, requester_id=requester_id, cancel=False
+    )
+
+
+def run_private(job: jobs.Job) -> None:
+    (uid,) = job.args
+    privacy.private_sweep(uid=uid)
 
 
 # KEYS: (following, pulls) of one or more readers. ARGV: the author's uid. Each
@@ -341,6 +363,8 @@ def _account_keys(uid: int) -> list[str]:
         keys.blocks(uid),
         keys.blocked_by(uid),
         keys.mutes(uid),
+        keys.follow_requests(uid),
+        keys.requested(uid),
     ]
 
 
@@ -352,7 +376,9 @@ def run_account(job: jobs.Job) -> None:
     timeline); `f` their followers (each follow ends in the follower's slot and
     their statuses leave that home, as an unfollow); `g` whom they follow (each
     followee's followers, names and count); `b` whom they blocked (the other side,
-    `blocked_by`); `c` who blocked them (those blocks); `e` their own keys.
+    `blocked_by`); `c` who blocked them (those blocks); `r` the follow requests
+    they sent (each private account's `follow_requests`); `q` those sent to them
+    (each requester's `requested`); `e` their own keys.
     Others' mutes of them stay (no index leads to them; a deleted id is never
     handed out again, and the list of one's mutes skips people who are gone). The
     posts and the followers, following and block zsets are kept until `e`, so every
@@ -440,6 +466,26 @@ def run_account(job: jobs.Job) -> None:
                 pipe.zrem(keys.blocks(blocker), uid)
 
         _walk(job, keys.blocked_by(uid), forget_block, start=start, phase="c ")
+        phase, start = "r", ""
+        jobs.progress(job, cursor=phase)
+    if phase == "r":
+        # Their requests leave the private accounts' lists (a request of theirs
+        # after the close is refused: they follow no one new).
+        def withdraw(pipe, batch: list[int]) -> None:
+            for owner in batch:
+                pipe.zrem(keys.follow_requests(owner), uid)
+
+        _walk(job, keys.requested(uid), withdraw, start=start, phase="r ")
+        phase, start = "q", ""
+        jobs.progress(job, cursor=phase)
+    if phase == "q":
+        # Requests to them leave each requester's side (the gate refuses new ones
+        # once the account is marked).
+        def forget_request(pipe, batch: list[int]) -> None:
+            for requester in batch:
+                pipe.zrem(keys.requested(requester), uid)
+
+        _walk(job, keys.follow_requests(uid), forget_request, start=start, phase="q ")
         phase = "e"
         jobs.progress(job, cursor=phase)
     if phase == "e":
@@ -459,7 +505,9 @@ def run_account(job: jobs.Job) -> None:
 
 HANDLERS: dict[str, Callable[[jobs.Job], None]] = {
     "account": run_account,
+    "approve": run_approve,
     "block": run_block,
+    "private": run_private,
     "home": run_home,
     "mode": run_mode,
     "post": run_post,

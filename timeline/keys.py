@@ -38,6 +38,12 @@ account's job (`account:<uid>`) deletes every per-user key of both tables
 |                      |        | person's slot, for their pages and checks | blocker's statuses through)               |
 | `mutes:{<uid>}`      | zset   | muted uid -> mute time (microsecs): the   | MUTES_MAX (10,000): past it, refused      |
 |                      |        | authors the user's home leaves out        |                                           |
+| `follow_requests:{<uid>}` | zset | requester uid -> request time (us): the | FOLLOW_REQUESTS_MAX (10,000) pending: a   |
+|                      |        | truth of who asks to follow this private  | request past it is refused with a message |
+|                      |        | account (`timeline/privacy.py`)           | (none dropped: each has its other side)   |
+| `requested:{<uid>}`  | zset   | followee uid -> request time (us): the    | FOLLOW_REQUESTS_MAX: past it the user     |
+|                      |        | other side, in the requester's slot (the  | must cancel some first                    |
+|                      |        | deletion's and repair's walks)            |                                           |
 | `followlock:{<uid>}` | string | token of the follow/unfollow in progress  | TTL 10 s; serializes one user's follows   |
 | `timeline:global:{g<p>}` | zset | status id -> status id, for the statuses | GLOBAL_TIMELINE_CAP each, trimmed on add; |
 |                      |        | whose id is p modulo GLOBAL_PARTITIONS (8)| partitions, so no key is written by every |
@@ -178,6 +184,24 @@ def blocks_pattern() -> str:
 def blocked_by_pattern() -> str:
     """SCAN pattern matching every blocked_by zset (admin tools only)."""
     return "blocked_by:{*}"
+
+
+def follow_requests(uid: int) -> str:
+    return f"follow_requests:{{{uid}}}"
+
+
+def requested(uid: int) -> str:
+    return f"requested:{{{uid}}}"
+
+
+def follow_requests_pattern() -> str:
+    """SCAN pattern matching every follow_requests zset (admin tools only)."""
+    return "follow_requests:{*}"
+
+
+def requested_pattern() -> str:
+    """SCAN pattern matching every requested zset (admin tools only)."""
+    return "requested:{*}"
 
 
 def follow_lock(uid: int) -> str:

@@ -29,6 +29,13 @@ SCAN (every master of a Cluster) in pipelined batches:
   truth; `blocks.block_sync` brings both sides in line with it and ends the follows.
   A pair whose block job is still queued is work in progress, not a problem.
   (A muted followee's statuses are not "missing" from the home, above.)
+- **one-sided follow requests** (`follow_requests:{o}` holds r but `requested:{r}`
+  lacks o, or the reverse: a request, deny or cancel cut short between its two
+  steps) and **a private account's statuses in the global timeline** (a worker
+  stalled past the grace between its check and its add). `follow_requests:{o}` is
+  the truth: repair writes or removes the requester's side after it, and removes
+  the statuses from the global timeline. A pair whose approval job is still queued
+  is work in progress, not a problem (`timeline.privacy`).
 """
 
 from __future__ import annotations
@@ -43,6 +50,7 @@ from accounts.domain import User
 from config.pipelines import pipeline_run
 from config.redis import get_redis
 from timeline import blocks, fanout, jobs, keys, services
+from timeline.domain import Status
 from timeline.ids import first_id_at
 
 SCAN_COUNT = 1000
@@ -70,10 +78,15 @@ class Findings:
     one_sided_blocks: list[tuple[int, int]] = field(default_factory=list)  # (a, b)
     # (follower, followee, blocker): a follow that a block should have ended
     follows_across_blocks: list[tuple[int, int, int]] = field(default_factory=list)
+    # (requester, owner): a follow request with one side only
+    one_sided_requests: list[tuple[int, int]] = field(default_factory=list)
+    private_in_global: list[int] = field(default_factory=list)  # sids
 
     def problems(self) -> int:
         return (
             len(self.unfinished_deletions)
+            + len(self.one_sided_requests)
+            + len(self.private_in_global)
             + len(self.one_sided_blocks)
             + len(self.follows_across_blocks)
             + len(self.one_sided)
@@ -108,6 +121,10 @@ class Findings:
             + some(f"{a}-|{b}" for a, b in self.one_sided_blocks),
             f"Follows across blocks: {len(self.follows_across_blocks)}"
             + some(f"{u}->{v}" for u, v, _ in self.follows_across_blocks),
+            f"One-sided follow requests: {len(self.one_sided_requests)}"
+            + some(f"{r}?{o}" for r, o in self.one_sided_requests),
+            f"Private statuses in the global timeline: {len(self.private_in_global)}"
+            + some(self.private_in_global),
         ]
 
 
@@ -386,6 +403,71 @@ def _check_blocks(
     )
 
 
+def _check_requests(findings: Findings, progress) -> None:
+    """Follow requests recorded on one side only."""
+    one_sided: set[tuple[int, int]] = set()
+    for pattern, key_of, other_key in (
+        (keys.follow_requests_pattern(), keys.follow_requests, keys.requested),
+        (keys.requested_pattern(), keys.requested, keys.follow_requests),
+    ):
+        for batch in _owners(pattern, findings, progress):
+            rows = _read(
+                lambda pipe, b=batch, k=key_of: [pipe.zrange(k(u), 0, -1) for u in b]
+            )
+            # As (requester, owner), whichever side the set is.
+            found = [
+                (int(m), u) if key_of is keys.follow_requests else (u, int(m))
+                for u, row in zip(batch, rows, strict=True)
+                for m in row
+            ]
+            other = _read(
+                lambda pipe, f=found, k=other_key: [
+                    pipe.zscore(k(r), o)
+                    if k is keys.requested
+                    else pipe.zscore(k(o), r)
+                    for r, o in f
+                ]
+            )
+            one_sided |= {
+                pair
+                for pair, score in zip(found, other, strict=True)
+                if score is None and not {*pair} & findings.deleting
+            }
+    pairs = sorted(one_sided)
+    busy = _queued(
+        [(keys.slot_of_user(o), services.approval_job_id(o, r)) for r, o in pairs]
+    )
+    findings.one_sided_requests = [
+        pair for pair, queued in zip(pairs, busy, strict=True) if not queued
+    ]
+
+
+def _check_private_in_global(findings: Findings) -> None:
+    """Statuses of private accounts in the global timeline's partitions."""
+    partitions = keys.global_partitions()
+    rows = _read(lambda pipe: [pipe.zrange(p, 0, -1) for p in partitions])
+    sids = sorted({int(s) for row in rows for s in row if s != "0"})
+    rows = _read(
+        lambda pipe: [pipe.hmget(keys.status(sid), Status.FIELDS) for sid in sids]
+    )
+    statuses = [
+        Status.from_fields(sid, row) for sid, row in zip(sids, rows, strict=True)
+    ]
+    authors = [s.author_id if s is not None else None for s in statuses]
+    ordered = sorted({a for a in authors if a is not None})
+    private = _read(
+        lambda pipe: [
+            pipe.hexists(account_keys.user(a), User.PRIVATE_FIELD) for a in ordered
+        ]
+    )
+    hidden = {a for a, p in zip(ordered, private, strict=True) if p}
+    findings.private_in_global = [
+        sid
+        for sid, a in zip(sids, authors, strict=True)
+        if a is not None and a in hidden and a not in findings.deleting
+    ]
+
+
 def _check_jobs(findings: Findings, stuck_after_s: float) -> None:
     findings.failed_jobs = jobs.failed_ids()
     findings.stuck_jobs = jobs.older_than(age_ms=int(stuck_after_s * 1000))
@@ -402,6 +484,8 @@ def timelines_check(
     _check_homes(findings, following)
     _check_jobs(findings, stuck_after_s)
     _check_blocks(findings, progress, following)
+    _check_requests(findings, progress)
+    _check_private_in_global(findings)
     return findings
 
 
@@ -415,6 +499,19 @@ def timelines_repair(findings: Findings) -> None:
         block_pairs.add((blocker, v if blocker == u else u))
     for blocker, blocked in sorted(block_pairs):
         blocks.block_sync(blocker_id=blocker, blocked_id=blocked)
+    for r, o in findings.one_sided_requests:
+        # The truth read again, then the requester's side after it.
+        since = get_redis().zscore(keys.follow_requests(o), r)
+        if since is None:
+            get_redis().zrem(keys.requested(r), o)
+        else:
+            get_redis().zadd(keys.requested(r), {o: int(since)})
+    if findings.private_in_global:
+        pipeline_run(
+            lambda pipe: services.global_remove_queue(
+                pipe, sids=findings.private_in_global
+            )
+        )
 
     def fix_timelines(pipe) -> None:
         for key, sids in findings.dead_refs.items():

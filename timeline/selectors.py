@@ -27,6 +27,8 @@ from timeline import keys
 from timeline.domain import (
     MAX_STATUS_ID,
     BlockedAndMuted,
+    FollowRequest,
+    FollowRequests,
     Home,
     InCommon,
     Page,
@@ -405,13 +407,46 @@ def global_page(*, reads: PageReads, max_id: int | None = None) -> Page:
     return _page(ids, _without_hidden(reads, hidden, found), size, read=read)
 
 
+def _admitted_queue(reads: PageReads, owner_id: int) -> Deferred[bool] | None:
+    """Queue the read, in the owner's slot, of whether the claimed viewer is among
+    the owner's followers: those a private account admitted (`timeline.privacy`).
+    Trusted only once the viewer is proven."""
+    vid = reads.claimed_uid
+    if vid is None or vid == owner_id:
+        return None
+    return reads.queue(
+        lambda pipe: pipe.zscore(keys.followers(owner_id), vid),
+        lambda replies: replies[0] is not None,
+    )
+
+
+def _protected(reads: PageReads, owner: User, admitted: Deferred[bool] | None) -> bool:
+    """Whether the owner's statuses are hidden from the proven viewer: the account
+    is private and the viewer is neither its owner nor an approved follower."""
+    if not owner.private:
+        return False
+    vid = reads.proven_uid()
+    if vid is None or vid != reads.claimed_uid:
+        return True
+    return not (vid == owner.id or (admitted is not None and admitted.value))
+
+
 def status_get(*, reads: PageReads, sid: int) -> Status | None:
     """One status, or None (also when the viewer blocks its author or is blocked by
-    them): one round trip."""
+    them, or when its author is private and the viewer is not an approved
+    follower): two round trips, the second asking the author's slot."""
     hidden = _hidden_queue(reads, mutes=False)
     found = _statuses_queue(reads, [sid] if 0 < sid < MAX_STATUS_ID else []).value
     found = _without_hidden(reads, hidden, found)
-    return found[0] if found else None
+    status = found[0] if found else None
+    if status is None or status.author_id == reads.proven_uid():
+        return status
+    author = users_queue(reads, uids=[status.author_id])
+    admitted = _admitted_queue(reads, status.author_id)
+    owner = author.value.get(status.author_id)
+    if owner is None or _protected(reads, owner, admitted):
+        return None
+    return status
 
 
 def _named_user(
@@ -505,6 +540,19 @@ def profile_get(
             else None,
             "candidates": _in_common_candidates(reads, uid),
             "blocks": _between_queue(reads, uid),
+            "admitted": _admitted_queue(reads, uid),
+            "requested": reads.queue(
+                lambda pipe: pipe.zscore(keys.follow_requests(uid), vid),
+                lambda replies: replies[0] is not None,
+            )
+            if vid is not None and vid != uid
+            else None,
+            "requests": reads.queue(
+                lambda pipe: pipe.zcard(keys.follow_requests(uid)),
+                lambda replies: int(replies[0]),
+            )
+            if vid == uid
+            else None,
         }
 
     owner, more = _named_user(reads, username, queue_profile)
@@ -514,11 +562,14 @@ def profile_get(
     viewer_blocks, blocks_viewer, viewer_mutes = (
         more["blocks"].value if more["blocks"] and proven else (False, False, False)
     )
-    # Blocked either way: no statuses, no people in common (`timeline.blocks`).
-    ids = [] if viewer_blocks or blocks_viewer else more["ids"].value
+    # Blocked either way: no statuses, no people in common (`timeline.blocks`);
+    # the same for a private account's non-followers (`timeline.privacy`).
+    protected = _protected(reads, owner, more["admitted"])
+    hide = viewer_blocks or blocks_viewer or protected
+    ids = [] if hide else more["ids"].value
     found = _statuses_queue(reads, ids)
     candidates = more["candidates"].value if more["candidates"] and proven else []
-    candidates = [] if viewer_blocks or blocks_viewer else candidates
+    candidates = [] if hide else candidates
     in_common = _in_common_queue(reads, owner.id, candidates) if candidates else None
     statuses, followers, following = more["counts"].value
     return Profile(
@@ -532,6 +583,9 @@ def profile_get(
         viewer_blocks=viewer_blocks,
         blocks_viewer=blocks_viewer,
         viewer_mutes=viewer_mutes,
+        protected=protected,
+        viewer_requested=bool(more["requested"] and proven and more["requested"].value),
+        requests=more["requests"].value if more["requests"] and proven else 0,
     )
 
 
@@ -598,28 +652,84 @@ def blocked_and_muted_get(
     )
 
 
+def follow_requests_count_queue(reads: PageReads) -> Deferred[int]:
+    """Queue the count of the claimed viewer's pending follow requests (0 for a
+    visitor); trust it once the viewer is proven."""
+    vid = reads.claimed_uid
+    if vid is None:
+        return reads.queue(lambda pipe: None, lambda replies: 0)
+    return reads.queue(
+        lambda pipe: pipe.zcard(keys.follow_requests(vid)),
+        lambda replies: int(replies[0]),
+    )
+
+
+def follow_requests_get(
+    *, reads: PageReads, cursor: int | None = None
+) -> FollowRequests | None:
+    """The viewer's pending follow requests, newest first, a page of them; None when
+    the request proves no viewer. The cursor is the time (microseconds) below which
+    the page starts."""
+    vid = reads.claimed_uid
+    if vid is None:
+        return None
+    size = settings.TIMELINE_PAGE_SIZE
+    top = cursor if cursor is not None else "+inf"
+
+    def build(pipe) -> None:
+        key = keys.follow_requests(vid)
+        pipe.zrevrangebyscore(key, top, "-inf", start=0, num=size + 1, withscores=True)
+        pipe.zcard(key)
+
+    rows_d = reads.queue(
+        build,
+        lambda replies: ([(int(m), int(s)) for m, s in replies[0]], int(replies[1])),
+    )
+    if reads.proven_uid() is None:
+        return None
+    rows, total = rows_d.value
+    shown = rows[:size]
+    found = users_queue(reads, uids=[u for u, _ in shown]).value
+    return FollowRequests(
+        # A requester deleted meanwhile is not listed (their job withdraws it).
+        requests=[
+            FollowRequest(user=found[u], requested=t / 1_000_000)
+            for u, t in shown
+            if u in found
+        ],
+        total=total,
+        cursor=shown[-1][1] - 1 if len(rows) > size else None,
+    )
+
+
 def people_page(
-    *, reads: ReadBatch, username: str, relation: str, cursor: int | None = None
+    *, reads: PageReads, username: str, relation: str, cursor: int | None = None
 ) -> PeoplePage | None:
     """A page of a user's followers or followees, newest follow first; None: no user.
 
     The cursor is the follow time (microseconds) below which the next page starts.
+    A private account's lists are shown only to its owner and approved followers
+    (`protected` otherwise: one round trip, no names read).
     """
     key_of = {"followers": keys.followers, "following": keys.following}[relation]
     size = settings.TIMELINE_PAGE_SIZE
     top = cursor if cursor is not None else "+inf"
 
-    def queue_rows(uid: int) -> Deferred[list[tuple[int, int]]]:
-        return reads.queue(
+    def queue_rows(uid: int):
+        rows = reads.queue(
             lambda pipe: pipe.zrevrangebyscore(
                 key_of(uid), top, "-inf", start=0, num=size + 1, withscores=True
             ),
             lambda replies: [(int(m), int(s)) for m, s in replies[0]],
         )
+        return rows, _admitted_queue(reads, uid)
 
-    owner, rows_d = _named_user(reads, username, queue_rows)
+    owner, more = _named_user(reads, username, queue_rows)
     if owner is None:
         return None
+    rows_d, admitted = more
+    if _protected(reads, owner, admitted):
+        return PeoplePage(owner=owner, users=[], next_cursor=None, protected=True)
     rows = rows_d.value
     shown = rows[:size]
     found = users_queue(reads, uids=[m for m, _ in shown]).value

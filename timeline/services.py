@@ -11,7 +11,9 @@ crash between two of them never shows a visitor something half-made:
 - follow/unfollow: the follower's `following` zset is the truth, changed atomically
   with a job that completes the rest; the request completes the followee's
   `followers` zset and the follower's home itself, under a per-user lock, and
-  cancels the job, which runs only if the request died midway.
+  cancels the job, which runs only if the request died midway. The followee's
+  side is a gate (`_FOLLOWER_ADD`): a private account files a follow request
+  instead of admitting a follower it has not approved (`timeline.privacy`).
 
 - account deletion: in the user's slot, atomically, the password and sessions go,
   the hash is marked `deleted` (every page finds no user from then on), their
@@ -53,6 +55,7 @@ from timeline.domain import (
     Blocked,
     Busy,
     CannotFollowSelf,
+    FollowRequestsFull,
     Forbidden,
     InvalidStatus,
     NotFound,
@@ -165,11 +168,13 @@ return 0
 
 # KEYS: the author's posts, home, job queue, job data, outbox, fan-out mode and user
 # hash (all in the author's slot). ARGV: sid, home cap, the fan-out job's id, now
-# (ms), the status as JSON, the outbox cap, the user hash's username and deleted
-# fields. Publishes a status and records the fan-out it owes in one atomic step: no
-# crash separates the two. An author not pushed (any mode set) also gets the status
-# in their outbox, where homes read it. An author being deleted publishes nothing
-# (returns 0): their deletion job has read, or will read, what they posted.
+# (ms), the status as JSON, the outbox cap, the user hash's username, deleted and
+# private fields. Publishes a status and records the fan-out it owes in one atomic
+# step: no crash separates the two. An author not pushed (any mode set) also gets
+# the status in their outbox, where homes read it. An author being deleted
+# publishes nothing (returns 0): their deletion job has read, or will read, what
+# they posted. Returns 2 for a private author (their statuses stay out of the
+# global timeline, `timeline.privacy`), else 1.
 _PUBLISH = LuaScript(
     jobs.ENQUEUE
     + _LIVE
@@ -190,6 +195,7 @@ if redis.call('EXISTS', KEYS[6]) == 1 then
   end
 end
 enqueue(KEYS[3], KEYS[4], ARGV[3], ARGV[4], ARGV[4])
+if redis.call('HEXISTS', KEYS[7], ARGV[9]) == 1 then return 2 end
 return 1
 """
 )
@@ -278,13 +284,21 @@ def status_create(
                 status.to_json(),
                 outbox_cap(),
                 *_live_args(),
+                User.PRIVATE_FIELD,
             ],
         )
-        global_add_queue(pipe, sids=[sid])
+        if not author.private:
+            # As the request knows the author; the publish step reads the truth
+            # in the author's slot, and a status of an account that turned private
+            # meanwhile is taken back below. (An account that turned public
+            # meanwhile reaches the global timeline from its next status.)
+            global_add_queue(pipe, sids=[sid])
         pipe.barrier()
         jobs.wake_queue(pipe, slot=slot)
 
     _, published, *_ = pipeline_run(store)
+    if published == 2 and not author.private:
+        pipeline_run(lambda pipe: global_remove_queue(pipe, sids=[sid]))
     if not published:
         # The author's account was deleted while they posted: take back what this
         # request wrote, the hash first (a crash between leaves a reference to a
@@ -511,20 +525,64 @@ def _follow_set(
     return int(changed), float(since[0]) if since and since[0] is not None else None
 
 
-# KEYS: the followee's followers zset, follower names, user hash. ARGV: the follower's
-# uid, the follow time (us), the follower's name, the user hash's username and
-# deleted fields. Adds the follower unless the followee is deleted (or being
-# deleted): then returns 0, and the follow must end, for the followee's deletion job
-# may have walked their followers already.
+# KEYS: the followee's followers zset, follower names, user hash, follow requests,
+# job queue, blocks, blocked_by (the followee's slot). ARGV: the follower's uid, the
+# follow time (us), the follower's name, the user hash's username, deleted and
+# private fields, the approval job's id, the cap of pending requests. The gate of
+# every follow, atomic with the followee's privacy: adds the follower (1) when the
+# account is public, already has them, or is approving them (its approval job is
+# queued: `timeline.privacy`); a private account files a follow request instead (2;
+# -3: too many pending) unless a block stands either way (-1). Returns 0 when the
+# followee is deleted (or being deleted). Anything but 1 means the follow must end
+# on the follower's side: their deletion job may have walked the followers already,
+# or the account is private.
 _FOLLOWER_ADD = LuaScript(
     _LIVE
     + """
 if not live(KEYS[3], ARGV[4], ARGV[5]) then return 0 end
-redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
-redis.call('HSET', KEYS[2], ARGV[1], ARGV[3])
-return 1
+local r = ARGV[1]
+if redis.call('ZSCORE', KEYS[1], r) or redis.call('HEXISTS', KEYS[3], ARGV[6]) == 0
+    or redis.call('ZSCORE', KEYS[5], ARGV[7]) then
+  redis.call('ZADD', KEYS[1], ARGV[2], r)
+  redis.call('HSET', KEYS[2], r, ARGV[3])
+  redis.call('ZREM', KEYS[4], r)
+  return 1
+end
+if redis.call('ZSCORE', KEYS[6], r) or redis.call('ZSCORE', KEYS[7], r) then
+  return -1
+end
+if not redis.call('ZSCORE', KEYS[4], r)
+    and redis.call('ZCARD', KEYS[4]) >= tonumber(ARGV[8]) then
+  return -3
+end
+redis.call('ZADD', KEYS[4], 'NX', ARGV[2], r)
+return 2
 """
 )
+
+# The most follow requests one private account holds pending (and one person has
+# sent): past it a new one is refused with a message. None is dropped to make room:
+# each has its other side in the requester's slot, which a drop would leave behind.
+FOLLOW_REQUESTS_MAX = 10_000
+
+# What `_follow_sync` found: the follow stands, there is none, it became a follow
+# request (the followee is private), or the gate refused it (a block, too many
+# pending requests).
+FOLLOWS, NOT_FOLLOWING, REQUESTED, REFUSED_BLOCK, REFUSED_FULL = (
+    "follows",
+    "none",
+    "requested",
+    "blocked",
+    "full",
+)
+_GATE = {2: REQUESTED, -1: REFUSED_BLOCK, -3: REFUSED_FULL, 0: NOT_FOLLOWING}
+
+
+def approval_job_id(owner_id: int, requester_id: int) -> str:
+    """The job that completes the approval of a follow request (`timeline.privacy`):
+    while it is queued, the owner's gate admits the requester."""
+    return jobs.job_id("approve", owner_id, requester_id)
+
 
 _UNREAD = object()
 
@@ -548,6 +606,31 @@ def follow_sync(
     when the caller just read it; `then(pipe)` queues what must follow the last
     write, in its round trip.
     """
+    return (
+        _follow_sync(
+            follower_id=follower_id,
+            followee_id=followee_id,
+            username=username,
+            follows=follows,
+            then=then,
+        )
+        == FOLLOWS
+    )
+
+
+def _follow_sync(
+    *,
+    follower_id: int,
+    followee_id: int,
+    username: str | None = None,
+    follows: Any = _UNREAD,
+    then: Callable[[Any], None] | None = None,
+) -> str:
+    """`follow_sync`, saying what it found: FOLLOWS, NOT_FOLLOWING, or, when the
+    followee's gate did not admit the follower, REQUESTED (a follow request is
+    filed in its place: the follower's side records it), REFUSED_BLOCK or
+    REFUSED_FULL; then the follow has ended on the follower's side."""
+    outcome = NOT_FOLLOWING
     if follows is _UNREAD:
         follows = get_redis().zscore(keys.following(follower_id), followee_id)
     home = keys.home(follower_id)
@@ -568,8 +651,20 @@ def follow_sync(
                     keys.followers(followee_id),
                     keys.follower_names(followee_id),
                     account_keys.user(followee_id),
+                    keys.follow_requests(followee_id),
+                    keys.job_queue(keys.slot_of_user(followee_id)),
+                    keys.blocks(followee_id),
+                    keys.blocked_by(followee_id),
                 ],
-                args=[follower_id, int(follows), username or "", *_live_args()],
+                args=[
+                    follower_id,
+                    int(follows),
+                    username or "",
+                    *_live_args(),
+                    User.PRIVATE_FIELD,
+                    approval_job_id(followee_id, follower_id),
+                    FOLLOW_REQUESTS_MAX,
+                ],
             )
             pipe.zcard(keys.followers(followee_id))
             pipe.zrevrange(keys.posts(followee_id), 0, settings.FOLLOW_BACKFILL - 1)
@@ -577,15 +672,21 @@ def follow_sync(
             mode_check_queue(pipe, author_id=followee_id)
 
         added, count, newest, mode, *_ = pipeline_run(link)
-        if not added:
-            # The followee is deleted: the follow ends on the follower's side too
-            # (under the follower's lock, as every follow change), then as any
-            # unfollow: their statuses leave the home.
+        if int(added) != 1:
+            # The followee is deleted, or private and not approving this follower:
+            # the follow ends on the follower's side too (under the follower's lock,
+            # as every follow change), then as any unfollow: their statuses leave
+            # the home (none came: nothing reaches a home before the gate). A
+            # request the gate filed gets its other side here.
+            outcome = _GATE[int(added)]
+            at = int(follows)
             follows = None
 
             def end(pipe) -> None:
                 pipe.zrem(keys.following(follower_id), followee_id)
                 pipe.zrem(keys.pulls(follower_id), followee_id)
+                if outcome == REQUESTED:
+                    pipe.zadd(keys.requested(follower_id), {followee_id: at})
 
             pipeline_run(end)
 
@@ -593,6 +694,8 @@ def follow_sync(
 
         def finish(pipe) -> None:
             _popularity_queue(pipe, followee_id, count)
+            # A request the gate just granted (or a public account's) is done.
+            pipe.zrem(keys.requested(follower_id), followee_id)
             if mode in PULLED_MODES:
                 # The home merges the followee's outbox (the follower's lock keeps an
                 # unfollow out; a stale entry of a pushed author is ignored on read).
@@ -607,7 +710,7 @@ def follow_sync(
                 then(pipe)
 
         pipeline_run(finish)
-        return True
+        return FOLLOWS
 
     def unlink(pipe) -> None:
         pipe.zrem(keys.followers(followee_id), follower_id)
@@ -634,7 +737,7 @@ def follow_sync(
             then(pipe)
 
     pipeline_run(finish_unlink)
-    return False
+    return outcome
 
 
 PULLED_MODES = ("pulling", "pull", "pushing")
@@ -692,12 +795,15 @@ def _follow_change(
     followee_id: int,
     now_us: int | None,
     limit: limits.Limit | None,
-) -> bool:
+) -> tuple[bool, str]:
+    """Change a follow; return whether the truth changed and what `_follow_sync`
+    found. A follow the followee's gate refused raises Blocked or FollowRequestsFull
+    (nothing is left of it)."""
     if limit is not None:
         limits.take(limit)
     with _FollowLock(follower.id):
         changed, since = _follow_set(follower.id, followee_id, now_us)
-        follows = follow_sync(
+        outcome = _follow_sync(
             follower_id=follower.id,
             followee_id=followee_id,
             username=follower.username,
@@ -709,28 +815,62 @@ def _follow_change(
                 jid=follow_job_id(follower.id, followee_id),
             ),
         )
-    # A follow of an account deleted meanwhile changed the truth, then ended.
-    return bool(changed) and follows == (now_us is not None)
+    if outcome == REFUSED_BLOCK:
+        raise Blocked("One of you blocked the other: you cannot follow this person.")
+    if outcome == REFUSED_FULL:
+        raise FollowRequestsFull(
+            "This account has too many follow requests waiting. Try again later."
+        )
+    return bool(changed), outcome
 
 
-def follow_create(
+def follow_ask(
     *, follower: User, followee_id: int, limit: limits.Limit | None = None
-) -> bool:
-    """Follow a user and backfill their newest statuses; False if already following.
+) -> str:
+    """Follow a user, or ask to when their account is private; return FOLLOWS (a
+    follow stands: their newest statuses are backfilled), REQUESTED (a follow
+    request waits for their approval, `timeline.privacy`) or NOT_FOLLOWING (they
+    were deleted meanwhile).
 
     Safe to repeat: a second call completes whatever a first one left undone, and
-    the follow job completes it if the request died midway. With `limit` (the
-    follower's budget, `accounts.limits.follow`) it is taken first, or refused with
-    TooManyAttempts.
+    the follow job completes it if the request died midway (filing the request, for
+    a private account). With `limit` (the follower's budget,
+    `accounts.limits.follow`) it is taken first, or refused with TooManyAttempts.
+    Raises FollowRequestsFull when the private account has FOLLOW_REQUESTS_MAX
+    pending, or the follower has sent as many.
     """
     if follower.id == followee_id:
         raise CannotFollowSelf("You cannot follow yourself.")
-    return _follow_change(
+    if get_redis().zcard(keys.requested(follower.id)) >= FOLLOW_REQUESTS_MAX:
+        # Read under no lock: only this user adds to their own requests, a few a
+        # minute at most (the follow budget), so the cap holds to within a few.
+        raise FollowRequestsFull(
+            "You have too many follow requests waiting: cancel some first."
+        )
+    _, outcome = _follow_change(
         follower=follower,
         followee_id=followee_id,
         now_us=time.time_ns() // 1000,
         limit=limit,
     )
+    return outcome
+
+
+def follow_create(
+    *, follower: User, followee_id: int, limit: limits.Limit | None = None
+) -> bool:
+    """Follow a user and backfill their newest statuses; False if already following
+    (or if it became a follow request: their account is private, `follow_ask`)."""
+    if follower.id == followee_id:
+        raise CannotFollowSelf("You cannot follow yourself.")
+    changed, outcome = _follow_change(
+        follower=follower,
+        followee_id=followee_id,
+        now_us=time.time_ns() // 1000,
+        limit=limit,
+    )
+    # A follow of an account deleted meanwhile changed the truth, then ended.
+    return changed and outcome == FOLLOWS
 
 
 def follow_delete(
@@ -742,9 +882,10 @@ def follow_delete(
     add checks `following` atomically), so one sweep removes them for good; the
     follow job sweeps again if the request died before it.
     """
-    return _follow_change(
+    changed, outcome = _follow_change(
         follower=follower, followee_id=followee_id, now_us=None, limit=limit
     )
+    return changed and outcome != FOLLOWS
 
 
 # KEYS: the reader's seen stamp, job queue and data. ARGV: today, the stamp's TTL
@@ -802,16 +943,22 @@ def home_rebuild(*, uid: int) -> int:
     cap = settings.HOME_TIMELINE_CAP
     for start in range(0, len(followees), 500):
         chunk = followees[start : start + 500]
-        replies = pipeline_run(
-            lambda pipe, chunk=chunk: [
+
+        def newest_of(pipe, chunk=chunk) -> None:
+            for f in chunk:
                 pipe.zrevrange(keys.posts(f), 0, settings.FOLLOW_BACKFILL - 1)
-                for f in chunk
-            ],
-            confirm=False,
-        )
+                # A private followee's only for an approved follower: `following`
+                # holds a followee for a moment before their gate answers.
+                pipe.hexists(account_keys.user(f), User.PRIVATE_FIELD)
+                pipe.zscore(keys.followers(f), uid)
+
+        replies = pipeline_run(newest_of, confirm=False)
         found = [
             (int(sid), f)
-            for f, sids in zip(chunk, replies, strict=True)
+            for f, sids, private, admitted in zip(
+                chunk, replies[::3], replies[1::3], replies[2::3], strict=True
+            )
+            if not private or admitted is not None
             for sid in sids
         ]
         newest = heapq.nlargest(cap, [*newest, *found])

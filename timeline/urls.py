@@ -12,6 +12,11 @@ urlpatterns = [
     path("u/<str:username>/", views.profile, name="profile"),
     path("u/<str:username>/follow/", views.follow, name="follow"),
     path("u/<str:username>/unfollow/", views.unfollow, name="unfollow"),
+    path(
+        "u/<str:username>/request/cancel/",
+        views.request_cancel,
+        name="request_cancel",
+    ),
     path("u/<str:username>/followers/", views.followers, name="followers"),
     path("u/<str:username>/following/", views.following, name="following"),
     path("u/<str:username>/block/", views.block, name="block"),
@@ -19,4 +24,15 @@ urlpatterns = [
     path("u/<str:username>/mute/", views.mute, name="mute"),
     path("u/<str:username>/unmute/", views.unmute, name="unmute"),
     path("settings/blocked/", views.blocked_and_muted, name="blocked_and_muted"),
+    path("settings/requests/", views.follow_requests, name="follow_requests"),
+    path(
+        "settings/requests/<str:username>/approve/",
+        views.request_approve,
+        name="request_approve",
+    ),
+    path(
+        "settings/requests/<str:username>/deny/",
+        views.request_deny,
+        name="request_deny",
+    ),
 ]

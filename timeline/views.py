@@ -12,12 +12,13 @@ from accounts.domain import TooManyAttempts
 from accounts.selectors import user_id_by_username
 from config.http import int_param, safe_next, too_many_requests
 from config.reverse import url_for
-from timeline import blocks, selectors, services
+from timeline import blocks, privacy, selectors, services
 from timeline.domain import (
     Blocked,
     Busy,
     CannotBlock,
     CannotFollowSelf,
+    FollowRequestsFull,
     Forbidden,
     InvalidStatus,
     NotFound,
@@ -118,13 +119,14 @@ def _change_follow(request, username: str, change):
     followee_id = user_id_by_username(username=username)
     if followee_id is None:
         raise Http404("No such user")
+    done = None
     try:
-        change(
+        done = change(
             follower=request.user,
             followee_id=followee_id,
             limit=limits.follow(request.user.id),
         )
-    except (CannotFollowSelf, Blocked, Busy) as error:
+    except (CannotFollowSelf, Blocked, Busy, FollowRequestsFull) as error:
         messages.error(request, str(error))
     except TooManyAttempts as error:
         response = render(
@@ -137,13 +139,31 @@ def _change_follow(request, username: str, change):
             },
         )
         return too_many_requests(response, retry_after=error.retry_after)
+    if done == services.REQUESTED:
+        messages.success(
+            request, f"Follow request sent: @{username} approves who follows them."
+        )
     return redirect(safe_next(request, url_for("timeline:profile", username)))
 
 
 @require_POST
 @login_required
 def follow(request, username: str):
-    return _change_follow(request, username, services.follow_create)
+    """Follow, or ask to follow a private account (`timeline.privacy`)."""
+    return _change_follow(request, username, services.follow_ask)
+
+
+@require_POST
+@login_required
+def request_cancel(request, username: str):
+    """Cancel one's own pending follow request, from the follow budget."""
+    return _change_follow(
+        request,
+        username,
+        lambda follower, followee_id, limit: privacy.follow_request_cancel(
+            requester=follower, owner_id=followee_id, limit=limit
+        ),
+    )
 
 
 @require_POST
@@ -263,3 +283,68 @@ def blocked_and_muted(request):
     if found is None:  # a visitor: to the login page, and back here after it
         return login_required(blocked_and_muted)(request)
     return render(request, "timeline/blocked.html", {"lists": found})
+
+
+def follow_requests(request):
+    """The viewer's pending follow requests, with Approve and Deny. Its reads ride
+    with the auth check (as `blocked_and_muted`)."""
+    found = selectors.follow_requests_get(
+        reads=request.reads, cursor=int_param(request, "cursor")
+    )
+    if found is None:
+        return login_required(follow_requests)(request)
+    return render(request, "timeline/requests.html", {"found": found})
+
+
+def _answer_request(request, username: str, answer, done: str):
+    requester_id = user_id_by_username(username=username)
+    if requester_id is None:
+        raise Http404("No such user")
+    back = safe_next(request, url_for("timeline:follow_requests"))
+    try:
+        answered = answer(request.user, requester_id)
+    except Busy as error:
+        messages.error(request, str(error))
+    except TooManyAttempts as error:
+        response = render(
+            request,
+            "429.html",
+            {
+                "reason": "You have approved or changed follows too often lately.",
+                "wait": error.wait,
+                "back": back,
+            },
+        )
+        return too_many_requests(response, retry_after=error.retry_after)
+    else:
+        if answered:
+            messages.success(request, done.format(username=username))
+        else:
+            messages.info(request, f"@{username} has no follow request waiting.")
+    return redirect(back)
+
+
+@require_POST
+@login_required
+def request_approve(request, username: str):
+    """Approve a follow request: they follow you, from your follow budget."""
+    return _answer_request(
+        request,
+        username,
+        lambda user, other: privacy.follow_request_approve(
+            owner=user, requester_id=other, limit=limits.follow(user.id)
+        ),
+        "@{username} follows you now.",
+    )
+
+
+@require_POST
+@login_required
+def request_deny(request, username: str):
+    """Deny a follow request (the requester is not told)."""
+    return _answer_request(
+        request,
+        username,
+        lambda user, other: privacy.follow_request_deny(owner=user, requester_id=other),
+        "You denied @{username}'s follow request.",
+    )
