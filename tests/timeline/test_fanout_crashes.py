@@ -243,7 +243,7 @@ def test_an_unfollow_cut_short_by_an_outage_is_completed_by_its_job(
     def outage(**kwargs):
         raise redis.ConnectionError("Redis stopped answering")
 
-    monkeypatch.setattr(services, "follow_sync", outage)
+    monkeypatch.setattr(services, "_follow_sync", outage)  # what the request runs
     answer = logged_in_client("bob").post("/u/alice/unfollow/")
     assert answer.status_code == 503
     assert "may not have been saved" in answer.content.decode()
