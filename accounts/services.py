@@ -221,12 +221,9 @@ def password_change(
     TooManyAttempts like the login page).
     """
     uid = credentials.uid
-    taken = login_attempt_take(username=username, client=client)
-    stored = get_redis().hget(keys.user(uid), User.PASSWORD_FIELD)
-    matches = check_password(current_password, stored or _dummy_hash())
-    if stored is None or not matches:
-        raise InvalidCredentials()
-    login_attempt_refund(taken)
+    stored = _password_check(
+        uid=uid, username=username, password=current_password, client=client
+    )
     token, session = _session_args(user_agent=user_agent, client=client)
     changed = _PASSWORD_CHANGE(
         keys=[keys.user(uid), keys.sessions(uid), keys.devices(uid)],
@@ -288,12 +285,21 @@ def password_confirm(*, user: User, password: str, client: str) -> None:
     A wrong one counts as a failed login of that name and client, and the same
     limit applies (TooManyAttempts): a stolen cookie cannot guess the password here.
     """
-    taken = login_attempt_take(username=user.username, client=client)
-    stored = get_redis().hget(keys.user(user.id), User.PASSWORD_FIELD)
+    _password_check(
+        uid=user.id, username=user.username, password=password, client=client
+    )
+
+
+def _password_check(*, uid: int, username: str, password: str, client: str) -> str:
+    """Check a signed-in user's password as a login attempt (InvalidCredentials,
+    TooManyAttempts); return the stored hash it matched."""
+    taken = login_attempt_take(username=username, client=client)
+    stored = get_redis().hget(keys.user(uid), User.PASSWORD_FIELD)
     matches = check_password(password, stored or _dummy_hash())
     if stored is None or not matches:
         raise InvalidCredentials()
     login_attempt_refund(taken)
+    return stored
 
 
 # KEYS: the name's claim. ARGV: the deleted account's uid, the retired value, the

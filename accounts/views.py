@@ -47,13 +47,11 @@ def _user_agent(request) -> str:
     return request.META.get("HTTP_USER_AGENT", "")
 
 
-def _too_many_attempts(request, template: str, context: dict, error: TooManyAttempts):
-    """The form again with the refusal said plainly: 429 with Retry-After."""
-    context["form"].add_error(
-        None, f"Too many failed attempts. Try again in {error.wait}."
-    )
-    response = render(request, template, context)
-    return too_many_requests(response, retry_after=error.retry_after)
+def _too_many_attempts(form, error: TooManyAttempts, render_page):
+    """The form's page again (`render_page()`) with the refusal said plainly: 429
+    with Retry-After."""
+    form.add_error(None, f"Too many failed attempts. Try again in {error.wait}.")
+    return too_many_requests(render_page(), retry_after=error.retry_after)
 
 
 def signup(request):
@@ -106,7 +104,9 @@ def login(request):
             form.add_error(None, "Wrong username or password.")
         except TooManyAttempts as error:
             context = {"form": form, "next": safe_next(request)}
-            return _too_many_attempts(request, "accounts/login.html", context, error)
+            return _too_many_attempts(
+                form, error, lambda: render(request, "accounts/login.html", context)
+            )
         else:
             response = redirect(safe_next(request))
             _signed_in(request, response, credentials)
@@ -162,11 +162,9 @@ def password_change(request):
         except InvalidCredentials:
             form.add_error("current_password", "That is not your current password.")
         except TooManyAttempts as error:
-            form.add_error(
-                None, f"Too many failed attempts. Try again in {error.wait}."
+            return _too_many_attempts(
+                form, error, lambda: _settings_render(request, form)
             )
-            response = _settings_render(request, form)
-            return too_many_requests(response, retry_after=error.retry_after)
         else:
             response = redirect("accounts:settings")
             _signed_in(request, response, credentials)
@@ -235,11 +233,9 @@ def account_delete(request):
         except InvalidCredentials:
             form.add_error("password", "Wrong password.")
         except TooManyAttempts as error:
-            form.add_error(
-                None, f"Too many failed attempts. Try again in {error.wait}."
+            return _too_many_attempts(
+                form, error, lambda: _delete_page(request, form, status=429)
             )
-            response = _delete_page(request, form, status=429)
-            return too_many_requests(response, retry_after=error.retry_after)
         else:
             request.user = ANONYMOUS
             response = redirect("timeline:home")

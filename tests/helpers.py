@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from django.conf import settings
 from django.test import Client
 
@@ -57,3 +59,19 @@ def store_snapshot(r) -> dict:
     }
     found = sorted(k for k in r.scan_iter() if not k.startswith("limit:"))
     return {key: read[r.type(key)](key) for key in found}
+
+
+def status_ids(html: str) -> list[int]:
+    """The ids of the statuses a page shows, in its order."""
+    return [int(x) for x in re.findall(r'data-status-id="(\d+)"', html)]
+
+
+def body(response) -> str:
+    return response.content.decode()
+
+
+def page(client, url: str) -> str:
+    """A page's HTML, which must have answered 200."""
+    response = client.get(url)
+    assert response.status_code == 200
+    return body(response)

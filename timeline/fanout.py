@@ -450,43 +450,24 @@ def run_account(job: jobs.Job) -> None:
         _walk(job, keys.following(uid), unfollow, start=start, phase="g ")
         phase, start = "b", ""
         jobs.progress(job, cursor=phase)
-    if phase == "b":
-        # Whom they blocked: each loses its `blocked_by` entry (in its own slot).
-        def unblock(pipe, batch: list[int]) -> None:
-            for blocked in batch:
-                pipe.zrem(keys.blocked_by(blocked), uid)
+    # Two-sided relations whose other side is in someone else's slot: walk the
+    # account's side, and take the account out of each other side.
+    others = (
+        ("b", keys.blocks, keys.blocked_by),  # whom they blocked
+        ("c", keys.blocked_by, keys.blocks),  # who blocked them
+        ("r", keys.requested, keys.follow_requests),  # requests they sent
+        ("q", keys.follow_requests, keys.requested),  # requests sent to them
+    )
+    for i, (step, own_key, other_key) in enumerate(others):
+        if phase != step:
+            continue
 
-        _walk(job, keys.blocks(uid), unblock, start=start, phase="b ")
-        phase, start = "c", ""
-        jobs.progress(job, cursor=phase)
-    if phase == "c":
-        # Who blocked them: a block of no one is only clutter in their list.
-        def forget_block(pipe, batch: list[int]) -> None:
-            for blocker in batch:
-                pipe.zrem(keys.blocks(blocker), uid)
+        def forget(pipe, batch: list[int], other_key=other_key) -> None:
+            for other in batch:
+                pipe.zrem(other_key(other), uid)
 
-        _walk(job, keys.blocked_by(uid), forget_block, start=start, phase="c ")
-        phase, start = "r", ""
-        jobs.progress(job, cursor=phase)
-    if phase == "r":
-        # Their requests leave the private accounts' lists (a request of theirs
-        # after the close is refused: they follow no one new).
-        def withdraw(pipe, batch: list[int]) -> None:
-            for owner in batch:
-                pipe.zrem(keys.follow_requests(owner), uid)
-
-        _walk(job, keys.requested(uid), withdraw, start=start, phase="r ")
-        phase, start = "q", ""
-        jobs.progress(job, cursor=phase)
-    if phase == "q":
-        # Requests to them leave each requester's side (the gate refuses new ones
-        # once the account is marked).
-        def forget_request(pipe, batch: list[int]) -> None:
-            for requester in batch:
-                pipe.zrem(keys.requested(requester), uid)
-
-        _walk(job, keys.follow_requests(uid), forget_request, start=start, phase="q ")
-        phase = "e"
+        _walk(job, own_key(uid), forget, start=start, phase=f"{step} ")
+        phase, start = others[i + 1][0] if i + 1 < len(others) else "e", ""
         jobs.progress(job, cursor=phase)
     if phase == "e":
         # A status delete of theirs walks their followers: it ends before they go.

@@ -349,35 +349,46 @@ def _check_homes(
                 findings.missing.append((u, a, missing))
 
 
-def _check_blocks(
-    findings: Findings, progress, following: dict[int, list[tuple[int, int]]]
-) -> None:
-    """One-sided blocks, and follows that survive a block."""
-    pairs: dict[tuple[int, int], bool] = {}  # (blocker, blocked) -> one-sided
-    for pattern, key_of, other_key in (
-        (keys.blocks_pattern(), keys.blocks, keys.blocked_by),
-        (keys.blocked_by_pattern(), keys.blocked_by, keys.blocks),
-    ):
+def _two_sided(findings: Findings, progress, forward, backward) -> dict:
+    """Every pair (a, b) a two-sided relation records on either side, `forward`'s
+    key of a holding b and `backward`'s key of b holding a (each side a pattern and
+    a key builder), mapped to whether one side lacks it."""
+    (_, forward_key), (_, backward_key) = forward, backward
+    pairs: dict[tuple[int, int], bool] = {}
+    for (pattern, key_of), flip in ((forward, False), (backward, True)):
         for batch in _owners(pattern, findings, progress):
             rows = _read(
                 lambda pipe, b=batch, k=key_of: [pipe.zrange(k(u), 0, -1) for u in b]
             )
-            # From a blocks set: (owner, member); from a blocked_by set: the reverse.
             found = [
-                (u, int(m)) if key_of is keys.blocks else (int(m), u)
+                (int(m), u) if flip else (u, int(m))
                 for u, row in zip(batch, rows, strict=True)
                 for m in row
             ]
             other = _read(
-                lambda pipe, f=found, k=other_key: [
-                    pipe.zscore(k(b), a)
-                    if k is keys.blocked_by
-                    else pipe.zscore(k(a), b)
+                lambda pipe, f=found, flip=flip: [
+                    pipe.zscore(forward_key(a), b)
+                    if flip
+                    else pipe.zscore(backward_key(b), a)
                     for a, b in f
                 ]
             )
             for pair, score in zip(found, other, strict=True):
                 pairs[pair] = pairs.get(pair, False) or score is None
+    return pairs
+
+
+def _check_blocks(
+    findings: Findings, progress, following: dict[int, list[tuple[int, int]]]
+) -> None:
+    """One-sided blocks, and follows that survive a block."""
+    # (blocker, blocked) -> one-sided
+    pairs = _two_sided(
+        findings,
+        progress,
+        (keys.blocks_pattern(), keys.blocks),
+        (keys.blocked_by_pattern(), keys.blocked_by),
+    )
     follows = {u: {a for a, _ in rows} for u, rows in following.items()}
     across = [
         (u, v, a)
@@ -405,34 +416,18 @@ def _check_blocks(
 
 def _check_requests(findings: Findings, progress) -> None:
     """Follow requests recorded on one side only."""
-    one_sided: set[tuple[int, int]] = set()
-    for pattern, key_of, other_key in (
-        (keys.follow_requests_pattern(), keys.follow_requests, keys.requested),
-        (keys.requested_pattern(), keys.requested, keys.follow_requests),
-    ):
-        for batch in _owners(pattern, findings, progress):
-            rows = _read(
-                lambda pipe, b=batch, k=key_of: [pipe.zrange(k(u), 0, -1) for u in b]
-            )
-            # As (requester, owner), whichever side the set is.
-            found = [
-                (int(m), u) if key_of is keys.follow_requests else (u, int(m))
-                for u, row in zip(batch, rows, strict=True)
-                for m in row
-            ]
-            other = _read(
-                lambda pipe, f=found, k=other_key: [
-                    pipe.zscore(k(r), o)
-                    if k is keys.requested
-                    else pipe.zscore(k(o), r)
-                    for r, o in f
-                ]
-            )
-            one_sided |= {
-                pair
-                for pair, score in zip(found, other, strict=True)
-                if score is None and not {*pair} & findings.deleting
-            }
+    recorded = _two_sided(
+        findings,
+        progress,
+        (keys.follow_requests_pattern(), keys.follow_requests),
+        (keys.requested_pattern(), keys.requested),
+    )
+    # As (requester, owner).
+    one_sided = {
+        (r, o)
+        for (o, r), lacking in recorded.items()
+        if lacking and not {o, r} & findings.deleting
+    }
     pairs = sorted(one_sided)
     busy = _queued(
         [(keys.slot_of_user(o), services.approval_job_id(o, r)) for r, o in pairs]

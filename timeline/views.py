@@ -115,6 +115,13 @@ def profile(request, username: str):
     return render(request, "timeline/profile.html", context)
 
 
+def _slow_down(request, error: TooManyAttempts, *, reason: str, back: str):
+    """The page that says an abuse limit refused a button's change: 429."""
+    context = {"reason": reason, "wait": error.wait, "back": back}
+    response = render(request, "429.html", context)
+    return too_many_requests(response, retry_after=error.retry_after)
+
+
 def _change_follow(request, username: str, change):
     followee_id = user_id_by_username(username=username)
     if followee_id is None:
@@ -129,16 +136,12 @@ def _change_follow(request, username: str, change):
     except (CannotFollowSelf, Blocked, Busy, FollowRequestsFull) as error:
         messages.error(request, str(error))
     except TooManyAttempts as error:
-        response = render(
+        return _slow_down(
             request,
-            "429.html",
-            {
-                "reason": "You have followed and unfollowed too many people lately.",
-                "wait": error.wait,
-                "back": safe_next(request, url_for("timeline:profile", username)),
-            },
+            error,
+            reason="You have followed and unfollowed too many people lately.",
+            back=safe_next(request, url_for("timeline:profile", username)),
         )
-        return too_many_requests(response, retry_after=error.retry_after)
     if done == services.REQUESTED:
         messages.success(
             request, f"Follow request sent: @{username} approves who follows them."
@@ -204,17 +207,12 @@ def _change_block(request, username: str, change, done: str):
     except (CannotBlock, Busy) as error:
         messages.error(request, str(error))
     except TooManyAttempts as error:
-        response = render(
+        return _slow_down(
             request,
-            "429.html",
-            {
-                "reason": "You have changed whom you follow, block or mute too "
-                "often lately.",
-                "wait": error.wait,
-                "back": back,
-            },
+            error,
+            reason="You have changed whom you follow, block or mute too often lately.",
+            back=back,
         )
-        return too_many_requests(response, retry_after=error.retry_after)
     else:
         messages.success(request, done.format(username=username))
     return redirect(back)

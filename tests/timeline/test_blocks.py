@@ -11,23 +11,17 @@ import redis
 from django.test import Client
 
 from accounts.selectors import user_get_by_username
-from tests.helpers import logged_in_client, make_user, run_jobs, store_snapshot
+from tests.helpers import (
+    body,
+    logged_in_client,
+    make_user,
+    page,
+    run_jobs,
+    status_ids,
+    store_snapshot,
+)
 from tests.roundtrips import RoundTripCounter
 from timeline import blocks, jobs, keys, selectors, services
-
-
-def status_ids(html: str) -> list[int]:
-    return [int(x) for x in re.findall(r'data-status-id="(\d+)"', html)]
-
-
-def body(response) -> str:
-    return response.content.decode()
-
-
-def page(client, url: str) -> str:
-    response = client.get(url)
-    assert response.status_code == 200
-    return body(response)
 
 
 def post(client, text: str) -> int:

@@ -12,23 +12,17 @@ from django.conf import settings
 from django.test import Client
 
 from accounts.selectors import user_get_by_username
-from tests.helpers import logged_in_client, make_user, run_jobs, store_snapshot
+from tests.helpers import (
+    body,
+    logged_in_client,
+    make_user,
+    page,
+    run_jobs,
+    status_ids,
+    store_snapshot,
+)
 from tests.roundtrips import RoundTripCounter
 from timeline import jobs, keys, privacy, repair, services
-
-
-def status_ids(html: str) -> list[int]:
-    return [int(x) for x in re.findall(r'data-status-id="(\d+)"', html)]
-
-
-def body(response) -> str:
-    return response.content.decode()
-
-
-def page(client, url: str) -> str:
-    response = client.get(url)
-    assert response.status_code == 200
-    return body(response)
 
 
 def texts(html: str) -> list[str]:
