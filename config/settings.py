@@ -78,6 +78,10 @@ ACCOUNT_NAME_GRACE_DAYS = env.int("ACCOUNT_NAME_GRACE_DAYS", default=30)
 TIMELINE_PAGE_SIZE = env.int("TIMELINE_PAGE_SIZE", default=30)
 HOME_TIMELINE_CAP = env.int("HOME_TIMELINE_CAP", default=1000)
 GLOBAL_TIMELINE_CAP = env.int("GLOBAL_TIMELINE_CAP", default=1000)
+# Statuses kept per hashtag's timeline (`/tags/<tag>/`), the newest.
+TAG_TIMELINE_CAP = env.int("TAG_TIMELINE_CAP", default=1000)
+# The global page's trending tags count the statuses of this many last hours.
+TRENDS_HOURS = env.int("TRENDS_HOURS", default=6)
 FOLLOW_BACKFILL = env.int("FOLLOW_BACKFILL", default=200)
 # A profile names the people in common among the viewer's newest follows, up to this
 # many, so its cost does not grow with how many people the viewer follows.

@@ -51,6 +51,17 @@ def _shows_something(text: str) -> bool:
     )
 
 
+def _mentions_from(value: str | None) -> tuple[tuple[str, int], ...]:
+    """The (name, uid) pairs of a stored `mentions` field ('' or absent: none)."""
+    if not value:
+        return ()
+    try:
+        found = json.loads(value)
+        return tuple(sorted((str(name), int(uid)) for name, uid in found.items()))
+    except (ValueError, TypeError, AttributeError):
+        return ()  # a damaged field links nobody rather than failing the page
+
+
 def text_problem(text: str) -> str | None:
     """What is wrong with a normalized status text, for the person who wrote it.
 
@@ -66,20 +77,28 @@ def text_problem(text: str) -> str | None:
 
 @dataclass(frozen=True, slots=True)
 class Status:
-    """A status. The one owner of the `status:<sid>` hash layout."""
+    """A status. The one owner of the `status:<sid>` hash layout.
+
+    `mentions`: the `@names` of the text that named a user when it was posted, as
+    (lowercase name, uid) pairs, stored as compact JSON `{"name": uid}` in the
+    `mentions` field (absent when none: hashes and outbox entries from before it
+    read as no mentions, so no migration is needed).
+    """
 
     id: int
     author_id: int
     author: str
     text: str
     created: float
+    mentions: tuple[tuple[str, int], ...] = ()
 
-    FIELDS: ClassVar[tuple[str, ...]] = ("uid", "author", "text", "created")
+    FIELDS: ClassVar[tuple[str, ...]] = ("uid", "author", "text", "created", "mentions")
 
     @classmethod
     def from_fields(cls, sid: int, values: list[str | None]) -> Status | None:
-        """The status from an HMGET of `FIELDS`; None when it does not exist."""
-        uid, author, text, created = values
+        """The status from an HMGET of `FIELDS` (or an older, shorter list); None
+        when it does not exist."""
+        uid, author, text, created, mentions = [*values, None][: len(cls.FIELDS)]
         if uid is None or text is None:
             return None
         return cls(
@@ -88,23 +107,39 @@ class Status:
             author=author or "",
             text=text,
             created=float(created or 0),
+            mentions=_mentions_from(mentions),
         )
 
     def to_hash(self) -> dict[str, str | int]:
-        return {
+        fields: dict[str, str | int] = {
             "uid": self.author_id,
             "author": self.author,
             "text": self.text,
             "created": f"{self.created:.3f}",
         }
+        if self.mentions:
+            fields["mentions"] = json.dumps(
+                dict(self.mentions), separators=(",", ":"), ensure_ascii=False
+            )
+        return fields
 
     def to_json(self) -> str:
         """The hash's fields as one JSON string (an author's outbox entry)."""
-        return json.dumps([str(self.to_hash()[f]) for f in self.FIELDS])
+        fields = self.to_hash()
+        return json.dumps([str(fields.get(f, "")) for f in self.FIELDS])
 
     @classmethod
     def from_json(cls, sid: int, value: str) -> Status | None:
         return cls.from_fields(sid, json.loads(value))
+
+    @property
+    def mentioned_ids(self) -> tuple[int, ...]:
+        """The users the text mentions (resolved when it was posted), each once.
+
+        Blocks are not applied here: a mention is text. Whoever acts on it (a
+        notification) leaves out people blocked either way (`timeline.blocks`).
+        """
+        return tuple(dict.fromkeys(uid for _, uid in self.mentions))
 
     @property
     def created_at(self) -> datetime:
@@ -125,6 +160,18 @@ class Page:
 
     statuses: list[Status]
     next_max_id: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Trend:
+    """A tag (case folded) and how many public statuses of the last hours carry it."""
+
+    tag: str
+    count: int
+
+    @property
+    def url(self) -> str:
+        return url_for("timeline:tag", self.tag)
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,8 +4,9 @@
 the development `runserver` starts one in a thread. Every job is idempotent and
 resumable (`timeline.jobs`):
 
-- `post:<author>:<sid>`: the global timeline, then every follower's home, FANOUT_BATCH
-  followers at a time, in the followers zset's order. The last follower reached is
+- `post:<author>:<sid>`: the global timeline and the status's tags (a public
+  author's), then every follower's home, FANOUT_BATCH followers at a time, in the
+  followers zset's order. The last follower reached is
   the cursor, recorded after each batch's homes were written, so a job cut short
   (a killed worker, a restarted server, a failover) resumes after the last batch
   written (or writes it again: harmless, the add is idempotent). A home gets the
@@ -140,9 +141,11 @@ def run_post(job: jobs.Job) -> None:
     if job.cursor == "0" and not get_redis().hexists(
         account_keys.user(author_id), User.PRIVATE_FIELD
     ):
-        # A private author's statuses stay out of it (a turn to private after this
-        # read is swept by its own job, due once this one had time to finish).
+        # A private author's statuses stay out of it and out of tag pages (a turn
+        # to private after this read is swept by its own job, due once this one had
+        # time to finish).
         pipeline_run(lambda pipe: services.global_add_queue(pipe, sids=[sid]))
+        services.status_tags_add(sid=sid)
     if get_redis().get(keys.fanout_mode(author_id)) == "pull":
         return  # every follower's home merges the author's outbox instead
 
@@ -372,13 +375,13 @@ def run_account(job: jobs.Job) -> None:
     """Remove everything of a deleted account, in phases, each a resumable walk.
 
     The cursor names the phase: `0` retire the name and wait out the user's own
-    follow change in progress; `s` their statuses (hashes first, then the global
-    timeline); `f` their followers (each follow ends in the follower's slot and
-    their statuses leave that home, as an unfollow); `g` whom they follow (each
-    followee's followers, names and count); `b` whom they blocked (the other side,
-    `blocked_by`); `c` who blocked them (those blocks); `r` the follow requests
-    they sent (each private account's `follow_requests`); `q` those sent to them
-    (each requester's `requested`); `e` their own keys.
+    follow change in progress; `s` their statuses (their tags' timelines, the
+    hashes, then the global timeline); `f` their followers (each follow ends in the
+    follower's slot and their statuses leave that home, as an unfollow); `g` whom
+    they follow (each followee's followers, names and count); `b` whom they blocked
+    (the other side, `blocked_by`); `c` who blocked them (those blocks); `r` the
+    follow requests they sent (each private account's `follow_requests`); `q` those
+    sent to them (each requester's `requested`); `e` their own keys.
     Others' mutes of them stay (no index leads to them; a deleted id is never
     handed out again, and the list of one's mutes skips people who are gone). The
     posts and the followers, following and block zsets are kept until `e`, so every
@@ -400,7 +403,20 @@ def run_account(job: jobs.Job) -> None:
     if phase == "s":
 
         def unpublish(pipe, sids: list[int]) -> None:
-            # The hashes first: from then on every reference is skipped on read.
+            # Their tags are read from the hashes, so the tag timelines go before
+            # them (a rerun reads them again); then the hashes: from then on every
+            # other reference is skipped on read.
+            rows = pipeline_run(
+                lambda p: [p.hmget(keys.status(sid), Status.FIELDS) for sid in sids],
+                confirm=False,
+            )
+            found = [
+                status
+                for sid, row in zip(sids, rows, strict=True)
+                if (status := Status.from_fields(sid, row)) is not None
+            ]
+            services.tags_remove_queue(pipe, statuses=found)
+            pipe.barrier()
             for sid in sids:
                 pipe.delete(keys.status(sid))
             pipe.barrier()

@@ -11,8 +11,10 @@ account's job (`account:<uid>`) deletes every per-user key of both tables
 |----------------------|--------|-------------------------------------------|-------------------------------------------|
 | `statuses:clock:{c<n>}` | string | the last id tick of id shard n (0-255)| ID_SHARDS (256) keys; see `timeline/ids.py`|
 |                      |        | ids without one global counter            |                                           |
-| `status:<sid>`       | hash   | uid, author (username), text, created     | one per status; deleted with it; fields:  |
-|                      |        |                                           | `timeline.domain.Status`                  |
+| `status:<sid>`       | hash   | uid, author (username), text, created,    | one per status; deleted with it; fields:  |
+|                      |        | mentions (JSON {lowercase name: uid}, the | `timeline.domain.Status`; `mentions` is   |
+|                      |        | `@names` that named a user at post time)  | absent when none (and in hashes older     |
+|                      |        |                                           | than it: read as none, no migration)      |
 | `posts:{<uid>}`      | zset   | status id -> status id                    | uncapped: the author's own record, the    |
 |                      |        |                                           | source of backfills and of the profile    |
 | `home:{<uid>}`       | zset   | status id -> status id                    | HOME_TIMELINE_CAP (1000), trimmed on add  |
@@ -49,6 +51,14 @@ account's job (`account:<uid>`) deletes every per-user key of both tables
 |                      |        | whose id is p modulo GLOBAL_PARTITIONS (8)| partitions, so no key is written by every |
 |                      |        | merged on read (`timeline.selectors`);    | post; the page reads all 8 in one trip    |
 |                      |        | member 0 marks where a trimmed one ends   |                                           |
+| `tag:{t:<tag>}`      | zset   | status id -> status id, for the public    | TAG_TIMELINE_CAP (1000) each, trimmed on  |
+|                      |        | statuses with `#tag` (`<tag>` case folded,| add; written by the post's fan-out job,   |
+|                      |        | `timeline.richtext.tag_key`)              | removed by the delete, the account job and|
+|                      |        |                                           | the private sweep                         |
+| `trends:{tr}:<hour>` | zset   | case-folded tag -> how many public        | one per hour (unix time // 3600), TTL     |
+|                      |        | statuses posted that hour carry it        | TRENDS_HOURS + 1 hours; one member per tag|
+|                      |        | (counted once, when the tag timeline      | used that hour (a delete does not         |
+|                      |        | first gains the status)                   | decrement: it ages out with its hour)     |
 | `users:popular`      | zset   | uid -> follower count, set after a follow | top POPULAR_CAP (100), trimmed on write;  |
 |                      |        | or unfollow from that user's ZCARD        | suggestions for new users                 |
 | `jobs:{q<k>}`         | zset   | job id -> when it is due (unix ms); while | one queue per Cluster slot (the tag `q<k>`|
@@ -220,6 +230,17 @@ def global_partitions() -> list[str]:
 def legacy_global_timeline() -> str:
     """Layouts 1-2 only: the global timeline in one zset."""
     return "timeline:global"
+
+
+def tag_timeline(tag: str) -> str:
+    """The timeline of one case-folded tag (word characters only, so never a `}`)."""
+    return f"tag:{{t:{tag}}}"
+
+
+def trends(hour: int) -> str:
+    """The tag counts of one hour (unix time // 3600); every hour in one slot, so a
+    page reads the last few in one request to one node."""
+    return f"trends:{{tr}}:{hour}"
 
 
 def popular_users() -> str:

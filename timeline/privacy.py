@@ -60,7 +60,7 @@ from accounts.domain import User
 from config.pipelines import LuaScript, pipeline_run
 from config.redis import get_redis
 from timeline import jobs, keys, services
-from timeline.domain import Blocked
+from timeline.domain import Blocked, Status
 
 
 def privacy_job_id(uid: int) -> str:
@@ -119,15 +119,39 @@ def account_privacy_set(*, user: User, private: bool) -> bool:
     return bool(changed)
 
 
+def _tags_sweep(uid: int) -> None:
+    """Take a private account's statuses out of the timelines of their tags: every
+    status is read (a quiet tag keeps old ones), 500 a round trip."""
+    sids = [int(s) for s in get_redis().zrange(keys.posts(uid), 0, -1)]
+    for start in range(0, len(sids), 500):
+        part = sids[start : start + 500]
+        rows = pipeline_run(
+            lambda pipe, part=part: [
+                pipe.hmget(keys.status(sid), Status.FIELDS) for sid in part
+            ],
+            confirm=False,
+        )
+        found = [
+            status
+            for sid, row in zip(part, rows, strict=True)
+            if (status := Status.from_fields(sid, row)) is not None
+        ]
+        pipeline_run(
+            lambda pipe, found=found: services.tags_remove_queue(pipe, statuses=found)
+        )
+
+
 def private_sweep(*, uid: int) -> int:
-    """Take a private account's statuses out of the global timeline; returns how
-    many were there. Nothing when the account is public (again) or gone.
+    """Take a private account's statuses out of the global timeline (and their
+    tags' timelines); returns how many were in the global timeline. Nothing when
+    the account is public (again) or gone.
 
     Only statuses at least as new as the oldest the global timeline keeps can be
     in it, so only those of the author's are read (one read; idempotent, so a
     sweep cut short is simply run again)."""
     if not get_redis().hexists(account_keys.user(uid), User.PRIVATE_FIELD):
         return 0
+    _tags_sweep(uid)
     oldest = pipeline_run(
         lambda pipe: [
             pipe.zrange(partition, 0, 0, withscores=True)

@@ -3,10 +3,11 @@
 A timeline page shows up to 30 statuses; rendered through a template each, they were
 most of the page's time (docs/BENCHMARKS.md). Here a status's markup is built in
 plain Python, and the part that depends on nothing but the status (author link,
-permalink, escaped text) is memoized: `_fragments` is a pure function of the
-frozen `Status` (its id, author and text all take part in the cache key), so a
-cached fragment can never show anything but that status. What changes per page,
-the relative time and the author's own Delete button, is added on each render.
+permalink, text with its links, `timeline.richtext`) is memoized: `_fragments` is a
+pure function of the frozen `Status` (its id, author, text and mentions all take
+part in the cache key), so a cached fragment can never show anything but that
+status. What changes per page, the relative time and the author's own Delete
+button, is added on each render.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from markupsafe import Markup
 
 from config.context_processors import csrf_input_html
 from config.reverse import url_for
+from timeline import richtext
 from timeline.domain import Status
 
 _UNITS = (("year", 31536000), ("month", 2592000), ("week", 604800), ("day", 86400),
@@ -42,10 +44,11 @@ def relative(created: float, now: float | None = None) -> str:
 @lru_cache(maxsize=20_000)
 def _fragments(status: Status) -> tuple[str, str]:
     """The markup before and after the relative time. Every value from a user goes
-    through `html.escape` (the characters Django's `escape` replaces); ids are ints."""
+    through `html.escape` (the characters Django's `escape` replaces, in the text
+    by `timeline.richtext`); ids are ints."""
     iso = datetime.fromtimestamp(status.created, tz=UTC).isoformat()
     author = escape(status.author)
-    text = escape(status.text).replace("\n", "<br>")
+    text = richtext.to_html(status.text, dict(status.mentions))
     head = (
         f'<li class="status" data-status-id="{status.id:d}"><div class="status-meta">'
         f'<a class="status-author" href="{escape(status.author_url)}">@{author}</a> '

@@ -8,6 +8,8 @@ the viewer is `request.user`, resolved from the same first round trip.
 
 from __future__ import annotations
 
+import time
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -23,7 +25,7 @@ from accounts.selectors import (
 )
 from config.pipelines import Deferred, LuaScript, ReadBatch
 from config.redis import slot_groups
-from timeline import keys
+from timeline import keys, richtext
 from timeline.domain import (
     MAX_STATUS_ID,
     BlockedAndMuted,
@@ -35,6 +37,7 @@ from timeline.domain import (
     PeoplePage,
     Profile,
     Status,
+    Trend,
 )
 from timeline.services import home_rebuild_job_id
 
@@ -395,10 +398,27 @@ def global_page(*, reads: PageReads, max_id: int | None = None) -> Page:
     that a page stays about full when some are left out: a viewer who blocks
     nobody and whom nobody blocks reads the statuses of one page, as a visitor.
     """
+    return _public_page(reads, lambda size: _global_ids_queue(reads, max_id, size))
+
+
+def tag_page(*, reads: PageReads, tag: str, max_id: int | None = None) -> Page | None:
+    """The newest public statuses with `#tag` (any case), but those of people the
+    viewer blocks or is blocked by, as the global timeline; None: not a tag."""
+    if not richtext.is_tag(tag):
+        return None
+    key = keys.tag_timeline(richtext.tag_key(tag))
+    return _public_page(reads, lambda size: _ids_queue(reads, key, max_id, size))
+
+
+def _public_page(
+    reads: PageReads, ids_queue: Callable[[int], Deferred[list[int]]]
+) -> Page:
+    """A page of a timeline everyone may read (`ids_queue(n)` queues the read of
+    one past n ids), without what the viewer must not see: two round trips."""
     size = settings.TIMELINE_PAGE_SIZE
     hidden = _hidden_queue(reads, mutes=False)
     read = size + 1 if hidden is None else 2 * size + 1
-    ids = _global_ids_queue(reads, max_id, read - 1).value
+    ids = ids_queue(read - 1).value
     known = _hidden_known(reads, hidden)
     if not known.authors and not known.unread:
         read = size + 1
@@ -773,3 +793,31 @@ def _suggestions_queue(reads: PageReads, popular: list[int]) -> Deferred[list[Us
 def suggestions_get(*, reads: PageReads) -> list[User]:
     """The most followed people the viewer does not follow yet (for an empty home)."""
     return _suggestions_queue(reads, _popular_queue(reads).value).value
+
+
+TRENDS_SHOWN = 10
+# Tags read from each hour's counts: the top of the last hours is summed from the
+# top of each hour (a tag below this many in every hour is not a trend anyway).
+TRENDS_READ = 100
+
+
+def trends_queue(reads: ReadBatch) -> Deferred[list[Trend]]:
+    """Queue the read of the tags most used in public statuses of the last
+    TRENDS_HOURS hours (this one included), most used first; one request to the
+    trends' node in the page's first round trip."""
+    hour = int(time.time() // 3600)
+    hours = [hour - i for i in range(settings.TRENDS_HOURS)]
+
+    def build(pipe) -> None:
+        for h in hours:
+            pipe.zrevrange(keys.trends(h), 0, TRENDS_READ - 1, withscores=True)
+
+    def parse(replies: list) -> list[Trend]:
+        counts: Counter[str] = Counter()
+        for reply in replies:
+            for tag, count in reply:
+                counts[tag] += int(count)
+        top = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+        return [Trend(tag=tag, count=n) for tag, n in top[:TRENDS_SHOWN]]
+
+    return reads.queue(build, parse)

@@ -40,7 +40,7 @@ from django.conf import settings
 
 from accounts import keys as account_keys
 from accounts import limits
-from accounts.domain import User
+from accounts.domain import User, name_claim_uid
 from accounts.selectors import user_get
 from accounts.services import (
     password_confirm,
@@ -50,7 +50,7 @@ from accounts.services import (
 )
 from config.pipelines import LuaScript, pipeline_run
 from config.redis import get_redis, slot_groups
-from timeline import jobs, keys
+from timeline import jobs, keys, richtext
 from timeline.domain import (
     Blocked,
     Busy,
@@ -241,20 +241,33 @@ def status_create(
     if problem:
         raise InvalidStatus(problem)
     budget = (limit,) if limit is not None else ()
+    names = richtext.mentioned_names(text)
 
     def take(pipe) -> None:
+        # The mentioned names' ids ride in the same round trip as the status id.
+        for name in names:
+            pipe.get(account_keys.username(name))
         limits.take_queue(pipe, *budget)
         status_ids_queue(pipe, author_id=author.id)
 
-    *taken, first = pipeline_run(take)
+    replies = pipeline_run(take)
+    claims, (*taken, first) = replies[: len(names)], replies[len(names) :]
     limits.check(taken, *budget)
     (sid,) = status_ids_from(first, author_id=author.id)
+    # A name no one holds, or a deleted account's (retired), resolves to nothing:
+    # who was meant is decided now, and a later owner of the name is not linked.
+    mentions = {
+        name: uid
+        for name, claim in zip(names, claims, strict=True)
+        if (uid := name_claim_uid(claim)) is not None
+    }
     status = Status(
         id=sid,
         author_id=author.id,
         author=author.username,
         text=text,
         created=round(time.time(), 3),
+        mentions=tuple(sorted(mentions.items())),
     )
     slot = keys.slot_of_user(author.id)
 
@@ -408,10 +421,82 @@ def status_delete(*, user: User, sid: int) -> None:
             ],
         )
         global_remove_queue(pipe, sids=[sid])
+        # After the hash: a fan-out adding it to a tag meanwhile checks the hash
+        # once its adds are done and takes them back (`status_tags_add`).
+        tags_remove_queue(pipe, statuses=[found])
         pipe.barrier()
         jobs.wake_queue(pipe, slot=slot)
 
     pipeline_run(unpublish)
+
+
+# KEYS: a tag's timeline. ARGV: its cap, a status id. Adds the status, drops the
+# oldest past the cap; returns 1 when the status was not there yet.
+_TAG_ADD = LuaScript(
+    """
+local cap = tonumber(ARGV[1])
+local added = redis.call('ZADD', KEYS[1], ARGV[2], ARGV[2])
+if redis.call('ZCARD', KEYS[1]) > cap then
+  redis.call('ZREMRANGEBYRANK', KEYS[1], 0, -(cap + 1))
+end
+return added
+"""
+)
+
+
+def status_tags_add(*, sid: int) -> list[str]:
+    """Add a public status to the timelines of its tags and count it in its hour's
+    trends; returns the tags it was new to (counted once, so a rerun counts nothing).
+
+    Run by the post's fan-out job (`timeline.fanout.run_post`), not the request:
+    the job is durable, so a crash cannot skip a tag, and the count is taken where
+    it can be taken once. A status deleted meanwhile is taken back out (the delete
+    removes it from its tags after its hash is gone; this checks the hash after its
+    adds, so whichever runs second removes it).
+    """
+    status = Status.from_fields(sid, get_redis().hmget(keys.status(sid), Status.FIELDS))
+    tags = richtext.hashtags(status.text) if status is not None else []
+    if status is None or not tags:
+        return []
+
+    def add(pipe) -> None:
+        for tag in tags:
+            _TAG_ADD.queue(
+                pipe,
+                keys=[keys.tag_timeline(tag)],
+                args=[settings.TAG_TIMELINE_CAP, sid],
+            )
+        pipe.barrier()
+        pipe.exists(keys.status(sid))
+
+    *added, exists = pipeline_run(add)
+    if not exists:
+        pipeline_run(lambda pipe: tags_remove_queue(pipe, statuses=[status]))
+        return []
+    new = [tag for tag, was_added in zip(tags, added, strict=True) if was_added]
+    hour = int(status.created // 3600)
+    # The hour's counts live until it leaves the window the global page reads.
+    expires = (hour + settings.TRENDS_HOURS + 1) * 3600
+    if new and expires > time.time():
+
+        def count(pipe) -> None:
+            for tag in new:
+                pipe.zincrby(keys.trends(hour), 1, tag)
+            pipe.expireat(keys.trends(hour), expires)
+
+        pipeline_run(count)
+    return new
+
+
+def tags_remove_queue(pipe, *, statuses: list[Status]) -> None:
+    """Queue the removal of statuses from the timelines of their tags (the trends
+    keep their counts: an hour's count is of statuses posted, and ages out)."""
+    by_tag: dict[str, list[int]] = {}
+    for status in statuses:
+        for tag in richtext.hashtags(status.text):
+            by_tag.setdefault(tag, []).append(status.id)
+    for tag, sids in by_tag.items():
+        pipe.zrem(keys.tag_timeline(tag), *sids)
 
 
 # KEYS: one lock. ARGV: our token, its time to live (ms). Takes the lock, or finds it

@@ -7,6 +7,7 @@ urlpatterns = [
     path("", views.home, name="home"),
     path("post/", views.post_status, name="post_status"),
     path("timeline/", views.global_timeline, name="global_timeline"),
+    path("tags/<str:tag>/", views.tag, name="tag"),
     path("s/<int:sid>/", views.status_detail, name="status_detail"),
     path("s/<int:sid>/delete/", views.status_delete, name="status_delete"),
     path("u/<str:username>/", views.profile, name="profile"),

@@ -24,6 +24,7 @@ from timeline.domain import (
     NotFound,
 )
 from timeline.forms import StatusForm
+from timeline.richtext import tag_key
 
 
 def home(request, form: StatusForm | None = None, status: int = 400):
@@ -76,10 +77,22 @@ def post_status(request):
 
 
 def global_timeline(request):
+    trends = selectors.trends_queue(request.reads)  # read with the page's first trip
     page = selectors.global_page(
         reads=request.reads, max_id=int_param(request, "max_id")
     )
-    return render(request, "timeline/global.html", {"page": page})
+    return render(
+        request, "timeline/global.html", {"page": page, "trends": trends.value}
+    )
+
+
+def tag(request, tag: str):
+    page = selectors.tag_page(
+        reads=request.reads, tag=tag, max_id=int_param(request, "max_id")
+    )
+    if page is None:
+        raise Http404("No such tag")
+    return render(request, "timeline/tag.html", {"page": page, "tag": tag_key(tag)})
 
 
 def status_detail(request, sid: int):

@@ -1,0 +1,142 @@
+"""A status's text as HTML: links, mentions and hashtags, and nothing else.
+
+The text is cut into pieces by one pattern on the raw text (before any escaping,
+so an entity such as `&#39;` can never be read as a tag), and every piece, as
+text or as an attribute, goes through `html.escape` on its way out. Markup comes
+only from the literals here: whatever the text holds, the result has `<a>` and
+`<br>` elements only, every attribute value is quoted and escaped, and a link's
+address begins with `http://`, `https://` or `/` (the site's own pages).
+
+- A URL is `http://` or `https://` and what follows up to a blank, or `www.` and
+  the same (linked as `https://`). Punctuation that ends a sentence (`.,!?:;'"`)
+  and a closing bracket with no opening one inside it stay out of the link.
+- `@name` links to the profile only when the status's own mentions, resolved when
+  it was posted (`Status.mentions`), name a user; otherwise it stays text.
+- `#tag` links to the tag's page: letters, digits and underscores, at least one of
+  them not a digit, at most TAG_MAX_LENGTH (a longer run is no tag at all).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from html import escape
+
+from accounts.domain import USERNAME_MAX_LENGTH
+from config.reverse import url_for
+
+TAG_MAX_LENGTH = 50
+MENTIONS_MAX = 10  # distinct names resolved per status
+URL_SHOWN = 40  # characters of a longer URL shown before the ellipsis
+
+_URL = r"(?P<url>(?:[Hh][Tt][Tt][Pp][Ss]?://|[Ww][Ww][Ww]\.)[^\s<>\"`]+)"
+# A mention or tag starts a word: not after a letter, digit, `_` or the sign itself
+# (an e-mail address `a@b.com`, `a#b` or `##b` is plain text).
+_MENTION = rf"(?<![\w@#])@(?P<name>[A-Za-z0-9_]{{3,{USERNAME_MAX_LENGTH}}})(?![\w@])"
+_TAG = r"(?<![\w@#&])#(?P<tag>\w+)"
+_TOKENS = re.compile(f"{_URL}|{_MENTION}|{_TAG}")
+TAG_RE = re.compile(rf"(?=\w*[^\W\d])\w{{1,{TAG_MAX_LENGTH}}}")
+_TRAILING = ".,!?:;'\"*"
+_PAIRS = {")": "(", "]": "[", "}": "{"}
+
+
+def _url_end(url: str) -> str:
+    """The URL without the punctuation after it that belongs to the sentence."""
+    while url and (
+        url[-1] in _TRAILING
+        or (url[-1] in _PAIRS and url.count(_PAIRS[url[-1]]) < url.count(url[-1]))
+    ):
+        url = url[:-1]
+    return url
+
+
+def _is_url(url: str) -> bool:
+    """A link has a host: something other than punctuation after `://` or `www.`."""
+    rest = url.split("://", 1)[1] if "://" in url else url[4:]
+    return bool(rest) and (rest[0].isalnum() or rest[0] == "[")
+
+
+def tag_key(tag: str) -> str:
+    """The tag as stored and compared: case folded (`#Café` and `#CAFÉ` are one)."""
+    return tag.casefold()
+
+
+def is_tag(tag: str) -> bool:
+    return TAG_RE.fullmatch(tag) is not None
+
+
+def _pieces(text: str) -> Iterator[tuple[str, str]]:
+    """The text as (kind, raw) pieces: "text", "url", "mention" (raw is the name),
+    "tag" (raw is the tag as written); their raws (with `@`/`#`) make the text."""
+    at = 0
+    for match in _TOKENS.finditer(text):
+        start = match.start()
+        kind, raw = "text", match.group()
+        if match.group("url") is not None:
+            url = _url_end(match.group("url"))
+            if not _is_url(url):
+                continue
+            kind, raw = "url", url
+        elif match.group("name") is not None:
+            kind, raw = "mention", match.group("name")
+        elif is_tag(match.group("tag")):
+            kind, raw = "tag", match.group("tag")
+        else:
+            continue
+        if start > at:
+            yield "text", text[at:start]
+        yield kind, raw
+        at = start + len(raw) + (0 if kind == "url" else 1)
+    if at < len(text):
+        yield "text", text[at:]
+
+
+def mentioned_names(text: str) -> list[str]:
+    """The distinct names `@mentioned` in the text, lowercase, first MENTIONS_MAX."""
+    names: dict[str, None] = {}
+    for kind, raw in _pieces(text):
+        if kind == "mention":
+            names.setdefault(raw.lower())
+            if len(names) == MENTIONS_MAX:
+                break
+    return list(names)
+
+
+def hashtags(text: str) -> list[str]:
+    """The distinct tags of the text, case folded, in order of appearance."""
+    return list(
+        dict.fromkeys(tag_key(raw) for kind, raw in _pieces(text) if kind == "tag")
+    )
+
+
+def _text(raw: str) -> str:
+    return escape(raw).replace("\n", "<br>")
+
+
+def _link(raw: str) -> str:
+    href = raw if "://" in raw else f"https://{raw}"
+    shown = raw if len(raw) <= URL_SHOWN else f"{raw[:URL_SHOWN]}…"
+    return (
+        f'<a href="{escape(href)}" rel="nofollow noopener ugc" '
+        f'title="{escape(href)}">{escape(shown)}</a>'
+    )
+
+
+def to_html(text: str, mentions: dict[str, int]) -> str:
+    """The status text as HTML; `mentions` maps the names resolved at post time
+    (lowercase) to user ids: only those are linked."""
+    out = []
+    for kind, raw in _pieces(text):
+        if kind == "url":
+            out.append(_link(raw))
+        elif kind == "mention" and raw.lower() in mentions:
+            href = escape(url_for("timeline:profile", raw))
+            out.append(f'<a class="mention" href="{href}">@{escape(raw)}</a>')
+        elif kind == "mention":
+            out.append(f"@{escape(raw)}")
+        elif kind == "tag":
+            href = escape(url_for("timeline:tag", tag_key(raw)))
+            out.append(f'<a class="hashtag" href="{href}">#{escape(raw)}</a>')
+        else:
+            out.append(_text(raw))
+    return "".join(out)
