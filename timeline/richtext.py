@@ -114,7 +114,8 @@ def _text(raw: str) -> str:
 
 
 def _link(raw: str) -> str:
-    href = raw if "://" in raw else f"https://{raw}"
+    scheme, sep, rest = raw.partition("://")
+    href = f"{scheme.lower()}://{rest}" if sep else f"https://{raw}"
     shown = raw if len(raw) <= URL_SHOWN else f"{raw[:URL_SHOWN]}…"
     return (
         f'<a href="{escape(href)}" rel="nofollow noopener ugc" '

@@ -1,0 +1,237 @@
+"""Hashtags as people see them: a tag links to its page, which lists the public
+statuses carrying it (any case), newest first, paged; the global page shows the
+tags most used in the last hours."""
+
+from __future__ import annotations
+
+import re
+import time
+
+import pytest
+from django.conf import settings
+from django.test import Client
+
+from accounts.selectors import user_get_by_username
+from tests.helpers import logged_in_client, make_user, page, run_jobs, status_ids
+from tests.roundtrips import RoundTripCounter
+from timeline import jobs, keys, privacy, richtext, services
+
+
+def texts(html: str) -> list[str]:
+    return re.findall(r'<p class="status-text">(.*?)</p>', html, re.S)
+
+
+def trends(html: str) -> list[tuple[str, str]]:
+    return re.findall(
+        r'<a class="hashtag" href="(/tags/[^"]*/)">#([^<]*)</a>\s*'
+        r'<span class="muted">(\d+) posts?</span>',
+        html,
+    )
+
+
+def tagged(r, tag: str) -> list[int]:
+    return [int(s) for s in r.zrevrange(keys.tag_timeline(tag), 0, -1)]
+
+
+@pytest.fixture
+def alice():
+    make_user("alice")
+    return logged_in_client("alice")
+
+
+@pytest.fixture
+def bob():
+    make_user("bob")
+    return logged_in_client("bob")
+
+
+def user(name: str):
+    return user_get_by_username(username=name)
+
+
+def test_a_tag_links_to_its_page_which_lists_the_status_in_any_case(r, alice, bob):
+    alice.post("/post/", {"text": "Hello #Django and #Straße"})
+    bob.post("/post/", {"text": "no tags here #123"})
+    run_jobs()
+    home = page(alice, "/")
+    assert '<a class="hashtag" href="/tags/django/">#Django</a>' in home
+    assert '<a class="hashtag" href="/tags/strasse/">#Straße</a>' in home
+    everyone = page(alice, "/timeline/")
+    assert "no tags here #123" in everyone and 'href="/tags/123/"' not in everyone
+    for url in ("/tags/django/", "/tags/DJANGO/", "/tags/Django/"):
+        shown = page(Client(), url)
+        assert texts(shown) == [
+            'Hello <a class="hashtag" href="/tags/django/">#Django</a> and '
+            '<a class="hashtag" href="/tags/strasse/">#Straße</a>'
+        ]
+        assert "<h1>#django</h1>" in shown
+    assert len(status_ids(page(Client(), "/tags/STRASSE/"))) == 1
+    assert "No public post carries this tag yet." in page(Client(), "/tags/nothing/")
+
+
+@pytest.mark.parametrize("url", ["/tags/123/", "/tags/a-b/", "/tags/" + "a" * 51 + "/"])
+def test_what_is_not_a_tag_has_no_page(url):
+    assert Client().get(url).status_code == 404
+
+
+def test_a_tag_page_pages_without_repeats_or_gaps(r, alice, bob, settings):
+    settings.RATE_LIMIT_POST = "off"
+    settings.TIMELINE_PAGE_SIZE = 3
+    for i in range(8):
+        alice.post("/post/", {"text": f"#Paging {i}"})
+        bob.post("/post/", {"text": f"#other {i}"})
+    run_jobs()
+    seen: list[int] = []
+    url = "/tags/paging/"
+    while url:
+        shown = page(bob, url)
+        seen += status_ids(shown)
+        found = re.search(
+            r'rel="next" class="button secondary" href="\?max_id=(\d+)"', shown
+        )
+        url = f"/tags/paging/?max_id={found.group(1)}" if found else ""
+    assert seen == tagged(r, "paging") and len(seen) == 8
+    assert seen == sorted(seen, reverse=True)
+
+
+def test_a_tag_timeline_keeps_its_newest_up_to_the_cap(r, alice, settings):
+    settings.RATE_LIMIT_POST = "off"
+    settings.TAG_TIMELINE_CAP = 3
+    for i in range(5):
+        alice.post("/post/", {"text": f"#capped {i}"})
+        run_jobs()
+    assert texts(page(alice, "/tags/capped/")) == [
+        f'<a class="hashtag" href="/tags/capped/">#capped</a> {i}' for i in (4, 3, 2)
+    ]
+    assert r.zcard(keys.tag_timeline("capped")) == 3
+
+
+def test_a_private_authors_statuses_stay_off_tag_pages_and_trends(r, alice, bob):
+    alice.post("/post/", {"text": "#secret before"})
+    run_jobs()
+    assert len(status_ids(page(bob, "/tags/secret/"))) == 1
+    privacy.account_privacy_set(user=user("alice"), private=True)
+    # The sweep of an account turned private runs after a grace period.
+    run_jobs(now=jobs.now_ms() + settings.JOB_FOLLOW_GRACE_SECONDS * 1000 + 1)
+    assert tagged(r, "secret") == []
+    alice.post("/post/", {"text": "#secret after"})
+    run_jobs()
+    assert status_ids(page(bob, "/tags/secret/")) == []
+    assert status_ids(page(alice, "/tags/secret/")) == []
+    assert [tag for _, tag, _ in trends(page(bob, "/timeline/"))] == ["secret"]
+    assert trends(page(bob, "/timeline/"))[0][2] == "1"  # the public one only
+
+
+def test_statuses_of_blocked_people_are_left_out_both_ways(r, alice, bob):
+    alice.post("/post/", {"text": "#shared from alice"})
+    bob.post("/post/", {"text": "#shared from bob"})
+    make_user("carol")
+    logged_in_client("carol").post("/post/", {"text": "#shared from carol"})
+    run_jobs()
+    bob.post("/u/alice/block/")
+    run_jobs()
+    strip = re.compile(r"<[^>]+>")
+    assert [strip.sub("", t) for t in texts(page(bob, "/tags/shared/"))] == [
+        "#shared from carol",
+        "#shared from bob",
+    ]
+    assert [strip.sub("", t) for t in texts(page(alice, "/tags/shared/"))] == [
+        "#shared from carol",
+        "#shared from alice",
+    ]
+    assert len(texts(page(Client(), "/tags/shared/"))) == 3
+
+
+def test_a_deleted_status_leaves_its_tag_pages_at_once(r, alice):
+    alice.post("/post/", {"text": "#gone soon #and_this"})
+    run_jobs()
+    (sid,) = tagged(r, "gone")
+    alice.post(f"/s/{sid}/delete/")
+    assert tagged(r, "gone") == tagged(r, "and_this") == []
+    assert status_ids(page(alice, "/tags/gone/")) == []
+    run_jobs()
+    assert tagged(r, "gone") == []
+
+
+def test_a_delete_racing_the_tags_fan_out_leaves_nothing(r, alice, monkeypatch):
+    author = user("alice")
+    status = services.status_create(author=author, text="#race me")
+    real = richtext.hashtags
+    raced = []
+
+    def delete_meanwhile(text):
+        # The job read the hash; the author deletes it before the tag adds.
+        if not raced:
+            raced.append(True)
+            services.status_delete(user=author, sid=status.id)
+        return real(text)
+
+    monkeypatch.setattr(richtext, "hashtags", delete_meanwhile)
+    assert services.status_tags_add(sid=status.id) == []
+    assert tagged(r, "race") == []
+    monkeypatch.undo()
+    run_jobs()
+    assert tagged(r, "race") == []
+
+
+def test_the_global_page_shows_the_trending_tags(r, alice, bob):
+    alice.post("/post/", {"text": "#Python and #redis"})
+    bob.post("/post/", {"text": "more #python"})
+    bob.post("/post/", {"text": "#zzz"})
+    run_jobs()
+    assert trends(page(Client(), "/timeline/")) == [
+        ("/tags/python/", "python", "2"),
+        ("/tags/redis/", "redis", "1"),
+        ("/tags/zzz/", "zzz", "1"),
+    ]
+    # Counted once: the job's tag step run again adds nothing.
+    for sid in tagged(r, "python"):
+        assert services.status_tags_add(sid=sid) == []
+    hour = int(time.time() // 3600)
+    assert r.zscore(keys.trends(hour), "python") == 2
+    assert 0 < r.ttl(keys.trends(hour)) <= (settings.TRENDS_HOURS + 1) * 3600
+
+
+def test_trends_count_the_last_hours_only(r, alice):
+    hour = int(time.time() // 3600)
+    r.zadd(keys.trends(hour - settings.TRENDS_HOURS), {"old": 50})
+    r.zadd(keys.trends(hour - settings.TRENDS_HOURS + 1), {"recent": 3, "new": 1})
+    alice.post("/post/", {"text": "#new"})
+    run_jobs()
+    assert [(t, n) for _, t, n in trends(page(alice, "/timeline/"))] == [
+        ("recent", "3"),
+        ("new", "2"),
+    ]
+
+
+def test_account_deletion_takes_its_statuses_off_tag_pages(r, alice, bob):
+    alice.post("/post/", {"text": "#common from alice"})
+    bob.post("/post/", {"text": "#common from bob"})
+    run_jobs()
+    assert len(tagged(r, "common")) == 2
+    assert alice.post("/settings/delete/", {"password": "correct-horse-battery"})
+    run_jobs()
+    remaining = tagged(r, "common")
+    assert len(remaining) == 1
+    assert r.hget(keys.status(remaining[0]), "author") == "bob"
+
+
+def count_round_trips(client: Client, url: str) -> int:
+    client.get(url)  # warm: connections open, scripts loaded, the name cache filled
+    with RoundTripCounter() as counter:
+        assert client.get(url).status_code == 200
+    assert counter.most_per_node <= 1
+    return counter.count
+
+
+@pytest.mark.real_redis
+def test_the_tag_page_and_the_global_page_with_trends_cost_two_round_trips(alice, bob):
+    for i in range(5):
+        alice.post("/post/", {"text": f"#one #two{i} status {i}"})
+        bob.post("/post/", {"text": f"#one bob {i}"})
+    run_jobs()
+    bob.post("/u/alice/mute/")
+    for client in (alice, bob, Client()):
+        for url in ("/tags/one/", "/timeline/"):
+            assert count_round_trips(client, url) == 2, url
+    assert len(trends(page(bob, "/timeline/"))) == 6
