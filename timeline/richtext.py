@@ -52,7 +52,7 @@ def _url_end(url: str) -> str:
 
 def _is_url(url: str) -> bool:
     """A link has a host: something other than punctuation after `://` or `www.`."""
-    rest = url.split("://", 1)[1] if "://" in url else url[4:]
+    rest = url[4:] if url[:4].lower() == "www." else url.partition("://")[2]
     return bool(rest) and (rest[0].isalnum() or rest[0] == "[")
 
 
@@ -114,8 +114,11 @@ def _text(raw: str) -> str:
 
 
 def _link(raw: str) -> str:
-    scheme, sep, rest = raw.partition("://")
-    href = f"{scheme.lower()}://{rest}" if sep else f"https://{raw}"
+    if raw[:4].lower() == "www.":
+        href = f"https://{raw}"
+    else:
+        scheme, _, rest = raw.partition("://")
+        href = f"{scheme.lower()}://{rest}"
     shown = raw if len(raw) <= URL_SHOWN else f"{raw[:URL_SHOWN]}…"
     return (
         f'<a href="{escape(href)}" rel="nofollow noopener ugc" '

@@ -56,8 +56,11 @@ class Parsed(HTMLParser):
         title = self.link.get("title")
         if title is not None and shown.endswith("…") and len(shown) == URL_SHOWN + 1:
             stem = shown[:-1]
-            written = title if "://" in stem else title[len("https://") :]
-            assert written.startswith(scheme_lowered(stem)), (written, stem)
+            if stem[:4].lower() == "www.":
+                written, stem_in_title = title[len("https://") :], stem
+            else:
+                written, stem_in_title = title, scheme_lowered(stem)
+            assert written.startswith(stem_in_title), (written, stem)
             shown = stem + written[len(stem) :]
         self.text.append(shown)
         self.link = None
