@@ -36,6 +36,11 @@ _MENTION = rf"(?<![\w@#])@(?P<name>[A-Za-z0-9_]{{3,{USERNAME_MAX_LENGTH}}})(?![\
 _TAG = r"(?<![\w@#&])#(?P<tag>\w+)"
 _TOKENS = re.compile(f"{_URL}|{_MENTION}|{_TAG}")
 TAG_RE = re.compile(rf"(?=\w*[^\W\d])\w{{1,{TAG_MAX_LENGTH}}}")
+# A tag as stored (`tag_key`): case folding may add combining marks and lengthen a
+# character to three (`ß` to `ss`), never anything else.
+_TAG_KEY_RE = re.compile(
+    rf"(?=[\w\u0300-\u036f]*[^\W\d])[\w\u0300-\u036f]{{1,{3 * TAG_MAX_LENGTH}}}"
+)
 _TRAILING = ".,!?:;'\"*"
 _PAIRS = {")": "(", "]": "[", "}": "{"}
 
@@ -63,6 +68,14 @@ def tag_key(tag: str) -> str:
 
 def is_tag(tag: str) -> bool:
     return TAG_RE.fullmatch(tag) is not None
+
+
+def tag_wanted(tag: str) -> str | None:
+    """The tag a tag page's address asks for (as written or as stored), as stored;
+    None when it cannot be one."""
+    if is_tag(tag) or _TAG_KEY_RE.fullmatch(tag):
+        return tag_key(tag)
+    return None
 
 
 def _pieces(text: str) -> Iterator[tuple[str, str]]:

@@ -404,9 +404,10 @@ def global_page(*, reads: PageReads, max_id: int | None = None) -> Page:
 def tag_page(*, reads: PageReads, tag: str, max_id: int | None = None) -> Page | None:
     """The newest public statuses with `#tag` (any case), but those of people the
     viewer blocks or is blocked by, as the global timeline; None: not a tag."""
-    if not richtext.is_tag(tag):
+    wanted = richtext.tag_wanted(tag)
+    if wanted is None:
         return None
-    key = keys.tag_timeline(richtext.tag_key(tag))
+    key = keys.tag_timeline(wanted)
     return _public_page(reads, lambda size: _ids_queue(reads, key, max_id, size))
 
 

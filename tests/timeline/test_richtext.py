@@ -4,6 +4,7 @@ breaks come out, every link goes where it may, and the reader sees the text."""
 from __future__ import annotations
 
 from html.parser import HTMLParser
+from urllib.parse import unquote
 
 import pytest
 from hypothesis import given
@@ -11,7 +12,13 @@ from hypothesis import strategies as st
 
 from tests.helpers import property_test
 from timeline.domain import normalize_text
-from timeline.richtext import URL_SHOWN, hashtags, mentioned_names, to_html
+from timeline.richtext import (
+    URL_SHOWN,
+    hashtags,
+    mentioned_names,
+    tag_wanted,
+    to_html,
+)
 
 pytestmark = pytest.mark.fake_redis
 
@@ -142,7 +149,9 @@ pieces = st.sampled_from(
         "\U0001f600",
         "a" * 30,
         "é\u0301",
-    ]  # fmt: skip
+        "ß" * 20,
+        "İ",
+    ]
 )
 texts = st.one_of(
     st.lists(pieces, max_size=40).map("".join),
@@ -169,6 +178,8 @@ def test_only_links_and_line_breaks_come_out(text):
             assert set(attributes) == INTERNAL
             assert attributes["class"] in ("mention", "hashtag")
             assert href.startswith("/") and not href.startswith("//")
+            if attributes["class"] == "hashtag":  # and its page answers
+                assert tag_wanted(unquote(href.split("/")[2])) is not None
 
 
 @property_test(max_examples=300)

@@ -69,9 +69,21 @@ def test_a_tag_links_to_its_page_which_lists_the_status_in_any_case(r, alice, bo
     assert "No public post carries this tag yet." in page(Client(), "/tags/nothing/")
 
 
-@pytest.mark.parametrize("url", ["/tags/123/", "/tags/a-b/", "/tags/" + "a" * 51 + "/"])
+@pytest.mark.parametrize(
+    "url", ["/tags/123/", "/tags/a-b/", "/tags/a%7D/", "/tags/" + "a" * 151 + "/"]
+)
 def test_what_is_not_a_tag_has_no_page(url):
     assert Client().get(url).status_code == 404
+
+
+def test_every_linked_tag_has_its_page(r, alice):
+    longest = "ß" * 50  # 100 characters once case folded
+    alice.post("/post/", {"text": f"#{longest} #İstanbul"})
+    run_jobs()
+    html = page(alice, "/")
+    for tag in (longest, "İstanbul"):
+        href = re.search(rf'href="([^"]+)">#{tag}</a>', html).group(1)
+        assert len(status_ids(page(Client(), href))) == 1, tag
 
 
 def test_a_tag_page_pages_without_repeats_or_gaps(r, alice, bob, settings):
