@@ -237,6 +237,11 @@ def tag_timeline(tag: str) -> str:
     return f"tag:{{t:{tag}}}"
 
 
+def tag_timeline_pattern() -> str:
+    """SCAN pattern matching every tag's timeline (admin tools only)."""
+    return "tag:{t:*}"
+
+
 def trends(hour: int) -> str:
     """The tag counts of one hour (unix time // 3600); every hour in one slot, so a
     page reads the last few in one request to one node."""

@@ -8,9 +8,11 @@ SCAN (every master of a Cluster) in pipelined batches:
   `follower_names:{a}`) lacks u, or the reverse. `following:{u}` is the truth;
   `services.follow_sync` brings the rest in line, under u's follow lock. A pair whose
   follow job is still queued is work in progress, not a problem.
-- **references to deleted statuses** in homes, posts and the global partitions. A
-  post writes the status hash before any reference and a delete removes it first, so
-  such a reference is never a write in progress; repair removes it.
+- **references to deleted statuses** in homes, posts, the global partitions and the
+  tags' timelines. A post writes the status hash before any reference and a delete
+  removes it first, so such a reference is never a write in progress (but for the
+  moment a tag's fan-out racing a delete takes to see it, `status_tags_add`);
+  repair removes it.
 - **statuses missing from a home that should hold them**: for an active reader
   (their `seen:{u}` stamp lives) and a pushed followee, every status the followee
   posted after the follow and newer than the home's oldest entry when the home is
@@ -40,6 +42,7 @@ SCAN (every master of a Cluster) in pipelined batches:
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
@@ -275,6 +278,18 @@ def _check_refs(findings: Findings, progress) -> None:
             for p, row in zip(partitions, rows, strict=True)
         }
     )
+    # Tags' timelines (capped): a delete or an account job cut short between the
+    # hash and its tags, or a fan-out that lost the race to a delete, leaves these.
+    tags: list[str] = []
+    found = get_redis().scan_iter(match=keys.tag_timeline_pattern(), count=SCAN_COUNT)
+    for key in itertools.chain(found, [None]):
+        if key is not None:
+            findings.keys_scanned += 1
+            tags.append(key)
+        if tags and (key is None or len(tags) == BATCH):
+            rows = _read(lambda pipe, t=tags: [pipe.zrange(k, 0, -1) for k in t])
+            check({k: [int(s) for s in row] for k, row in zip(tags, rows, strict=True)})
+            tags = []
 
 
 def _check_homes(

@@ -247,3 +247,15 @@ def test_the_tag_page_and_the_global_page_with_trends_cost_two_round_trips(alice
         for url in ("/tags/one/", "/timeline/"):
             assert count_round_trips(client, url) == 2, url
     assert len(trends(page(bob, "/timeline/"))) == 6
+
+
+def test_the_repair_removes_references_to_deleted_statuses_from_tags(r, alice):
+    from tests.timeline.test_timelines_command import assert_repaired
+
+    author = user("alice")
+    kept = services.status_create(author=author, text="#kept #both")
+    gone = services.status_create(author=author, text="#gone #both")
+    run_jobs()
+    r.delete(keys.status(gone.id))  # a delete cut short before its tag step
+    assert_repaired(r, "References to deleted statuses: 5 in 5 keys")
+    assert tagged(r, "both") == [kept.id] and tagged(r, "gone") == []
