@@ -32,9 +32,12 @@ URL_SHOWN = 40  # characters of a longer URL shown before the ellipsis
 _URL = r"(?P<url>(?:[Hh][Tt][Tt][Pp][Ss]?://|[Ww][Ww][Ww]\.)[^\s<>\"`]+)"
 # A mention or tag starts a word: not after a letter, digit, `_` or the sign itself
 # (an e-mail address `a@b.com`, `a#b` or `##b` is plain text).
-_MENTION = rf"(?<![\w@#])@(?P<name>[A-Za-z0-9_]{{3,{USERNAME_MAX_LENGTH}}})(?![\w@])"
-_TAG = r"(?<![\w@#&])#(?P<tag>\w+)"
-_TOKENS = re.compile(f"{_URL}|{_MENTION}|{_TAG}")
+# (The sign is matched before the look back at what precedes it: a look-behind tried
+# at every position made a plain text's scan ten times slower.)
+_MENTION = rf"@(?<![\w@#]@)(?P<name>[A-Za-z0-9_]{{3,{USERNAME_MAX_LENGTH}}})(?![\w@])"
+_TAG = r"#(?<![\w@#&]#)(?P<tag>\w+)"
+# The look-ahead at the first characters skips most positions at once (twice faster).
+_TOKENS = re.compile(f"(?=[HhWw@#])(?:{_URL}|{_MENTION}|{_TAG})")
 TAG_RE = re.compile(rf"(?=\w*[^\W\d])\w{{1,{TAG_MAX_LENGTH}}}")
 # A tag as stored (`tag_key`): case folding may add combining marks and lengthen a
 # character to three (`ß` to `ss`), never anything else.
