@@ -78,6 +78,8 @@ ACCOUNT_NAME_GRACE_DAYS = env.int("ACCOUNT_NAME_GRACE_DAYS", default=30)
 TIMELINE_PAGE_SIZE = env.int("TIMELINE_PAGE_SIZE", default=30)
 HOME_TIMELINE_CAP = env.int("HOME_TIMELINE_CAP", default=1000)
 GLOBAL_TIMELINE_CAP = env.int("GLOBAL_TIMELINE_CAP", default=1000)
+# Notification groups kept per user (`timeline.notifications`), oldest dropped.
+NOTIFICATIONS_CAP = env.int("NOTIFICATIONS_CAP", default=500)
 FOLLOW_BACKFILL = env.int("FOLLOW_BACKFILL", default=200)
 # A profile names the people in common among the viewer's newest follows, up to this
 # many, so its cost does not grow with how many people the viewer follows.
@@ -139,6 +141,7 @@ MIDDLEWARE = [
     "config.middleware.RedisUnavailableMiddleware",
     "accounts.middleware.AuthenticationMiddleware",
     "timeline.middleware.LastSeenMiddleware",
+    "timeline.middleware.NotificationsCountMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -154,6 +157,7 @@ TEMPLATES = [
             "context_processors": [
                 "django.contrib.messages.context_processors.messages",
                 "accounts.context_processors.viewer",
+                "timeline.context_processors.notifications",
                 "config.context_processors.assets",
                 "config.context_processors.csrf",
             ],

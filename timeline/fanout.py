@@ -47,7 +47,7 @@ from accounts.domain import User
 from accounts.services import username_retire
 from config.pipelines import LuaScript, pipeline_run
 from config.redis import get_redis, slot_groups
-from timeline import blocks, jobs, keys, privacy, services
+from timeline import blocks, jobs, keys, notifications, privacy, services
 from timeline.domain import Status
 
 log = logging.getLogger(__name__)
@@ -365,6 +365,8 @@ def _account_keys(uid: int) -> list[str]:
         keys.mutes(uid),
         keys.follow_requests(uid),
         keys.requested(uid),
+        *notifications.store_keys(uid),
+        keys.notifications_read(uid),
     ]
 
 

@@ -59,7 +59,7 @@ from accounts import limits
 from accounts.domain import User
 from config.pipelines import LuaScript, pipeline_run
 from config.redis import get_redis
-from timeline import jobs, keys, services
+from timeline import jobs, keys, notifications, services
 from timeline.domain import Blocked
 
 
@@ -220,6 +220,7 @@ def follow_request_approve(
                 now,
             ],
         )
+        _request_unnotify_queue(pipe, owner.id, requester_id)
 
     approved, *_ = pipeline_run(approve)
     if not approved:
@@ -228,15 +229,28 @@ def follow_request_approve(
     return True
 
 
+def _request_unnotify_queue(pipe, owner_id: int, requester_id: int) -> None:
+    """Queue the end of the owner's "asked to follow you" for this requester: it is
+    about a pending request, so it goes with it (approved, denied or cancelled)."""
+    notifications.unnotify_queue(
+        pipe,
+        recipient=owner_id,
+        kind="follow_request",
+        actor=requester_id,
+        sid=None,
+    )
+
+
 def _request_drop(owner_id: int, requester_id: int) -> bool:
     """The request goes: the truth (the owner's slot), then the requester's side."""
 
     def drop(pipe) -> None:
         pipe.zrem(keys.follow_requests(owner_id), requester_id)
+        _request_unnotify_queue(pipe, owner_id, requester_id)
         pipe.barrier()
         pipe.zrem(keys.requested(requester_id), owner_id)
 
-    removed, _ = pipeline_run(drop)
+    removed, *_ = pipeline_run(drop)
     return bool(removed)
 
 
