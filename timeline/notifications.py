@@ -11,11 +11,12 @@ group by day), and `notifications_read:{u}` the place up to which the user has r
 **Groups.** Likes of one status form one group (`like:<sid>`: "alice and 3 others
 liked your status"), as do reposts (`repost:<sid>`); a mention or a reply is one
 group per status (`mention:<sid>`, `reply:<sid>`: its one actor is the author); new
-followers and follow requests group by UTC day (`follow:<day>`). A new event moves
-its group on top: its place becomes its time, raised to one above the top when the
-top is as new, so places are unique (a page's cursor is the place alone) and
-anything that arrives after the user read is above their mark (unread), even if
-its event time is older. The shown time is the newest event's.
+followers and follow requests group by UTC day (`follow:<day>`); an approved follow
+request tells the requester once per approver (`follow_approved:<owner>`). A new
+event moves its group on top: its place becomes its time, raised to one above the
+top when the top is as new, so places are unique (a page's cursor is the place
+alone) and anything that arrives after the user read is above their mark (unread),
+even if its event time is older. The shown time is the newest event's.
 
 **Delivery.** `notify_queue`, `unnotify_queue` and `notifications_forget_status_queue`
 each queue one script in the recipient's slot, atomic and safe to repeat, so a
@@ -31,8 +32,10 @@ a block, a mute, a deletion or a private author hides at read.
 A follow notifies from inside the followee's gate (`services._FOLLOWER_ADD`): once,
 atomically with the follower's arrival, so the request and the follow job (which
 runs the same gate again) can never tell it twice; a private account's new follow
-request notifies the same way, and a follow its owner approved tells nobody (they
-approved it).
+request notifies the same way (and its notification goes with the request:
+approved, denied or cancelled, `timeline.privacy`). A follow its owner approved
+tells the owner nothing (they approved it) and tells the requester, from the
+approval's last step, only while the follow stands in their slot (`if_following`).
 """
 
 from __future__ import annotations
@@ -46,9 +49,19 @@ from accounts.domain import User
 from config.pipelines import LuaScript, pipeline_run
 from timeline import keys
 
-KINDS = ("mention", "reply", "like", "repost", "follow", "follow_request")
+KINDS = (
+    "mention",
+    "reply",
+    "like",
+    "repost",
+    "follow",
+    "follow_request",
+    "follow_approved",
+)
 STATUS_KINDS = ("mention", "reply", "like", "repost")  # about one status (`sid`)
 FOLLOW_KINDS = ("follow", "follow_request")  # grouped by day, no status
+# The rest (follow_approved: "alice approved your follow request") is one group per
+# actor: told once per approver.
 # How many of a group's actors are remembered: below it, counts are exact and
 # repeats and undos are recognised; past it an actor is counted, not remembered (an
 # undo of one of those lowers the count while it is above the remembered).
@@ -144,9 +157,11 @@ local k = {z = KEYS[1], h = KEYS[2], actors = KEYS[3], follows = KEYS[4],
            blocks = KEYS[5], blocked_by = KEYS[6], mutes = KEYS[7]}
 """
 
-# ARGV: the user hash's username and deleted fields, then `notify`'s arguments.
-# Records one event (see NOTIFY); nothing for a recipient deleted or being deleted
-# (as `services._LIVE`: their deletion job may have deleted these keys already).
+# KEYS 9: the recipient's following zset. ARGV: the user hash's username and deleted
+# fields, a followee the recipient must follow ('' for no such condition), then
+# `notify`'s arguments. Records one event (see NOTIFY); nothing for a recipient
+# deleted or being deleted (as `services._LIVE`: their deletion job may have deleted
+# these keys already), nor when the condition does not hold.
 _NOTIFY = LuaScript(
     NOTIFY
     + _KEYS_TABLE
@@ -155,7 +170,8 @@ if redis.call('HEXISTS', KEYS[8], ARGV[1]) == 0
     or redis.call('HEXISTS', KEYS[8], ARGV[2]) == 1 then
   return 0
 end
-return notify(k, ARGV, 3)
+if ARGV[3] ~= '' and not redis.call('ZSCORE', KEYS[9], ARGV[3]) then return 0 end
+return notify(k, ARGV, 4)
 """
 )
 
@@ -253,14 +269,16 @@ def _recipient_keys(recipient: int) -> list[str]:
     ]
 
 
-def _group(kind: str, sid: int | None, at_ms: int) -> str:
+def _group(kind: str, sid: int | None, actor: int, at_ms: int) -> str:
     if kind not in KINDS:
         raise ValueError(f"unknown notification kind {kind!r}")
     if kind in STATUS_KINDS:
         if sid is None:
             raise ValueError(f"a {kind} notification names its status")
         return f"{kind}:{int(sid)}"
-    return f"{kind}:{at_ms // DAY_MS}"
+    if kind in FOLLOW_KINDS:
+        return f"{kind}:{at_ms // DAY_MS}"
+    return f"{kind}:{int(actor)}"
 
 
 def notify_args(
@@ -271,7 +289,7 @@ def notify_args(
     return [
         int(recipient),
         kind,
-        _group(kind, sid, at_ms),
+        _group(kind, sid, actor, at_ms),
         int(actor),
         "" if sid is None else int(sid),
         int(at_ms),
@@ -284,19 +302,32 @@ def notify_args(
 
 
 def notify_queue(
-    pipe, *, recipient: int, kind: str, actor: int, sid: int | None, at_ms: int
+    pipe,
+    *,
+    recipient: int,
+    kind: str,
+    actor: int,
+    sid: int | None,
+    at_ms: int,
+    if_following: int | None = None,
 ) -> None:
     """Queue the notification of one event: `actor` did `kind` (mention, reply,
-    like, repost: about status `sid`; follow, follow_request: `sid` None) at
-    `at_ms` (unix ms). One idempotent script in the recipient's slot; its reply is
-    1 when recorded, 0 when skipped (a repeat, the recipient themself, a block
-    either way, a mute, a deleted recipient)."""
+    like, repost: about status `sid`; follow, follow_request, follow_approved:
+    `sid` None) at `at_ms` (unix ms). One idempotent script in the recipient's
+    slot; its reply is 1 when recorded, 0 when skipped (a repeat, the recipient
+    themself, a block either way, a mute, a deleted recipient, or, with
+    `if_following`, a recipient who does not follow that user at that moment)."""
     _NOTIFY.queue(
         pipe,
-        keys=[*_recipient_keys(recipient), account_keys.user(recipient)],
+        keys=[
+            *_recipient_keys(recipient),
+            account_keys.user(recipient),
+            keys.following(recipient),
+        ],
         args=[
             User.USERNAME_FIELD,
             User.DELETED_FIELD,
+            "" if if_following is None else int(if_following),
             *notify_args(
                 recipient=recipient, kind=kind, actor=actor, sid=sid, at_ms=at_ms
             ),
@@ -315,7 +346,7 @@ def unnotify_queue(
         pipe,
         keys=[*_recipient_keys(recipient), account_keys.user(recipient)],
         args=[
-            "" if follows else _group(kind, sid, 0),
+            "" if follows else _group(kind, sid, actor, 0),
             int(actor),
             kind,
             f"{kind}|{int(actor)}" if follows else "",
@@ -330,7 +361,7 @@ def notifications_forget_status_queue(pipe, *, recipient: int, sid: int) -> None
     _FORGET_GROUPS.queue(
         pipe,
         keys=[*_recipient_keys(recipient), account_keys.user(recipient)],
-        args=[_group(kind, sid, 0) for kind in STATUS_KINDS],
+        args=[_group(kind, sid, 0, 0) for kind in STATUS_KINDS],
     )
 
 

@@ -177,6 +177,18 @@ def approval_complete(*, owner_id: int, requester_id: int, cancel: bool) -> bool
 
     def done(pipe) -> None:
         pipe.zrem(keys.requested(requester_id), owner_id)
+        # "Approved": told in the requester's slot only while the follow stands
+        # there (this runs after a refused follow too), before the job that would
+        # tell it again is done.
+        notifications.notify_queue(
+            pipe,
+            recipient=requester_id,
+            kind="follow_approved",
+            actor=owner_id,
+            sid=None,
+            at_ms=jobs.now_ms(),
+            if_following=owner_id,
+        )
         jobs.cancel_queue(pipe, slot=slot, jid=follow_job)
         if cancel:
             pipe.barrier()  # the gate needs the job until the follow is in

@@ -20,7 +20,7 @@ from tests.helpers import (
     store_snapshot,
 )
 from tests.roundtrips import RoundTripCounter
-from timeline import blocks, jobs, keys, notifications, services
+from timeline import blocks, jobs, keys, notifications, privacy, services
 from timeline.domain import Notification
 from timeline.notifications import DAY_MS
 
@@ -354,14 +354,29 @@ def test_a_follow_whose_request_died_is_told_once_by_its_job(
 
 
 def test_a_follow_request_notifies_and_goes_with_the_request(r, people):
-    alice = logged_in_client("alice")
+    alice, bob = logged_in_client("alice"), logged_in_client("bob")
     alice.post("/settings/privacy/", {"private": "on"})
-    logged_in_client("bob").post("/u/alice/follow/")
+    bob.post("/u/alice/follow/")
     assert shown(alice) == ["@bob asked to follow you: follow requests"]
     alice.post("/settings/requests/bob/approve/")
     # Approved by alice herself: nothing to tell her, and the request is done.
     assert shown(alice) == []
     assert r.zscore(keys.followers(people["alice"].id), people["bob"].id)
+    # Bob is told, once, however often the approval's step runs.
+    assert shown(bob) == ["@alice approved your follow request"]
+    privacy.approval_complete(
+        owner_id=people["alice"].id, requester_id=people["bob"].id, cancel=True
+    )
+    assert groups(r, people["bob"].id)[0].count == 1
+
+
+def test_an_approval_a_block_overtook_tells_nothing(r, people):
+    alice, bob = people["alice"], people["bob"]
+    logged_in_client("alice").post("/settings/privacy/", {"private": "on"})
+    logged_in_client("bob").post("/u/alice/follow/")
+    blocks.block_create(blocker=bob, blocked_id=alice.id)
+    privacy.approval_complete(owner_id=alice.id, requester_id=bob.id, cancel=True)
+    assert r.exists(keys.notifications(bob.id)) == 0
 
 
 def test_a_private_authors_mention_reaches_only_a_follower(r, people):
