@@ -69,12 +69,13 @@ account's job (`account:<uid>`) deletes every per-user key of both tables
 | `notification:{<uid>}` | hash | group -> the group as JSON (kind, sid,    | one field per group of the zset above     |
 |                      |        | newest actors, count, time): one owner,   |                                           |
 |                      |        | `timeline.domain.Notification`            |                                           |
-| `notification_actors:{<uid>}` | zset | `<group>|<actor>` -> 0: who is in each | GROUP_ACTORS_MAX (1,000) per group; past  |
-|                      |        | group (lex ranges by group), so a repeat  | it an actor is counted, not remembered    |
-|                      |        | counts once and an undo leaves exactly    | (counts stay exact below it)              |
-| `notification_follows:{<uid>}` | zset | `<kind>|<actor>` -> day of the group  | one per remembered actor of a follow or   |
-|                      |        | (follow kinds group by UTC day) holding   | follow-request group; dropped with it     |
-|                      |        | that actor, for an unfollow to find it    |                                           |
+| `notification_actors:{<uid>}` | zset | `<group>` and `<actor>` joined by a bar | GROUP_ACTORS_MAX (1,000) per group; past  |
+|                      |        | -> 0: who is in each group (lex ranges by | it an actor is counted, not remembered    |
+|                      |        | group), so a repeat counts once and an    | (counts stay exact below it)              |
+|                      |        | undo takes out exactly the one counted    |                                           |
+| `notification_follows:{<uid>}` | zset | `<kind>` and `<actor>` joined by a bar | one per remembered actor of a follow or   |
+|                      |        | -> the day (UTC) of the follow group that | follow-request group; dropped with it     |
+|                      |        | holds that actor, for an unfollow         |                                           |
 | `notifications_read:{<uid>}` | string | the place up to which the user has | one per user; only raised, never lowered  |
 |                      |        | read (groups above it are unread)         |                                           |
 | `store:layout`       | string | the key layout the store was upgraded to  | one key; set by `manage.py upgrade_store` |
