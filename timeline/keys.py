@@ -86,9 +86,11 @@ Scores equal members in the status zsets so that pages are cut by id
 (`ZREVRANGEBYSCORE key max_id -inf LIMIT 0 n`), and integer members and scores keep a
 capped timeline in a compact listpack (see `config/embedded.py: TUNING`).
 
-Notifications a user caused in others' stores (likes, follows, ...) stay when the
+Notifications a user caused in others' stores (likes, mentions, ...) stay when the
 user's account is deleted: nothing indexes the recipients from the actor, and the
-page leaves out deleted actors at read (as it does blocked and muted ones).
+page leaves out deleted actors at read (as it does blocked and muted ones). Their
+follows and follow requests are the exception: the deletion job walks those anyway,
+and takes them out of the "followed you" and "asked to follow you" groups.
 
 Blocks and mutes: a page reads at most HIDE_READ_MAX (1,000) entries of each of the
 viewer's `blocks`, `blocked_by` and `mutes` in its first round trip, and asks a longer

@@ -184,6 +184,23 @@ def test_a_deleted_actor_is_left_out_at_read(r, people, alice_status):
     assert shown(logged_in_client("alice")) == ["@bob liked your status. hello world"]
 
 
+def test_a_deleted_followers_follow_and_request_leave_the_groups(r, people):
+    alice, carol = people["alice"], people["carol"]
+    logged_in_client("carol").post("/settings/privacy/", {"private": "on"})
+    erin = logged_in_client("erin")
+    erin.post("/u/alice/follow/")
+    erin.post("/u/carol/follow/")  # a request: carol is private
+    logged_in_client("bob").post("/u/alice/follow/")
+    assert shown(logged_in_client("carol")) == [
+        "@erin asked to follow you: follow requests"
+    ]
+    services.account_close(user=people["erin"])
+    run_jobs()
+    (group,) = groups(r, alice.id)
+    assert (group.count, group.actors) == (1, (people["bob"].id,))
+    assert r.exists(keys.notifications(carol.id)) == 0
+
+
 def test_an_undo_takes_the_actor_out_and_an_emptied_group_goes(r, people, alice_status):
     alice, sid = people["alice"], alice_status.id
     tell(alice, "like", people["bob"], sid, at=T0)
