@@ -4,6 +4,7 @@ deletions, marked read only by a POST, and a page of two round trips."""
 from __future__ import annotations
 
 import re
+import threading
 
 import pytest
 import redis
@@ -157,6 +158,39 @@ def test_nothing_is_told_of_oneself_across_a_block_either_way_or_from_the_muted(
     assert not tell(alice, "like", dave, sid)
     assert r.exists(keys.notifications(alice.id)) == 0
     assert tell(alice, "like", people["erin"], sid)
+
+
+@pytest.mark.real_redis
+def test_concurrent_likes_and_repeats_count_each_liker_exactly_once(
+    r, people, alice_status
+):
+    alice, sid = people["alice"], alice_status.id
+    likers = list(range(1000, 1040))  # ids are enough: nothing is read about them
+
+    def burst(offset: int) -> None:
+        for i in range(len(likers)):
+            liker = likers[(i + offset) % len(likers)]
+            notifications.notify(
+                recipient=alice.id, kind="like", actor=liker, sid=sid, at_ms=T0 + i
+            )
+            if liker % 4 == offset % 4:  # some take it back, and like again
+                pipeline_run(
+                    lambda pipe, liker=liker: notifications.unnotify_queue(
+                        pipe, recipient=alice.id, kind="like", actor=liker, sid=sid
+                    )
+                )
+                notifications.notify(
+                    recipient=alice.id, kind="like", actor=liker, sid=sid, at_ms=T0
+                )
+
+    threads = [threading.Thread(target=burst, args=(n,)) for n in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    (group,) = groups(r, alice.id)
+    assert group.count == len(likers)
+    assert r.zcard(keys.notification_actors(alice.id)) == len(likers)
 
 
 def test_a_block_or_mute_after_the_fact_hides_at_read_and_shrinks_the_count(
