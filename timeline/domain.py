@@ -318,8 +318,13 @@ class NotificationItem:
 class Notifications:
     """A page of the viewer's notifications, newest first. `cursor`: the place below
     which the next page starts; `newest`: the top group's place (what "mark all as
-    read" marks up to), None when there is none."""
+    read" marks up to), None when there is none; `read_up_to`: the read mark."""
 
     items: list[NotificationItem]
     cursor: int | None
     newest: int | None
+    read_up_to: int
+
+    @property
+    def any_unread(self) -> bool:
+        return self.newest is not None and self.newest > self.read_up_to

@@ -919,4 +919,5 @@ def notifications_get(
         items=items,
         cursor=shown[-1].place if len(groups) > size else None,
         newest=newest,
+        read_up_to=mark,
     )

@@ -482,7 +482,7 @@ def test_marking_read_is_a_post_with_the_csrf_token(r, people, alice_status):
     tell(people["alice"], "like", people["bob"], alice_status.id)
     client = logged_in_client("alice", enforce_csrf_checks=True)
     html = page(client, "/notifications/")
-    assert badge(html) == "1"
+    assert badge(html) == "1" and "Mark all as read" in html
     up_to = re.search(r'name="up_to" value="(\d+)"', html).group(1)
     refused = client.post("/notifications/read/", {"up_to": up_to})
     assert refused.status_code == 403
@@ -495,6 +495,8 @@ def test_marking_read_is_a_post_with_the_csrf_token(r, people, alice_status):
     html = page(client, "/notifications/")
     assert badge(html) is None
     assert 'class="notification unread"' not in html
+    # Nothing left to mark: no button, and no mark for the script to post.
+    assert "Mark all as read" not in html and "data-notifications-read" not in html
     assert shown(client) == ["@bob liked your status. hello world"]
 
 
