@@ -82,6 +82,8 @@ GLOBAL_TIMELINE_CAP = env.int("GLOBAL_TIMELINE_CAP", default=1000)
 TAG_TIMELINE_CAP = env.int("TAG_TIMELINE_CAP", default=1000)
 # The global page's trending tags count the statuses of this many last hours.
 TRENDS_HOURS = env.int("TRENDS_HOURS", default=6)
+# Notification groups kept per user (`timeline.notifications`), oldest dropped.
+NOTIFICATIONS_CAP = env.int("NOTIFICATIONS_CAP", default=500)
 FOLLOW_BACKFILL = env.int("FOLLOW_BACKFILL", default=200)
 # A profile names the people in common among the viewer's newest follows, up to this
 # many, so its cost does not grow with how many people the viewer follows.
@@ -143,6 +145,7 @@ MIDDLEWARE = [
     "config.middleware.RedisUnavailableMiddleware",
     "accounts.middleware.AuthenticationMiddleware",
     "timeline.middleware.LastSeenMiddleware",
+    "timeline.middleware.NotificationsCountMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -158,6 +161,7 @@ TEMPLATES = [
             "context_processors": [
                 "django.contrib.messages.context_processors.messages",
                 "accounts.context_processors.viewer",
+                "timeline.context_processors.notifications",
                 "config.context_processors.assets",
                 "config.context_processors.csrf",
             ],

@@ -307,3 +307,71 @@ class BlockedAndMuted:
     muted: list[User]
     blocked_cursor: int | None
     muted_cursor: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Notification:
+    """One group of a user's notifications, as `notification:{uid}` holds it: the
+    one owner of its JSON (written by the scripts of `timeline.notifications`).
+    `actors` are the newest first; `count` is how many in all; `at` the newest
+    event's time (unix ms); `place` its place in `notifications:{uid}`."""
+
+    group: str
+    kind: str
+    sid: int | None
+    actors: tuple[int, ...]
+    count: int
+    at: int
+    place: int
+
+    @classmethod
+    def from_json(cls, group: str, place: float, value: str) -> Notification | None:
+        """The group from its row; None for a row that does not parse."""
+        try:
+            row = json.loads(value)
+            actors = row.get("a") or []  # Lua's JSON writes an empty list as {}
+            return cls(
+                group=group,
+                kind=str(row["k"]),
+                sid=int(row["s"]) if row.get("s") not in (None, "") else None,
+                actors=tuple(int(a) for a in actors),
+                count=int(float(row["n"])),
+                at=int(float(row["t"])),
+                place=int(place),
+            )
+        except (ValueError, KeyError, TypeError, AttributeError):
+            return None
+
+
+@dataclass(frozen=True, slots=True)
+class NotificationItem:
+    """A group as the page shows it: the actors the viewer may see (newest first,
+    at most three), how many others, the status it is about (None for follows)."""
+
+    kind: str
+    actors: list[User]
+    others: int
+    status: Status | None
+    at: int  # unix ms
+    place: int
+    unread: bool
+
+    @property
+    def at_time(self) -> datetime:
+        return datetime.fromtimestamp(self.at / 1000, tz=UTC)
+
+
+@dataclass(frozen=True, slots=True)
+class Notifications:
+    """A page of the viewer's notifications, newest first. `cursor`: the place below
+    which the next page starts; `newest`: the top group's place (what "mark all as
+    read" marks up to), None when there is none; `read_up_to`: the read mark."""
+
+    items: list[NotificationItem]
+    cursor: int | None
+    newest: int | None
+    read_up_to: int
+
+    @property
+    def any_unread(self) -> bool:
+        return self.newest is not None and self.newest > self.read_up_to

@@ -48,7 +48,7 @@ from accounts.domain import User
 from accounts.services import username_retire
 from config.pipelines import LuaScript, pipeline_run
 from config.redis import get_redis, slot_groups
-from timeline import blocks, jobs, keys, privacy, services
+from timeline import blocks, jobs, keys, notifications, privacy, services
 from timeline.domain import Status
 
 log = logging.getLogger(__name__)
@@ -368,6 +368,8 @@ def _account_keys(uid: int) -> list[str]:
         keys.mutes(uid),
         keys.follow_requests(uid),
         keys.requested(uid),
+        *notifications.store_keys(uid),
+        keys.notifications_read(uid),
     ]
 
 
@@ -381,8 +383,10 @@ def run_account(job: jobs.Job) -> None:
     they follow (each followee's followers, names and count); `b` whom they blocked
     (the other side, `blocked_by`); `c` who blocked them (those blocks); `r` the
     follow requests they sent (each private account's `follow_requests`); `q` those
-    sent to them (each requester's `requested`); `e` their own keys.
-    Others' mutes of them stay (no index leads to them; a deleted id is never
+    sent to them (each requester's `requested`); `e` their own keys. Their follows
+    and follow requests leave the notifications they made (`g`, `r`); their other
+    notifications in others' stores stay, left out at read (no index leads to
+    them). Others' mutes of them stay (no index leads to them; a deleted id is never
     handed out again, and the list of one's mutes skips people who are gone). The
     posts and the followers, following and block zsets are kept until `e`, so every
     walk's order holds and a rerun finds the same members; every step is idempotent.
@@ -460,6 +464,10 @@ def run_account(job: jobs.Job) -> None:
             for i, followee in enumerate(batch):
                 count, mode = replies[4 * i + 2], replies[4 * i + 3]
                 services._popularity_queue(pipe, followee, count)
+                # They leave the followee's "followed you" (the walk is here).
+                notifications.unnotify_queue(
+                    pipe, recipient=followee, kind="follow", actor=uid, sid=None
+                )
                 if mode == "pull":  # fewer followers may move it back to push
                     services.mode_check_queue(pipe, author_id=followee)
 
@@ -468,19 +476,24 @@ def run_account(job: jobs.Job) -> None:
         jobs.progress(job, cursor=phase)
     # Two-sided relations whose other side is in someone else's slot: walk the
     # account's side, and take the account out of each other side.
+    # A request they sent also leaves the owner's "asked to follow you".
     others = (
-        ("b", keys.blocks, keys.blocked_by),  # whom they blocked
-        ("c", keys.blocked_by, keys.blocks),  # who blocked them
-        ("r", keys.requested, keys.follow_requests),  # requests they sent
-        ("q", keys.follow_requests, keys.requested),  # requests sent to them
+        ("b", keys.blocks, keys.blocked_by, None),  # whom they blocked
+        ("c", keys.blocked_by, keys.blocks, None),  # who blocked them
+        ("r", keys.requested, keys.follow_requests, "follow_request"),  # they sent
+        ("q", keys.follow_requests, keys.requested, None),  # sent to them
     )
-    for i, (step, own_key, other_key) in enumerate(others):
+    for i, (step, own_key, other_key, told) in enumerate(others):
         if phase != step:
             continue
 
-        def forget(pipe, batch: list[int], other_key=other_key) -> None:
+        def forget(pipe, batch: list[int], other_key=other_key, told=told) -> None:
             for other in batch:
                 pipe.zrem(other_key(other), uid)
+                if told:
+                    notifications.unnotify_queue(
+                        pipe, recipient=other, kind=told, actor=uid, sid=None
+                    )
 
         _walk(job, own_key(uid), forget, start=start, phase=f"{step} ")
         phase, start = others[i + 1][0] if i + 1 < len(others) else "e", ""

@@ -73,6 +73,21 @@ account's job (`account:<uid>`) deletes every per-user key of both tables
 |                      |        |                                           | `timelines repair` runs them again        |
 | `jobs:ready:{r<n>}`  | zset   | slot -> when a job was queued there (ms): | JOB_READY_SHARDS (16) keys, one member    |
 |                      |        | the wake-up call for workers              | per slot at most; popped by workers       |
+| `notifications:{<uid>}` | zset | group -> its place (ms): the time of its | NOTIFICATIONS_CAP (500) groups, oldest    |
+|                      |        | newest event, raised to one above the top | dropped with their rows and actors in the |
+|                      |        | so each is unique and a new one is on top | same step (`timeline.notifications`)      |
+| `notification:{<uid>}` | hash | group -> the group as JSON (kind, sid,    | one field per group of the zset above     |
+|                      |        | newest actors, count, time): one owner,   |                                           |
+|                      |        | `timeline.domain.Notification`            |                                           |
+| `notification_actors:{<uid>}` | zset | `<group>` and `<actor>` joined by a bar | GROUP_ACTORS_MAX (1,000) per group; past  |
+|                      |        | -> 0: who is in each group (lex ranges by | it an actor is counted, not remembered    |
+|                      |        | group), so a repeat counts once and an    | (counts stay exact below it)              |
+|                      |        | undo takes out exactly the one counted    |                                           |
+| `notification_follows:{<uid>}` | zset | `<kind>` and `<actor>` joined by a bar | one per remembered actor of a follow or   |
+|                      |        | -> the day (UTC) of the follow group that | follow-request group; dropped with it     |
+|                      |        | holds that actor, for an unfollow         |                                           |
+| `notifications_read:{<uid>}` | string | the place up to which the user has | one per user; only raised, never lowered  |
+|                      |        | read (groups above it are unread)         |                                           |
 | `store:layout`       | string | the key layout the store was upgraded to  | one key; set by `manage.py upgrade_store` |
 |                      |        | (`timeline/upgrades.py: LAYOUT`); absent  | or on first use of an empty store         |
 |                      |        | on a store no upgrade has checked yet     | (`timeline/upgrades.py`), never lowered   |
@@ -80,6 +95,12 @@ account's job (`account:<uid>`) deletes every per-user key of both tables
 Scores equal members in the status zsets so that pages are cut by id
 (`ZREVRANGEBYSCORE key max_id -inf LIMIT 0 n`), and integer members and scores keep a
 capped timeline in a compact listpack (see `config/embedded.py: TUNING`).
+
+Notifications a user caused in others' stores (likes, mentions, ...) stay when the
+user's account is deleted: nothing indexes the recipients from the actor, and the
+page leaves out deleted actors at read (as it does blocked and muted ones). Their
+follows and follow requests are the exception: the deletion job walks those anyway,
+and takes them out of the "followed you" and "asked to follow you" groups.
 
 Blocks and mutes: a page reads at most HIDE_READ_MAX (1,000) entries of each of the
 viewer's `blocks`, `blocked_by` and `mutes` in its first round trip, and asks a longer
@@ -212,6 +233,26 @@ def follow_requests_pattern() -> str:
 def requested_pattern() -> str:
     """SCAN pattern matching every requested zset (admin tools only)."""
     return "requested:{*}"
+
+
+def notifications(uid: int) -> str:
+    return f"notifications:{{{uid}}}"
+
+
+def notification_groups(uid: int) -> str:
+    return f"notification:{{{uid}}}"
+
+
+def notification_actors(uid: int) -> str:
+    return f"notification_actors:{{{uid}}}"
+
+
+def notification_follows(uid: int) -> str:
+    return f"notification_follows:{{{uid}}}"
+
+
+def notifications_read(uid: int) -> str:
+    return f"notifications_read:{{{uid}}}"
 
 
 def follow_lock(uid: int) -> str:

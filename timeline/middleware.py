@@ -1,4 +1,5 @@
-"""The once-a-day "last seen" stamp that keeps a reader in the fan-out."""
+"""The once-a-day "last seen" stamp that keeps a reader in the fan-out, and the
+unread notification count every page of a signed-in viewer shows."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import logging
 
 from accounts.services import seen_day
 from config.middleware import REDIS_OUTAGES
-from timeline import services
+from timeline import selectors, services
 
 log = logging.getLogger(__name__)
 
@@ -39,3 +40,20 @@ class LastSeenMiddleware:
                     "last-seen stamp of user %s not written: %r", viewer.id, error
                 )
         return response
+
+
+class NotificationsCountMiddleware:
+    """Queue the signed-in viewer's unread notification count in the request's
+    reads, right behind the auth check: it rides in the page's first round trip, and
+    the navigation's badge (`timeline.context_processors`) costs no trip of its own.
+    """
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        reads = getattr(request, "reads", None)
+        request.notifications_unread = (
+            selectors.notifications_unread_queue(reads) if reads is not None else None
+        )
+        return self.get_response(request)

@@ -59,7 +59,7 @@ from accounts import limits
 from accounts.domain import User
 from config.pipelines import LuaScript, pipeline_run
 from config.redis import get_redis
-from timeline import jobs, keys, services
+from timeline import jobs, keys, notifications, services
 from timeline.domain import Blocked, Status
 
 
@@ -201,6 +201,18 @@ def approval_complete(*, owner_id: int, requester_id: int, cancel: bool) -> bool
 
     def done(pipe) -> None:
         pipe.zrem(keys.requested(requester_id), owner_id)
+        # "Approved": told in the requester's slot only while the follow stands
+        # there (this runs after a refused follow too), before the job that would
+        # tell it again is done.
+        notifications.notify_queue(
+            pipe,
+            recipient=requester_id,
+            kind="follow_approved",
+            actor=owner_id,
+            sid=None,
+            at_ms=jobs.now_ms(),
+            if_following=owner_id,
+        )
         jobs.cancel_queue(pipe, slot=slot, jid=follow_job)
         if cancel:
             pipe.barrier()  # the gate needs the job until the follow is in
@@ -244,6 +256,7 @@ def follow_request_approve(
                 now,
             ],
         )
+        _request_unnotify_queue(pipe, owner.id, requester_id)
 
     approved, *_ = pipeline_run(approve)
     if not approved:
@@ -252,15 +265,28 @@ def follow_request_approve(
     return True
 
 
+def _request_unnotify_queue(pipe, owner_id: int, requester_id: int) -> None:
+    """Queue the end of the owner's "asked to follow you" for this requester: it is
+    about a pending request, so it goes with it (approved, denied or cancelled)."""
+    notifications.unnotify_queue(
+        pipe,
+        recipient=owner_id,
+        kind="follow_request",
+        actor=requester_id,
+        sid=None,
+    )
+
+
 def _request_drop(owner_id: int, requester_id: int) -> bool:
     """The request goes: the truth (the owner's slot), then the requester's side."""
 
     def drop(pipe) -> None:
         pipe.zrem(keys.follow_requests(owner_id), requester_id)
+        _request_unnotify_queue(pipe, owner_id, requester_id)
         pipe.barrier()
         pipe.zrem(keys.requested(requester_id), owner_id)
 
-    removed, _ = pipeline_run(drop)
+    removed, *_ = pipeline_run(drop)
     return bool(removed)
 
 

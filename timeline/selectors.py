@@ -33,12 +33,16 @@ from timeline.domain import (
     FollowRequests,
     Home,
     InCommon,
+    Notification,
+    NotificationItem,
+    Notifications,
     Page,
     PeoplePage,
     Profile,
     Status,
     Trend,
 )
+from timeline.notifications import STATUS_KINDS
 from timeline.services import home_rebuild_job_id
 
 IN_COMMON_SHOWN = 3
@@ -822,3 +826,145 @@ def trends_queue(reads: ReadBatch) -> Deferred[list[Trend]]:
         return [Trend(tag=tag, count=n) for tag, n in top[:TRENDS_SHOWN]]
 
     return reads.queue(build, parse)
+# Notifications (`timeline.notifications`). KEYS: the viewer's groups, rows and read
+# mark. ARGV: the highest place wanted ('+inf', or '(<place>' below a cursor), how
+# many. Returns the read mark, the top group's place ('' for none), then group,
+# place, row triples, newest first: a page's groups with their rows in one call.
+_NOTIFICATIONS_READ = LuaScript(
+    """
+local rows = redis.call('ZREVRANGEBYSCORE', KEYS[1], ARGV[1], '-inf',
+                        'WITHSCORES', 'LIMIT', 0, tonumber(ARGV[2]))
+local top = redis.call('ZREVRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+local out = {redis.call('GET', KEYS[3]) or '0', top[2] or ''}
+for i = 1, #rows, 2 do
+  out[#out + 1] = rows[i]
+  out[#out + 1] = rows[i + 1]
+  out[#out + 1] = redis.call('HGET', KEYS[2], rows[i]) or ''
+end
+return out
+"""
+)
+
+# KEYS: the groups, the read mark. How many groups are above the mark (unread).
+_NOTIFICATIONS_UNREAD = LuaScript(
+    """
+local mark = redis.call('GET', KEYS[2]) or '0'
+return redis.call('ZCOUNT', KEYS[1], '(' .. mark, '+inf')
+"""
+)
+
+NOTIFICATION_ACTORS_SHOWN = 3
+
+
+def notifications_unread_queue(reads: PageReads) -> Deferred[int] | None:
+    """Queue the count of the claimed viewer's unread notification groups (None for
+    a visitor); trust it once the viewer is proven. One script call, O(log n)."""
+    vid = reads.claimed_uid
+    if vid is None:
+        return None
+    return reads.queue(
+        lambda pipe: _NOTIFICATIONS_UNREAD.queue(
+            pipe,
+            keys=[keys.notifications(vid), keys.notifications_read(vid)],
+            args=[],
+        ),
+        lambda replies: int(replies[0]),
+    )
+
+
+def _notification_rows(replies: list) -> tuple[int, int | None, list[Notification]]:
+    mark, top, *rows = replies[0]
+    groups = [
+        found
+        for group, place, row in zip(rows[::3], rows[1::3], rows[2::3], strict=True)
+        if (found := Notification.from_json(group, float(place), row)) is not None
+    ]
+    return int(float(mark)), int(float(top)) if top else None, groups
+
+
+def notifications_get(
+    *, reads: PageReads, cursor: int | None = None
+) -> Notifications | None:
+    """A page of the viewer's notifications, newest first; None when the request
+    proves no viewer. Two round trips: the groups with their rows (beside the auth
+    check and the viewer's blocks and mutes), then the actors' names and the
+    statuses. Groups about a status that is gone, and actors who are deleted,
+    blocked either way or muted, are left out at read (a GET writes nothing); so
+    are mentions and replies by a private author the viewer does not follow."""
+    vid = reads.claimed_uid
+    if vid is None:
+        return None
+    size = settings.TIMELINE_PAGE_SIZE
+    top = f"({cursor}" if cursor is not None else "+inf"
+    rows = reads.queue(
+        lambda pipe: _NOTIFICATIONS_READ.queue(
+            pipe,
+            keys=[
+                keys.notifications(vid),
+                keys.notification_groups(vid),
+                keys.notifications_read(vid),
+            ],
+            args=[top, size + 1],
+        ),
+        _notification_rows,
+    )
+    hidden = _hidden_queue(reads, mutes=True)
+    if reads.proven_uid() != vid:
+        return None
+    mark, newest, groups = rows.value
+    shown = groups[:size]
+    actors = sorted({a for g in shown for a in g.actors})
+    sids = sorted({g.sid for g in shown if g.sid is not None})
+    users = users_queue(reads, uids=actors)
+    statuses = _statuses_queue(reads, sids)
+    authors = sorted(
+        {a for g in shown if g.kind in ("mention", "reply") for a in g.actors}
+    )
+    follows = (
+        reads.queue(
+            lambda pipe: pipe.zmscore(keys.following(vid), authors),
+            lambda replies: {
+                a for a, s in zip(authors, replies[0], strict=True) if s is not None
+            },
+        )
+        if authors
+        else None
+    )
+    hide = _hidden_authors(reads, hidden, actors)
+    found = {s.id: s for s in statuses.value if s is not None}
+    items = []
+    for g in shown:
+        status = found.get(g.sid) if g.sid is not None else None
+        if g.kind in STATUS_KINDS and status is None:
+            continue  # the status is gone
+        visible = [
+            users.value[a] for a in g.actors if a in users.value and a not in hide
+        ]
+        if status is not None and g.kind in ("mention", "reply"):
+            author = users.value.get(status.author_id)
+            if author is None or (
+                author.private
+                and status.author_id not in (follows.value if follows else ())
+            ):
+                continue  # a private author's status, for their followers only
+        if not visible:
+            continue
+        count = g.count - (len(g.actors) - len(visible))
+        named = visible[:NOTIFICATION_ACTORS_SHOWN]
+        items.append(
+            NotificationItem(
+                kind=g.kind,
+                actors=named,
+                others=max(count - len(named), 0),
+                status=status,
+                at=g.at,
+                place=g.place,
+                unread=g.place > mark,
+            )
+        )
+    return Notifications(
+        items=items,
+        cursor=shown[-1].place if len(groups) > size else None,
+        newest=newest,
+        read_up_to=mark,
+    )

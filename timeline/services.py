@@ -50,7 +50,7 @@ from accounts.services import (
 )
 from config.pipelines import LuaScript, pipeline_run
 from config.redis import get_redis, slot_groups
-from timeline import jobs, keys, richtext
+from timeline import jobs, keys, notifications, richtext
 from timeline.domain import (
     Blocked,
     Busy,
@@ -620,15 +620,26 @@ def _follow_set(
 # -3: too many pending) unless a block stands either way (-1). Returns 0 when the
 # followee is deleted (or being deleted). Anything but 1 means the follow must end
 # on the follower's side: their deletion job may have walked the followers already,
-# or the account is private.
+# or the account is private. Then KEYS: the followee's notification keys (groups,
+# rows, actors, follows), mutes; ARGV from 9: `notify`'s arguments for a follow,
+# then for a follow request. A follower who arrives (not one already there, nor one
+# the owner approved) and a request newly filed notify the followee, atomically
+# with their arrival (`timeline.notifications`): so told once, however often the
+# request and the follow job run this.
 _FOLLOWER_ADD = LuaScript(
     _LIVE
+    + notifications.NOTIFY
     + """
 if not live(KEYS[3], ARGV[4], ARGV[5]) then return 0 end
+local k = {z = KEYS[8], h = KEYS[9], actors = KEYS[10], follows = KEYS[11],
+           blocks = KEYS[6], blocked_by = KEYS[7], mutes = KEYS[12]}
 local r = ARGV[1]
+local approving = redis.call('ZSCORE', KEYS[5], ARGV[7])
 if redis.call('ZSCORE', KEYS[1], r) or redis.call('HEXISTS', KEYS[3], ARGV[6]) == 0
-    or redis.call('ZSCORE', KEYS[5], ARGV[7]) then
-  redis.call('ZADD', KEYS[1], ARGV[2], r)
+    or approving then
+  if redis.call('ZADD', KEYS[1], ARGV[2], r) == 1 and not approving then
+    notify(k, ARGV, 9)
+  end
   redis.call('HSET', KEYS[2], r, ARGV[3])
   redis.call('ZREM', KEYS[4], r)
   return 1
@@ -640,7 +651,9 @@ if not redis.call('ZSCORE', KEYS[4], r)
     and redis.call('ZCARD', KEYS[4]) >= tonumber(ARGV[8]) then
   return -3
 end
-redis.call('ZADD', KEYS[4], 'NX', ARGV[2], r)
+if redis.call('ZADD', KEYS[4], 'NX', ARGV[2], r) == 1 then
+  notify(k, ARGV, 9 + NOTIFY_ARGS)
+end
 return 2
 """
 )
@@ -740,6 +753,8 @@ def _follow_sync(
                     keys.job_queue(keys.slot_of_user(followee_id)),
                     keys.blocks(followee_id),
                     keys.blocked_by(followee_id),
+                    *notifications.store_keys(followee_id),
+                    keys.mutes(followee_id),
                 ],
                 args=[
                     follower_id,
@@ -749,6 +764,17 @@ def _follow_sync(
                     User.PRIVATE_FIELD,
                     approval_job_id(followee_id, follower_id),
                     FOLLOW_REQUESTS_MAX,
+                    *(
+                        arg
+                        for kind in ("follow", "follow_request")
+                        for arg in notifications.notify_args(
+                            recipient=followee_id,
+                            kind=kind,
+                            actor=follower_id,
+                            sid=None,
+                            at_ms=jobs.now_ms(),
+                        )
+                    ),
                 ],
             )
             pipe.zcard(keys.followers(followee_id))
@@ -804,6 +830,10 @@ def _follow_sync(
         pipe.zrange(home, 0, 0, withscores=True)
         # A capped home holds at most the followee's newest HOME_TIMELINE_CAP.
         pipe.zrevrange(keys.posts(followee_id), 0, settings.HOME_TIMELINE_CAP - 1)
+        # The follower leaves the followee's "followed you" (an unfollow, a block).
+        notifications.unnotify_queue(
+            pipe, recipient=followee_id, kind="follow", actor=follower_id, sid=None
+        )
         mode_check_queue(pipe, author_id=followee_id)
 
     _, _, count, oldest, newest, *_ = pipeline_run(unlink)

@@ -24,6 +24,8 @@ urlpatterns = [
     path("u/<str:username>/unblock/", views.unblock, name="unblock"),
     path("u/<str:username>/mute/", views.mute, name="mute"),
     path("u/<str:username>/unmute/", views.unmute, name="unmute"),
+    path("notifications/", views.notifications_page, name="notifications"),
+    path("notifications/read/", views.notifications_read, name="notifications_read"),
     path("settings/blocked/", views.blocked_and_muted, name="blocked_and_muted"),
     path("settings/requests/", views.follow_requests, name="follow_requests"),
     path(

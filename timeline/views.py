@@ -12,7 +12,7 @@ from accounts.domain import TooManyAttempts
 from accounts.selectors import user_id_by_username
 from config.http import int_param, safe_next, too_many_requests
 from config.reverse import url_for
-from timeline import blocks, privacy, selectors, services
+from timeline import blocks, notifications, privacy, selectors, services
 from timeline.domain import (
     Blocked,
     Busy,
@@ -359,3 +359,28 @@ def request_deny(request, username: str):
         lambda user, other: privacy.follow_request_deny(owner=user, requester_id=other),
         "You denied @{username}'s follow request.",
     )
+
+
+def notifications_page(request):
+    """The viewer's notifications, newest first; unread ones highlighted. Reading
+    marks nothing: the page's script (or its button) posts the mark. Its reads ride
+    with the auth check (as `blocked_and_muted`)."""
+    cursor = int_param(request, "cursor")
+    found = selectors.notifications_get(reads=request.reads, cursor=cursor)
+    if found is None:
+        return login_required(notifications_page)(request)
+    context = {"found": found, "first_page": cursor is None}
+    return render(request, "timeline/notifications.html", context)
+
+
+@require_POST
+@login_required
+def notifications_read(request):
+    """Mark the viewer's notifications read up to the place the page showed on top
+    (`up_to`): by the page's script once shown, or by its "Mark all as read"."""
+    raw = request.POST.get("up_to", "")
+    if raw.isascii() and raw.isdigit() and len(raw) <= 16:
+        notifications.notifications_mark_read(user=request.user, up_to=int(raw))
+    else:
+        messages.error(request, "Nothing was marked read: the page sent no position.")
+    return redirect(url_for("timeline:notifications"))

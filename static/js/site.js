@@ -78,7 +78,26 @@
     });
   }
 
+  // The notifications page, once shown, marks what it showed as read (a POST with
+  // the page's CSRF token; without JS, its "Mark all as read" button does).
+  function markRead(section) {
+    var form = section.querySelector("form.notifications-read");
+    if (!form || !window.fetch) return;
+    fetch(section.getAttribute("data-notifications-read"), {
+      method: "POST",
+      credentials: "same-origin",
+      redirect: "manual",
+      body: new FormData(form)
+    }).then(function (response) {
+      if (response.type !== "opaqueredirect" && !response.ok) return;
+      document.querySelectorAll("[data-notifications-badge]").forEach(function (el) {
+        el.remove();
+      });
+    }).catch(function () {}); // still unread: the next visit tries again
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
+    document.querySelectorAll("[data-notifications-read]").forEach(markRead);
     document.querySelectorAll("textarea[data-counter]").forEach(bindCounter);
     document.querySelectorAll(".pager a[rel=next]").forEach(bindOlder);
     refreshTimes();

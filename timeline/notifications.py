@@ -1,0 +1,397 @@
+"""Notifications (issue #12): what others did that concerns a user, grouped, in the
+user's own slot. Writes here; the page's reads are in `timeline.selectors`.
+
+**The store.** All of one recipient's keys carry their `{uid}` tag
+(`timeline.keys`): `notifications:{u}` places each *group* (newest on top),
+`notification:{u}` holds the group as JSON (`timeline.domain.Notification`),
+`notification_actors:{u}` remembers who is in each group (`<group>|<actor>`, read by
+lex ranges), `notification_follows:{u}` which follow group holds a follower (those
+group by day), and `notifications_read:{u}` the place up to which the user has read.
+
+**Groups.** Likes of one status form one group (`like:<sid>`: "alice and 3 others
+liked your status"), as do reposts (`repost:<sid>`); a mention or a reply is one
+group per status (`mention:<sid>`, `reply:<sid>`: its one actor is the author); new
+followers and follow requests group by UTC day (`follow:<day>`); an approved follow
+request tells the requester once per approver (`follow_approved:<owner>`). A new
+event moves its group on top: its place becomes its time, raised to one above the
+top when the top is as new, so places are unique (a page's cursor is the place
+alone) and anything that arrives after the user read is above their mark (unread),
+even if its event time is older. The shown time is the newest event's.
+
+**Delivery.** `notify_queue`, `unnotify_queue` and `notifications_forget_status_queue`
+each queue one script in the recipient's slot, atomic and safe to repeat, so a
+durable job may run them again: the same actor repeating the same event counts
+once; nothing is recorded when the actor is the recipient, when either blocks the
+other (`blocks:{r}`, `blocked_by:{r}` are in the recipient's slot), when the
+recipient mutes the actor, or when the recipient is deleted. Past
+NOTIFICATIONS_CAP groups the oldest go, with their rows and actors, in the same
+step. Callers decide who may be told: a status's notification should reach only a
+recipient who may see it (`timeline.privacy`); the page leaves out again whatever
+a block, a mute, a deletion or a private author hides at read.
+
+A follow notifies from inside the followee's gate (`services._FOLLOWER_ADD`): once,
+atomically with the follower's arrival, so the request and the follow job (which
+runs the same gate again) can never tell it twice; a private account's new follow
+request notifies the same way (and its notification goes with the request:
+approved, denied or cancelled, `timeline.privacy`). A follow its owner approved
+tells the owner nothing (they approved it) and tells the requester, from the
+approval's last step, only while the follow stands in their slot (`if_following`).
+"""
+
+from __future__ import annotations
+
+import time
+
+from django.conf import settings
+
+from accounts import keys as account_keys
+from accounts.domain import User
+from config.pipelines import LuaScript, pipeline_run
+from timeline import keys
+
+KINDS = (
+    "mention",
+    "reply",
+    "like",
+    "repost",
+    "follow",
+    "follow_request",
+    "follow_approved",
+)
+STATUS_KINDS = ("mention", "reply", "like", "repost")  # about one status (`sid`)
+FOLLOW_KINDS = ("follow", "follow_request")  # grouped by day, no status
+# The rest (follow_approved: "alice approved your follow request") is one group per
+# actor: told once per approver.
+# How many of a group's actors are remembered: below it, counts are exact and
+# repeats and undos are recognised; past it an actor is counted, not remembered (an
+# undo of one of those lowers the count while it is above the remembered).
+GROUP_ACTORS_MAX = 1000
+# How many of a group's newest actors its row names (the page shows three; the
+# rest stand in for those a block, mute or deletion hides at read).
+ACTORS_KEPT = 6
+DAY_MS = 86_400_000
+
+# Lua functions the notification scripts embed (`_FOLLOWER_ADD` too). `k` names the
+# recipient's keys: z (groups by place), h (rows), actors, follows, blocks,
+# blocked_by, mutes. `notify(k, args, i)` reads NOTIFY_ARGS arguments from args[i]:
+# recipient, kind, group, actor, sid ('' for none), time (ms), cap of groups,
+# GROUP_ACTORS_MAX, ACTORS_KEPT, the follow index member ('' for status kinds),
+# the group's day ('' for status kinds). Returns 1 when it recorded something.
+NOTIFY_ARGS = 11  # also in the Lua below, for scripts that read two in a row
+NOTIFY = """
+local NOTIFY_ARGS = 11
+local function group_range(group)
+  return '[' .. group .. '|', '(' .. group .. '}'
+end
+
+local function group_drop(k, group)
+  local lo, hi = group_range(group)
+  local row = redis.call('HGET', k.h, group)
+  if row then
+    local g = cjson.decode(row)
+    if g.d and g.d ~= '' then
+      for _, m in ipairs(redis.call('ZRANGEBYLEX', k.actors, lo, hi)) do
+        local f = g.k .. '|' .. string.match(m, '[^|]*$')
+        local day = redis.call('ZSCORE', k.follows, f)
+        if day and tonumber(day) == tonumber(g.d) then
+          redis.call('ZREM', k.follows, f)
+        end
+      end
+    end
+  end
+  redis.call('ZREMRANGEBYLEX', k.actors, lo, hi)
+  redis.call('HDEL', k.h, group)
+  return redis.call('ZREM', k.z, group)
+end
+
+local function notify(k, args, i)
+  local recipient, kind, group, actor = args[i], args[i + 1], args[i + 2], args[i + 3]
+  local sid, at, cap = args[i + 4], tonumber(args[i + 5]), tonumber(args[i + 6])
+  local actors_max, kept = tonumber(args[i + 7]), tonumber(args[i + 8])
+  local follow, day = args[i + 9], args[i + 10]
+  if actor == recipient then return 0 end
+  if redis.call('ZSCORE', k.blocks, actor) or redis.call('ZSCORE', k.blocked_by, actor)
+      or redis.call('ZSCORE', k.mutes, actor) then
+    return 0
+  end
+  local member = group .. '|' .. actor
+  if redis.call('ZSCORE', k.actors, member) then return 0 end
+  local row = redis.call('HGET', k.h, group)
+  local g
+  if row then
+    g = cjson.decode(row)
+  else
+    g = {k = kind, s = sid, a = {}, n = 0, t = at, d = day}
+  end
+  local lo, hi = group_range(group)
+  if redis.call('ZLEXCOUNT', k.actors, lo, hi) < actors_max then
+    redis.call('ZADD', k.actors, 0, member)
+    if follow ~= '' then redis.call('ZADD', k.follows, day, follow) end
+  end
+  g.n = tonumber(g.n) + 1
+  local shown = {actor}
+  for _, x in ipairs(g.a) do
+    if x ~= actor and #shown < kept then shown[#shown + 1] = x end
+  end
+  g.a = shown
+  if at > tonumber(g.t) then g.t = at end
+  local place = at
+  local top = redis.call('ZREVRANGE', k.z, 0, 0, 'WITHSCORES')
+  if top[2] and tonumber(top[2]) >= place then place = tonumber(top[2]) + 1 end
+  redis.call('ZADD', k.z, place, group)
+  redis.call('HSET', k.h, group, cjson.encode(g))
+  local over = redis.call('ZCARD', k.z) - cap
+  if over > 0 then
+    for _, old in ipairs(redis.call('ZRANGE', k.z, 0, over - 1)) do
+      group_drop(k, old)
+    end
+  end
+  return 1
+end
+"""
+
+# KEYS: the recipient's groups, rows, actors, follows, blocks, blocked_by, mutes and
+# user hash. The recipient's keys, as the embedded functions name them.
+_KEYS_TABLE = """
+local k = {z = KEYS[1], h = KEYS[2], actors = KEYS[3], follows = KEYS[4],
+           blocks = KEYS[5], blocked_by = KEYS[6], mutes = KEYS[7]}
+"""
+
+# KEYS 9: the recipient's following zset. ARGV: the user hash's username and deleted
+# fields, a followee the recipient must follow ('' for no such condition), then
+# `notify`'s arguments. Records one event (see NOTIFY); nothing for a recipient
+# deleted or being deleted (as `services._LIVE`: their deletion job may have deleted
+# these keys already), nor when the condition does not hold.
+_NOTIFY = LuaScript(
+    NOTIFY
+    + _KEYS_TABLE
+    + """
+if redis.call('HEXISTS', KEYS[8], ARGV[1]) == 0
+    or redis.call('HEXISTS', KEYS[8], ARGV[2]) == 1 then
+  return 0
+end
+if ARGV[3] ~= '' and not redis.call('ZSCORE', KEYS[9], ARGV[3]) then return 0 end
+return notify(k, ARGV, 4)
+"""
+)
+
+# KEYS: as `_NOTIFY`. ARGV: the group ('' for a follow kind: the follow index finds
+# it), the actor, the kind, the follow index member ('' for status kinds),
+# ACTORS_KEPT. The actor leaves the group (an unlike, an undone repost, an
+# unfollow); an emptied group goes. Returns 1 when it changed something.
+_UNNOTIFY = LuaScript(
+    NOTIFY
+    + _KEYS_TABLE
+    + """
+local group, actor, kind, follow = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+local kept = tonumber(ARGV[5])
+if follow ~= '' then
+  local day = redis.call('ZSCORE', k.follows, follow)
+  if not day then return 0 end
+  redis.call('ZREM', k.follows, follow)
+  group = kind .. ':' .. day
+end
+local row = redis.call('HGET', k.h, group)
+if not row then return 0 end
+local g = cjson.decode(row)
+local lo, hi = group_range(group)
+if redis.call('ZREM', k.actors, group .. '|' .. actor) == 0
+    and tonumber(g.n) <= redis.call('ZLEXCOUNT', k.actors, lo, hi) then
+  return 0
+end
+g.n = tonumber(g.n) - 1
+if g.n <= 0 then
+  group_drop(k, group)
+  return 1
+end
+local shown, seen = {}, {}
+for _, x in ipairs(g.a) do
+  if x ~= actor then shown[#shown + 1] = x seen[x] = true end
+end
+if #shown < kept then
+  for _, m in ipairs(redis.call('ZRANGEBYLEX', k.actors, lo, hi, 'LIMIT', 0, kept)) do
+    local x = string.match(m, '[^|]*$')
+    if #shown < kept and not seen[x] then shown[#shown + 1] = x seen[x] = true end
+  end
+end
+g.a = shown
+redis.call('HSET', k.h, group, cjson.encode(g))
+return 1
+"""
+)
+
+# KEYS: as `_NOTIFY`. ARGV: the groups about one status. They go (a deleted status).
+_FORGET_GROUPS = LuaScript(
+    NOTIFY
+    + _KEYS_TABLE
+    + """
+local n = 0
+for i = 1, #ARGV do n = n + group_drop(k, ARGV[i]) end
+return n
+"""
+)
+
+# KEYS: the read mark, the groups. ARGV: the place read up to. Raises the mark to
+# it, never beyond the top group's place (so a group that arrives later is above
+# it) and never lowers it. Returns the mark.
+_MARK_READ = LuaScript(
+    """
+local old = tonumber(redis.call('GET', KEYS[1]) or '0')
+local top = redis.call('ZREVRANGE', KEYS[2], 0, 0, 'WITHSCORES')
+if not top[2] then return old end
+local want = math.min(tonumber(ARGV[1]), tonumber(top[2]))
+if want > old then
+  redis.call('SET', KEYS[1], string.format('%d', want))
+  return want
+end
+return old
+"""
+)
+
+
+def store_keys(recipient: int) -> list[str]:
+    """The recipient's own notification keys, as `notify` names them (z, h, actors,
+    follows), for scripts that embed it; deleted with the account."""
+    return [
+        keys.notifications(recipient),
+        keys.notification_groups(recipient),
+        keys.notification_actors(recipient),
+        keys.notification_follows(recipient),
+    ]
+
+
+def _recipient_keys(recipient: int) -> list[str]:
+    return [
+        *store_keys(recipient),
+        keys.blocks(recipient),
+        keys.blocked_by(recipient),
+        keys.mutes(recipient),
+    ]
+
+
+def _group(kind: str, sid: int | None, actor: int, at_ms: int) -> str:
+    if kind not in KINDS:
+        raise ValueError(f"unknown notification kind {kind!r}")
+    if kind in STATUS_KINDS:
+        if sid is None:
+            raise ValueError(f"a {kind} notification names its status")
+        return f"{kind}:{int(sid)}"
+    if kind in FOLLOW_KINDS:
+        return f"{kind}:{at_ms // DAY_MS}"
+    return f"{kind}:{int(actor)}"
+
+
+def notify_args(
+    *, recipient: int, kind: str, actor: int, sid: int | None, at_ms: int
+) -> list:
+    """The NOTIFY_ARGS arguments of the embedded `notify` for one event."""
+    follows = kind in FOLLOW_KINDS
+    return [
+        int(recipient),
+        kind,
+        _group(kind, sid, actor, at_ms),
+        int(actor),
+        "" if sid is None else int(sid),
+        int(at_ms),
+        settings.NOTIFICATIONS_CAP,
+        GROUP_ACTORS_MAX,
+        ACTORS_KEPT,
+        f"{kind}|{int(actor)}" if follows else "",
+        at_ms // DAY_MS if follows else "",
+    ]
+
+
+def notify_queue(
+    pipe,
+    *,
+    recipient: int,
+    kind: str,
+    actor: int,
+    sid: int | None,
+    at_ms: int,
+    if_following: int | None = None,
+) -> None:
+    """Queue the notification of one event: `actor` did `kind` (mention, reply,
+    like, repost: about status `sid`; follow, follow_request, follow_approved:
+    `sid` None) at `at_ms` (unix ms). One idempotent script in the recipient's
+    slot; its reply is 1 when recorded, 0 when skipped (a repeat, the recipient
+    themself, a block either way, a mute, a deleted recipient, or, with
+    `if_following`, a recipient who does not follow that user at that moment)."""
+    _NOTIFY.queue(
+        pipe,
+        keys=[
+            *_recipient_keys(recipient),
+            account_keys.user(recipient),
+            keys.following(recipient),
+        ],
+        args=[
+            User.USERNAME_FIELD,
+            User.DELETED_FIELD,
+            "" if if_following is None else int(if_following),
+            *notify_args(
+                recipient=recipient, kind=kind, actor=actor, sid=sid, at_ms=at_ms
+            ),
+        ],
+    )
+
+
+def unnotify_queue(
+    pipe, *, recipient: int, kind: str, actor: int, sid: int | None
+) -> None:
+    """Queue the undo of one event (an unlike, an undone repost, an unfollow, a
+    cancelled follow request): the actor leaves its group, an emptied group goes.
+    Idempotent; its reply is 1 when something changed."""
+    follows = kind in FOLLOW_KINDS
+    _UNNOTIFY.queue(
+        pipe,
+        keys=[*_recipient_keys(recipient), account_keys.user(recipient)],
+        args=[
+            "" if follows else _group(kind, sid, actor, 0),
+            int(actor),
+            kind,
+            f"{kind}|{int(actor)}" if follows else "",
+            ACTORS_KEPT,
+        ],
+    )
+
+
+def notifications_forget_status_queue(pipe, *, recipient: int, sid: int) -> None:
+    """Queue the removal of every group of the recipient's about status `sid` (it
+    was deleted). Idempotent; its reply is how many groups went."""
+    _FORGET_GROUPS.queue(
+        pipe,
+        keys=[*_recipient_keys(recipient), account_keys.user(recipient)],
+        args=[_group(kind, sid, 0, 0) for kind in STATUS_KINDS],
+    )
+
+
+def notify(
+    *,
+    recipient: int,
+    kind: str,
+    actor: int,
+    sid: int | None = None,
+    at_ms: int | None = None,
+) -> bool:
+    """Notify one event now (`notify_queue` in a round trip of its own); True when
+    it was recorded."""
+    at = at_ms if at_ms is not None else time.time_ns() // 1_000_000
+    (recorded,) = pipeline_run(
+        lambda pipe: notify_queue(
+            pipe, recipient=recipient, kind=kind, actor=actor, sid=sid, at_ms=at
+        )
+    )
+    return bool(recorded)
+
+
+def notifications_mark_read(*, user: User, up_to: int) -> int:
+    """Mark the user's notifications read up to place `up_to` (what their page
+    showed on top); never lowers the mark. Returns the mark now."""
+    (mark,) = pipeline_run(
+        lambda pipe: _MARK_READ.queue(
+            pipe,
+            keys=[keys.notifications_read(user.id), keys.notifications(user.id)],
+            args=[int(up_to)],
+        )
+    )
+    return int(mark)
