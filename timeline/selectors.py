@@ -826,6 +826,8 @@ def trends_queue(reads: ReadBatch) -> Deferred[list[Trend]]:
         return [Trend(tag=tag, count=n) for tag, n in top[:TRENDS_SHOWN]]
 
     return reads.queue(build, parse)
+
+
 # Notifications (`timeline.notifications`). KEYS: the viewer's groups, rows and read
 # mark. ARGV: the highest place wanted ('+inf', or '(<place>' below a cursor), how
 # many. Returns the read mark, the top group's place ('' for none), then group,
