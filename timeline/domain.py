@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import ClassVar
 
@@ -64,47 +64,126 @@ def text_problem(text: str) -> str | None:
     return None
 
 
+def _int_or_none(value: str | None) -> int | None:
+    return int(value) if value else None
+
+
 @dataclass(frozen=True, slots=True)
 class Status:
-    """A status. The one owner of the `status:<sid>` hash layout."""
+    """A status. The one owner of the `status:<sid>` hash layout.
+
+    A reply names its parent (`reply_to`), the parent's author and the parent's own
+    ancestors (`thread`, nearest first), so a status page reads the whole thread in
+    one round trip. A repost is a status of the reposter's that carries the
+    original's author and text (`repost_of`: the original's id), so a page renders
+    it without reading the original. The counts change after the status is made:
+    they take no part in equality (nor in `timeline.rendering`'s memo); None when
+    not read (a status from an outbox, a repost's row); `liked` and `reposted` are
+    the viewer's state, None when not read.
+    """
 
     id: int
     author_id: int
     author: str
     text: str
     created: float
+    reply_to: int | None = None
+    reply_uid: int | None = None
+    thread: tuple[int, ...] = ()
+    repost_of: int | None = None
+    repost_uid: int | None = None
+    repost_author: str = ""
+    likes: int | None = field(default=None, compare=False)
+    reposts: int | None = field(default=None, compare=False)
+    replies: int | None = field(default=None, compare=False)
+    liked: bool | None = field(default=None, compare=False)
+    reposted: bool | None = field(default=None, compare=False)
 
-    FIELDS: ClassVar[tuple[str, ...]] = ("uid", "author", "text", "created")
+    # The fields a status is made with and keeps (its hash, its outbox entry), then
+    # the counts (`timeline.social`), which only the hash holds.
+    IMMUTABLE: ClassVar[tuple[str, ...]] = (
+        "uid",
+        "author",
+        "text",
+        "created",
+        "reply_to",
+        "reply_uid",
+        "thread",
+        "repost_of",
+        "repost_uid",
+        "repost_author",
+    )
+    COUNTS: ClassVar[tuple[str, ...]] = ("likes", "reposts", "replies")
+    FIELDS: ClassVar[tuple[str, ...]] = IMMUTABLE + COUNTS
 
     @classmethod
-    def from_fields(cls, sid: int, values: list[str | None]) -> Status | None:
-        """The status from an HMGET of `FIELDS`; None when it does not exist."""
-        uid, author, text, created = values
+    def from_fields(
+        cls, sid: int, values: list[str | None], *, viewer: list | None = None
+    ) -> Status | None:
+        """The status from an HMGET of `FIELDS` (or a prefix of them: an outbox
+        entry, a hash older than the field); None when it does not exist. `viewer`:
+        the viewer's like and repost of it (scores or None), when read."""
+        counted = len(values) >= len(cls.FIELDS)
+        values = list(values) + [None] * (len(cls.FIELDS) - len(values))
+        uid, author, text, created, reply_to, reply_uid, thread = values[:7]
+        repost_of, repost_uid, repost_author, likes, reposts, replies = values[7:]
         if uid is None or text is None:
             return None
+        reposted_row = bool(repost_of)
         return cls(
             id=sid,
             author_id=int(uid),
             author=author or "",
             text=text,
             created=float(created or 0),
+            reply_to=_int_or_none(reply_to),
+            reply_uid=_int_or_none(reply_uid),
+            thread=tuple(int(t) for t in (thread or "").split()),
+            repost_of=_int_or_none(repost_of),
+            repost_uid=_int_or_none(repost_uid),
+            repost_author=repost_author or "",
+            # A repost row's own counts are not the original's: not shown.
+            likes=int(likes or 0) if counted and not reposted_row else None,
+            reposts=int(reposts or 0) if counted and not reposted_row else None,
+            replies=int(replies or 0) if counted and not reposted_row else None,
+            liked=viewer[0] is not None if viewer and not reposted_row else None,
+            reposted=viewer[1] is not None if viewer and not reposted_row else None,
         )
 
     def to_hash(self) -> dict[str, str | int]:
-        return {
+        """The immutable fields as stored (the counts start absent: 0)."""
+        row: dict[str, str | int] = {
             "uid": self.author_id,
             "author": self.author,
             "text": self.text,
             "created": f"{self.created:.3f}",
         }
+        if self.reply_to is not None:
+            row.update(reply_to=self.reply_to, reply_uid=self.reply_uid or 0)
+            if self.thread:
+                row["thread"] = " ".join(str(t) for t in self.thread)
+        if self.repost_of is not None:
+            row.update(
+                repost_of=self.repost_of,
+                repost_uid=self.repost_uid or 0,
+                repost_author=self.repost_author,
+            )
+        return row
 
     def to_json(self) -> str:
-        """The hash's fields as one JSON string (an author's outbox entry)."""
-        return json.dumps([str(self.to_hash()[f]) for f in self.FIELDS])
+        """The immutable fields as one JSON string (an author's outbox entry)."""
+        row = self.to_hash()
+        values = [row.get(f) for f in self.IMMUTABLE]
+        return json.dumps([None if v is None else str(v) for v in values])
 
     @classmethod
     def from_json(cls, sid: int, value: str) -> Status | None:
         return cls.from_fields(sid, json.loads(value))
+
+    @property
+    def original_id(self) -> int:
+        """The status the like, repost and reply buttons act on: a repost's original."""
+        return self.repost_of if self.repost_of is not None else self.id
 
     @property
     def created_at(self) -> datetime:
@@ -117,6 +196,14 @@ class Status:
     @property
     def author_url(self) -> str:
         return url_for("timeline:profile", self.author)
+
+    @property
+    def original_url(self) -> str:
+        return url_for("timeline:status_detail", self.original_id)
+
+    @property
+    def repost_author_url(self) -> str:
+        return url_for("timeline:profile", self.repost_author)
 
 
 @dataclass(frozen=True, slots=True)

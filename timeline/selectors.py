@@ -40,16 +40,24 @@ from timeline.services import home_rebuild_job_id
 
 IN_COMMON_SHOWN = 3
 
-# KEYS: any number of status hashes. ARGV: the field names (`Status.FIELDS`).
-# One command for a page's statuses on one server: redis-py's cost per pipelined
-# command was about a fifth of a page's time (docs/BENCHMARKS.md). On a Cluster a
-# script touches one slot, so there it is one call per slot (`slot_groups`), every
-# node's calls still sent in the same round trip.
+# KEYS: (status hash, likes, reposts) of any number of statuses (each triple in
+# its status's slot). ARGV: the viewer's uid ('' for none), then the field names
+# (`Status.FIELDS`). Returns each status's fields and, for a viewer, whether they
+# liked and reposted it (`timeline.social`). One command for a page's statuses on
+# one server: redis-py's cost per pipelined command was about a fifth of a page's
+# time (docs/BENCHMARKS.md). On a Cluster a script touches one slot, so there it
+# is one call per slot (`slot_groups`), every node's calls still sent in the same
+# round trip.
 _STATUSES_READ = LuaScript(
     """
-local out = {}
-for i, key in ipairs(KEYS) do
-  out[i] = redis.call('HMGET', key, unpack(ARGV))
+local out, viewer, fields = {}, ARGV[1], {unpack(ARGV, 2)}
+for i = 1, #KEYS, 3 do
+  local row = redis.call('HMGET', KEYS[i], unpack(fields))
+  if viewer ~= '' then
+    row[#fields + 1] = redis.call('ZSCORE', KEYS[i + 1], viewer)
+    row[#fields + 2] = redis.call('ZSCORE', KEYS[i + 2], viewer)
+  end
+  out[#out + 1] = row
 end
 return out
 """
@@ -171,13 +179,24 @@ def _ids_queue(
 
 
 def _statuses_queue(reads: ReadBatch, sids: list[int]) -> Deferred[list[Status | None]]:
-    """Queue a read of these statuses; None in place of each one that is gone."""
+    """Queue a read of these statuses, their counts and, for a proven viewer,
+    whether they liked and reposted each; None in place of each one that is gone."""
     groups = slot_groups(sids, keys.status, max(len(sids), 1))
+    # The claimed viewer's state is read, and trusted once proven (the auth check is
+    # parsed first: it was queued first, in this round trip or an earlier one).
+    viewer = reads.claimed_uid if isinstance(reads, PageReads) else None
+    n = len(Status.FIELDS)
 
     def build(pipe) -> None:
         for group in groups:
             _STATUSES_READ.queue(
-                pipe, keys=[keys.status(sid) for sid in group], args=Status.FIELDS
+                pipe,
+                keys=[
+                    k
+                    for sid in group
+                    for k in (keys.status(sid), keys.likes(sid), keys.reposts(sid))
+                ],
+                args=["" if viewer is None else viewer, *Status.FIELDS],
             )
 
     def parse(replies: list) -> list[Status | None]:
@@ -186,7 +205,13 @@ def _statuses_queue(reads: ReadBatch, sids: list[int]) -> Deferred[list[Status |
             for group, rows in zip(groups, replies, strict=True)
             for sid, row in zip(group, rows, strict=True)
         }
-        return [Status.from_fields(sid, rows[sid]) for sid in sids]
+        trusted = viewer is not None and reads.proven_uid() == viewer
+        return [
+            Status.from_fields(
+                sid, rows[sid][:n], viewer=rows[sid][n:] if trusted else None
+            )
+            for sid in sids
+        ]
 
     return reads.queue(build, parse)
 
