@@ -89,6 +89,7 @@ class Status:
     created: float
     reply_to: int | None = None
     reply_uid: int | None = None
+    reply_author: str = ""
     thread: tuple[int, ...] = ()
     repost_of: int | None = None
     repost_uid: int | None = None
@@ -108,6 +109,7 @@ class Status:
         "created",
         "reply_to",
         "reply_uid",
+        "reply_author",
         "thread",
         "repost_of",
         "repost_uid",
@@ -125,8 +127,9 @@ class Status:
         the viewer's like and repost of it (scores or None), when read."""
         counted = len(values) >= len(cls.FIELDS)
         values = list(values) + [None] * (len(cls.FIELDS) - len(values))
-        uid, author, text, created, reply_to, reply_uid, thread = values[:7]
-        repost_of, repost_uid, repost_author, likes, reposts, replies = values[7:]
+        uid, author, text, created, reply_to, reply_uid, reply_author = values[:7]
+        thread, repost_of, repost_uid, repost_author = values[7:11]
+        likes, reposts, replies = values[11:]
         if uid is None or text is None:
             return None
         reposted_row = bool(repost_of)
@@ -138,6 +141,7 @@ class Status:
             created=float(created or 0),
             reply_to=_int_or_none(reply_to),
             reply_uid=_int_or_none(reply_uid),
+            reply_author=reply_author or "",
             thread=tuple(int(t) for t in (thread or "").split()),
             repost_of=_int_or_none(repost_of),
             repost_uid=_int_or_none(repost_uid),
@@ -159,7 +163,11 @@ class Status:
             "created": f"{self.created:.3f}",
         }
         if self.reply_to is not None:
-            row.update(reply_to=self.reply_to, reply_uid=self.reply_uid or 0)
+            row.update(
+                reply_to=self.reply_to,
+                reply_uid=self.reply_uid or 0,
+                reply_author=self.reply_author,
+            )
             if self.thread:
                 row["thread"] = " ".join(str(t) for t in self.thread)
         if self.repost_of is not None:
@@ -200,6 +208,10 @@ class Status:
     @property
     def original_url(self) -> str:
         return url_for("timeline:status_detail", self.original_id)
+
+    @property
+    def reply_url(self) -> str:
+        return url_for("timeline:status_detail", self.reply_to)
 
     @property
     def repost_author_url(self) -> str:
@@ -347,3 +359,26 @@ class BlockedAndMuted:
     muted: list[User]
     blocked_cursor: int | None
     muted_cursor: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Thread:
+    """A status with what it replies to (`ancestors`, oldest first: None for one
+    deleted or hidden from the viewer) and a page of its replies, oldest first;
+    `next_after` cursors the next page (the last reply id shown)."""
+
+    status: Status
+    ancestors: list[Status | None]
+    replies: list[Status]
+    next_after: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Reactors:
+    """Who liked or reposted a status (`relation`), newest first, a page of them;
+    `next_cursor` is the score below which the next page starts."""
+
+    status: Status
+    relation: str
+    users: list[User]
+    next_cursor: int | None

@@ -34,7 +34,9 @@ from timeline.domain import (
     Page,
     PeoplePage,
     Profile,
+    Reactors,
     Status,
+    Thread,
 )
 from timeline.services import home_rebuild_job_id
 
@@ -311,17 +313,41 @@ def _hidden_authors(
     return known.authors | more.value
 
 
+def _authors(status: Status) -> tuple[int, ...]:
+    """Whom a row shows: its author, and a repost's original author."""
+    if status.repost_uid is None:
+        return (status.author_id,)
+    return (status.author_id, status.repost_uid)
+
+
 def _without_hidden(
     reads: PageReads, hidden: Deferred[_Hidden] | None, found: list[Status | None]
 ) -> list[Status | None]:
-    """The statuses, None in place of those whose author the viewer does not see."""
+    """The statuses, None in place of those whose author (or, for a repost, the
+    original's author) the viewer does not see."""
     if hidden is None:
         return found
-    authors = {status.author_id for status in found if status is not None}
+    authors = {a for status in found if status is not None for a in _authors(status)}
     hide = _hidden_authors(reads, hidden, authors)
     if not hide:
         return found
-    return [s if s is None or s.author_id not in hide else None for s in found]
+    return [s if s is None or hide.isdisjoint(_authors(s)) else None for s in found]
+
+
+def _reposts_once(found: list[Status | None]) -> list[Status | None]:
+    """The statuses (newest first), None in place of every older row of an original
+    already shown: however many people repost it, and whether the original itself
+    is there too, a page shows it once, at its newest (`timeline.social`)."""
+    seen: set[int] = set()
+    kept: list[Status | None] = []
+    for status in found:
+        if status is not None:
+            if status.original_id in seen:
+                status = None
+            else:
+                seen.add(status.original_id)
+        kept.append(status)
+    return kept
 
 
 def home_get(*, reads: PageReads, max_id: int | None = None) -> Home | None:
@@ -369,7 +395,7 @@ def home_get(*, reads: PageReads, max_id: int | None = None) -> Home | None:
     if pulled is not None:
         page_ids, page_found = _merged(page_ids, page_found, pulled.value)
     # Fan-out keeps them out of the home; what raced a block or mute goes here.
-    page_found = _without_hidden(reads, hidden, page_found)
+    page_found = _reposts_once(_without_hidden(reads, hidden, page_found))
     return Home(
         page=_page(page_ids, page_found, size),
         suggestions=suggestions.value if suggestions is not None else [],
@@ -798,3 +824,135 @@ def _suggestions_queue(reads: PageReads, popular: list[int]) -> Deferred[list[Us
 def suggestions_get(*, reads: PageReads) -> list[User]:
     """The most followed people the viewer does not follow yet (for an empty home)."""
     return _suggestions_queue(reads, _popular_queue(reads).value).value
+
+
+def _visible_queue(
+    reads: PageReads, statuses: list[Status], checked: int | None
+) -> Callable[[Status], bool]:
+    """Queue the reads that tell which of these statuses' authors (but `checked`'s,
+    and the viewer's own) are private without having approved the proven viewer;
+    the value: whether the viewer may see a status (`timeline.privacy`)."""
+    vid = reads.proven_uid()
+    authors = sorted({s.author_id for s in statuses} - {checked, vid})
+    if not authors:
+        return lambda status: True
+    users = users_queue(reads, uids=authors)
+    admitted = (
+        reads.queue(
+            lambda pipe: [pipe.zscore(keys.followers(a), vid) for a in authors],
+            lambda replies: {a for a, s in zip(authors, replies, strict=True) if s},
+        )
+        if vid is not None
+        else None
+    )
+
+    def visible(status: Status) -> bool:
+        if status.author_id not in authors:
+            return True
+        owner = users.value.get(status.author_id)
+        if owner is None:
+            return False
+        return not owner.private or (
+            admitted is not None and status.author_id in admitted.value
+        )
+
+    return visible
+
+
+def thread_get(
+    *, reads: PageReads, sid: int, after: int | None = None
+) -> Thread | None:
+    """A status page: the status (as `status_get`), what it replies to, and a page
+    of its replies, oldest first, from after reply id `after`; None when the status
+    is gone or hidden from the viewer.
+
+    Two round trips for a status that neither replies nor has replies; a third
+    asks whether the thread's other authors are private and have approved the
+    viewer (their statuses' authors are known only from the second).
+    """
+    size = settings.TIMELINE_PAGE_SIZE
+    hidden = _hidden_queue(reads, mutes=False)
+    valid = 0 < sid < MAX_STATUS_ID
+    found_d = _statuses_queue(reads, [sid] if valid else [])
+    low = f"({after}" if after is not None else "-inf"
+    replies_d = reads.queue(
+        lambda pipe: (
+            pipe.zrangebyscore(keys.replies(sid), low, "+inf", start=0, num=size + 1)
+            if valid
+            else None
+        ),
+        lambda replies: [int(r) for r in replies[0]] if valid else [],
+    )
+    found = _without_hidden(reads, hidden, found_d.value)
+    status = found[0] if found else None
+    if status is None:
+        return None
+    around = [status.reply_to, *status.thread] if status.reply_to else []
+    reply_ids = replies_d.value
+    own = status.author_id == reads.proven_uid()
+    author = None if own else users_queue(reads, uids=[status.author_id])
+    admitted = None if own else _admitted_queue(reads, status.author_id)
+    others = _statuses_queue(reads, around + reply_ids[:size])
+    if author is not None:
+        owner = author.value.get(status.author_id)
+        if owner is None or _protected(reads, owner, admitted):
+            return None
+    rows = _without_hidden(reads, hidden, others.value)
+    visible = _visible_queue(
+        reads, [s for s in rows if s is not None], checked=status.author_id
+    )
+    rows = [s if s is not None and visible(s) else None for s in rows]
+    ancestors, replies = rows[: len(around)], rows[len(around) :]
+    shown = [s for s in replies if s is not None]
+    return Thread(
+        status=status,
+        ancestors=list(reversed(ancestors)),
+        replies=shown,
+        next_after=reply_ids[size - 1] if len(reply_ids) > size else None,
+    )
+
+
+def reactors_page(
+    *, reads: PageReads, sid: int, relation: str, cursor: int | None = None
+) -> Reactors | None:
+    """Who liked (`relation` "likes") or reposted ("reposts") a status, newest first,
+    from below `cursor`, without the people the viewer blocks or is blocked by; None
+    when the status is gone or hidden from the viewer. Two round trips."""
+    key_of = {"likes": keys.likes, "reposts": keys.reposts}[relation]
+    size = settings.TIMELINE_PAGE_SIZE
+    top = cursor if cursor is not None else "+inf"
+    hidden = _hidden_queue(reads, mutes=False)
+    valid = 0 < sid < MAX_STATUS_ID
+    found_d = _statuses_queue(reads, [sid] if valid else [])
+    rows_d = reads.queue(
+        lambda pipe: (
+            pipe.zrevrangebyscore(
+                key_of(sid), top, "-inf", start=0, num=size + 1, withscores=True
+            )
+            if valid
+            else None
+        ),
+        lambda replies: [(int(m), int(s)) for m, s in replies[0]] if valid else [],
+    )
+    found = _without_hidden(reads, hidden, found_d.value)
+    status = found[0] if found else None
+    if status is None:
+        return None
+    rows = rows_d.value
+    shown = rows[:size]
+    own = status.author_id == reads.proven_uid()
+    users = users_queue(
+        reads, uids={m for m, _ in shown} | ({status.author_id} if not own else set())
+    )
+    admitted = None if own else _admitted_queue(reads, status.author_id)
+    if not own:
+        owner = users.value.get(status.author_id)
+        if owner is None or _protected(reads, owner, admitted):
+            return None
+    hide = _hidden_authors(reads, hidden, [m for m, _ in shown])
+    return Reactors(
+        status=status,
+        relation=relation,
+        users=[users.value[m] for m, _ in shown if m in users.value and m not in hide],
+        next_cursor=shown[-1][1] - 1 if len(rows) > size else None,
+    )

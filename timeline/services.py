@@ -274,6 +274,7 @@ def status_create(
         created=round(time.time(), 3),
         reply_to=reply_to.id if reply_to else None,
         reply_uid=reply_to.author_id if reply_to else None,
+        reply_author=reply_to.author if reply_to else "",
         thread=(reply_to.reply_to, *reply_to.thread)[: THREAD_DEPTH - 1]
         if reply_to and reply_to.reply_to is not None
         else (),

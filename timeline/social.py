@@ -293,3 +293,16 @@ def likes_undo_queue(pipe, *, uid: int, sids: list[int]) -> None:
     count goes down with each)."""
     for sid in sids:
         _counted_remove_queue(pipe, sid, keys.likes(sid), uid, "likes")
+
+
+def status_reply(
+    *, author: User, sid: int, text: str, limit: limits.Limit | None = None
+) -> Status:
+    """Post a reply to a status (a repost's original): NotFound when it is gone or
+    hidden from the author; else as `services.status_create`."""
+    parent = status_target(user=author, sid=sid)
+    reply = services.status_create(
+        author=author, text=text, limit=limit, reply_to=parent
+    )
+    link_posted(status=reply)
+    return reply
