@@ -59,7 +59,7 @@ from accounts import limits
 from accounts.domain import User
 from config.pipelines import LuaScript, pipeline_run
 from config.redis import get_redis
-from timeline import jobs, keys, services
+from timeline import jobs, keys, services, social
 from timeline.domain import Blocked
 
 
@@ -120,14 +120,18 @@ def account_privacy_set(*, user: User, private: bool) -> bool:
 
 
 def private_sweep(*, uid: int) -> int:
-    """Take a private account's statuses out of the global timeline; returns how
-    many were there. Nothing when the account is public (again) or gone.
+    """Take a private account's statuses out of the global timeline, and others'
+    reposts of them out of every home; returns how many were in the global
+    timeline. Nothing when the account is public (again) or gone.
 
     Only statuses at least as new as the oldest the global timeline keeps can be
     in it, so only those of the author's are read (one read; idempotent, so a
     sweep cut short is simply run again)."""
     if not get_redis().hexists(account_keys.user(uid), User.PRIVATE_FIELD):
         return 0
+    # Others' reposts of them go too (`timeline.social`): nobody reposts a private
+    # account's statuses.
+    social.reposts_remove(author_id=uid)
     oldest = pipeline_run(
         lambda pipe: [
             pipe.zrange(partition, 0, 0, withscores=True)

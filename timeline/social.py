@@ -306,3 +306,29 @@ def status_reply(
     )
     link_posted(status=reply)
     return reply
+
+
+def reposts_remove(*, author_id: int) -> int:
+    """Remove every repost of an author's statuses (their account turned private:
+    nobody reposts a private account's statuses, and theirs must not show to
+    non-followers through others' reposts); returns how many. Idempotent."""
+    r = get_redis()
+    sids = [int(s) for s in r.zrange(keys.posts(author_id), 0, -1)]
+    removed = 0
+    for start in range(0, len(sids), UNLINK_BATCH):
+        part = sids[start : start + UNLINK_BATCH]
+        rows = pipeline_run(
+            lambda pipe, part=part: [
+                pipe.zrange(keys.reposts(sid), 0, -1, withscores=True) for sid in part
+            ],
+            confirm=False,
+        )
+        for reposter, repost_id in (row for found in rows for row in found):
+            rid = int(repost_id)
+            repost = Status.from_fields(
+                rid, r.hmget(keys.status(rid), Status.IMMUTABLE)
+            )
+            if repost is not None:
+                services.status_remove(author_id=int(reposter), status=repost)
+                removed += 1
+    return removed

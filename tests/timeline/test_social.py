@@ -13,7 +13,7 @@ from accounts.domain import User
 from accounts.selectors import PageReads, user_get
 from accounts.services import session_create
 from tests.helpers import make_user, run_jobs
-from timeline import blocks, keys, privacy, selectors, services, social
+from timeline import blocks, jobs, keys, privacy, selectors, services, social
 from timeline.domain import Forbidden, NotFound, Status
 
 
@@ -322,3 +322,18 @@ def test_account_deletion_undoes_likes_reposts_and_replies(r, users):
     # Carol's like of bob's status went with it.
     assert r.zcard(keys.liked(carol.id)) == 0
     assert r.exists(keys.likes(theirs.id)) == 0
+
+
+def test_turning_private_takes_back_others_reposts(r, users, settings):
+    alice, bob, carol = users["alice"], users["bob"], users["carol"]
+    follow(carol, bob)
+    status = post(alice, "public for now")
+    repost = social.status_repost(user=bob, sid=status.id)
+    run_jobs()
+    assert [s.id for s in home(carol)] == [repost.id]
+    privacy.account_privacy_set(user=alice, private=True)
+    run_jobs(now=jobs.now_ms() + settings.JOB_FOLLOW_GRACE_SECONDS * 1000 + 1)
+    assert home(carol) == []
+    assert r.exists(keys.status(repost.id)) == 0
+    assert r.zcard(keys.reposts(status.id)) == 0
+    assert stored(r, status.id).reposts == 0
