@@ -176,3 +176,13 @@ def test_pages_with_likes_reposts_and_replies_keep_their_round_trips(r, alice, b
     # A thread: a third asks whether the other authors are private.
     carol.post(f"/s/{sids[0]}/reply/", {"text": "@alice yes"})
     assert count_round_trips(bob, f"/s/{sids[0]}/") == 3
+
+
+def test_likes_past_the_budget_are_refused_with_429(r, settings, alice, bob):
+    settings.RATE_LIMIT_LIKE = "2/1h"
+    sid = post(alice, "x")
+    assert bob.post(f"/s/{sid}/like/").status_code == 302
+    assert bob.post(f"/s/{sid}/unlike/").status_code == 302
+    answer = bob.post(f"/s/{sid}/like/")
+    assert answer.status_code == 429 and "Retry-After" in answer
+    assert r.zcard(keys.likes(sid)) == 0
