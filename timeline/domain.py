@@ -182,7 +182,9 @@ class Status:
         """The immutable fields as one JSON string (an author's outbox entry)."""
         row = self.to_hash()
         values = [row.get(f) for f in self.IMMUTABLE]
-        return json.dumps([None if v is None else str(v) for v in values])
+        while values[-1] is None:  # a plain status's entry stays as short as before
+            values.pop()
+        return json.dumps([str(v) for v in values])
 
     @classmethod
     def from_json(cls, sid: int, value: str) -> Status | None:

@@ -337,3 +337,51 @@ def test_turning_private_takes_back_others_reposts(r, users, settings):
     assert r.exists(keys.status(repost.id)) == 0
     assert r.zcard(keys.reposts(status.id)) == 0
     assert stored(r, status.id).reposts == 0
+
+
+def test_a_like_cut_short_after_the_likers_record_is_completed_by_a_retry(
+    r, users, monkeypatch
+):
+    alice, bob = users["alice"], users["bob"]
+    status = post(alice)
+
+    def outage(*args, **kwargs):
+        raise ConnectionError("the server went away")
+
+    with monkeypatch.context() as m:
+        m.setattr(social, "_counted_add", outage)
+        with pytest.raises(ConnectionError):
+            social.status_like(user=bob, sid=status.id)
+    # Only bob's own record was written: no page shows a like.
+    assert r.zscore(keys.liked(bob.id), status.id) is not None
+    assert stored(r, status.id).likes == 0
+    assert home(alice)[0].likes == 0
+    assert social.status_like(user=bob, sid=status.id) is True
+    assert stored(r, status.id).likes == r.zcard(keys.likes(status.id)) == 1
+
+
+def test_an_unlink_run_again_changes_nothing(r, users):
+    alice, bob, carol = users["alice"], users["bob"], users["carol"]
+    parent = post(carol)
+    status = social.status_reply(author=alice, sid=parent.id, text="@carol x")
+    social.status_like(user=bob, sid=status.id)
+    social.status_repost(user=bob, sid=status.id)
+    services.status_delete(user=alice, sid=status.id)
+    run_jobs()
+    before = {k: r.dump(k) for k in r.scan_iter() if not k.startswith("limit:")}
+    social.status_unlink(
+        author_id=alice.id, sid=status.id, parent=parent.id, original=None
+    )
+    run_jobs()
+    after = {k: r.dump(k) for k in r.scan_iter() if not k.startswith("limit:")}
+    assert after == before
+    assert stored(r, parent.id).replies == 0
+
+
+def test_an_outbox_entry_of_a_plain_status_keeps_its_old_form(users):
+    status = post(users["alice"], "plain")
+    assert status.to_json() == (
+        f'["{users["alice"].id}", "alice", "plain", "{status.created:.3f}"]'
+    )
+    reply = post(users["bob"], "re", reply_to=status)
+    assert Status.from_json(reply.id, reply.to_json()) == reply
