@@ -73,8 +73,9 @@ class Status:
     """A status. The one owner of the `status:<sid>` hash layout.
 
     A reply names its parent (`reply_to`), the parent's author and the parent's own
-    ancestors (`thread`, nearest first), so a status page reads the whole thread in
-    one round trip. A repost is a status of the reposter's that carries the
+    ancestors with their authors (`thread`: (sid, uid) pairs, nearest first), so a
+    status page reads the whole thread, and asks about its authors, in one round
+    trip. A repost is a status of the reposter's that carries the
     original's author and text (`repost_of`: the original's id), so a page renders
     it without reading the original. The counts change after the status is made:
     they take no part in equality (nor in `timeline.rendering`'s memo); None when
@@ -90,7 +91,7 @@ class Status:
     reply_to: int | None = None
     reply_uid: int | None = None
     reply_author: str = ""
-    thread: tuple[int, ...] = ()
+    thread: tuple[tuple[int, int], ...] = ()
     repost_of: int | None = None
     repost_uid: int | None = None
     repost_author: str = ""
@@ -142,7 +143,10 @@ class Status:
             reply_to=_int_or_none(reply_to),
             reply_uid=_int_or_none(reply_uid),
             reply_author=reply_author or "",
-            thread=tuple(int(t) for t in (thread or "").split()),
+            thread=tuple(
+                (int(s), int(u))
+                for s, _, u in (pair.partition(":") for pair in (thread or "").split())
+            ),
             repost_of=_int_or_none(repost_of),
             repost_uid=_int_or_none(repost_uid),
             repost_author=repost_author or "",
@@ -169,7 +173,7 @@ class Status:
                 reply_author=self.reply_author,
             )
             if self.thread:
-                row["thread"] = " ".join(str(t) for t in self.thread)
+                row["thread"] = " ".join(f"{s}:{u}" for s, u in self.thread)
         if self.repost_of is not None:
             row.update(
                 repost_of=self.repost_of,

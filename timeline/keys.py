@@ -22,8 +22,9 @@ account's job (`account:<uid>`) deletes every per-user key of both tables
 |                      |        | the status's slot (`timeline.social`)     | status by its `unlink` job                |
 | `reposts:{status:<sid>}` | zset | reposter uid -> the repost's sid       | one per standing repost (a repost is a    |
 |                      |        |                                           | status); deleted with the original        |
-| `replies:{status:<sid>}` | zset | reply sid -> reply sid                  | one per reply still standing; deleted     |
-|                      |        |                                           | with the status (replies stay, orphaned)  |
+| `replies:{status:<sid>}` | zset | `<reply sid>:<its author uid>` -> reply   | one per reply still standing; deleted     |
+|                      |        | sid (the author, for the page's privacy   | with the status (replies stay, orphaned)  |
+|                      |        | check in the same round trip)             |                                           |
 | `liked:{<uid>}`      | zset   | sid -> like time (microsecs): the other   | uncapped: one per standing like (removed  |
 |                      |        | side of `likes:{status:<sid>}`, walked by | by unlike and by the status's deletion),  |
 |                      |        | the account's deletion                    | grown only within RATE_LIMIT_LIKE         |

@@ -826,35 +826,33 @@ def suggestions_get(*, reads: PageReads) -> list[User]:
     return _suggestions_queue(reads, _popular_queue(reads).value).value
 
 
-def _visible_queue(
-    reads: PageReads, statuses: list[Status], checked: int | None
-) -> Callable[[Status], bool]:
-    """Queue the reads that tell which of these statuses' authors (but `checked`'s,
-    and the viewer's own) are private without having approved the proven viewer;
-    the value: whether the viewer may see a status (`timeline.privacy`)."""
+def _authors_visible_queue(
+    reads: PageReads, authors: set[int]
+) -> Callable[[int], bool]:
+    """Queue the reads that tell which of these authors the proven viewer may see:
+    not a private account that has not approved them (`timeline.privacy`), not a
+    deleted one; the value, once sent: whether an author's statuses may be shown."""
     vid = reads.proven_uid()
-    authors = sorted({s.author_id for s in statuses} - {checked, vid})
-    if not authors:
-        return lambda status: True
-    users = users_queue(reads, uids=authors)
+    ask = sorted(authors - {vid})
+    if not ask:
+        return lambda author: True
+    users = users_queue(reads, uids=ask)
     admitted = (
         reads.queue(
-            lambda pipe: [pipe.zscore(keys.followers(a), vid) for a in authors],
-            lambda replies: {a for a, s in zip(authors, replies, strict=True) if s},
+            lambda pipe: [pipe.zscore(keys.followers(a), vid) for a in ask],
+            lambda replies: {a for a, s in zip(ask, replies, strict=True) if s},
         )
         if vid is not None
         else None
     )
 
-    def visible(status: Status) -> bool:
-        if status.author_id not in authors:
+    def visible(author: int) -> bool:
+        if author == vid:
             return True
-        owner = users.value.get(status.author_id)
+        owner = users.value.get(author)
         if owner is None:
             return False
-        return not owner.private or (
-            admitted is not None and status.author_id in admitted.value
-        )
+        return not owner.private or (admitted is not None and author in admitted.value)
 
     return visible
 
@@ -866,49 +864,55 @@ def thread_get(
     of its replies, oldest first, from after reply id `after`; None when the status
     is gone or hidden from the viewer.
 
-    Two round trips for a status that neither replies nor has replies; a third
-    asks whether the thread's other authors are private and have approved the
-    viewer (their statuses' authors are known only from the second).
+    Two round trips: the first reads the status and its replies' ids with their
+    authors (`social.reply_member`); its hash names its ancestors and theirs, so
+    the second reads their statuses with whether each author is private and has
+    approved the viewer.
     """
     size = settings.TIMELINE_PAGE_SIZE
     hidden = _hidden_queue(reads, mutes=False)
     valid = 0 < sid < MAX_STATUS_ID
     found_d = _statuses_queue(reads, [sid] if valid else [])
     low = f"({after}" if after is not None else "-inf"
+
+    def parse_replies(replies: list) -> list[tuple[int, int]]:
+        if not valid:
+            return []
+        pairs = (member.partition(":") for member in replies[0])
+        return [(int(s), int(u or 0)) for s, _, u in pairs]
+
     replies_d = reads.queue(
         lambda pipe: (
             pipe.zrangebyscore(keys.replies(sid), low, "+inf", start=0, num=size + 1)
             if valid
             else None
         ),
-        lambda replies: [int(r) for r in replies[0]] if valid else [],
+        parse_replies,
     )
     found = _without_hidden(reads, hidden, found_d.value)
     status = found[0] if found else None
     if status is None:
         return None
-    around = [status.reply_to, *status.thread] if status.reply_to else []
-    reply_ids = replies_d.value
-    own = status.author_id == reads.proven_uid()
-    author = None if own else users_queue(reads, uids=[status.author_id])
-    admitted = None if own else _admitted_queue(reads, status.author_id)
-    others = _statuses_queue(reads, around + reply_ids[:size])
-    if author is not None:
-        owner = author.value.get(status.author_id)
-        if owner is None or _protected(reads, owner, admitted):
-            return None
-    rows = _without_hidden(reads, hidden, others.value)
-    visible = _visible_queue(
-        reads, [s for s in rows if s is not None], checked=status.author_id
+    around = (
+        [(status.reply_to, status.reply_uid or 0), *status.thread]
+        if status.reply_to is not None
+        else []
     )
-    rows = [s if s is not None and visible(s) else None for s in rows]
-    ancestors, replies = rows[: len(around)], rows[len(around) :]
-    shown = [s for s in replies if s is not None]
+    replies = replies_d.value
+    rows = around + replies[:size]
+    visible = _authors_visible_queue(
+        reads, {status.author_id} | {uid for _, uid in rows}
+    )
+    others = _statuses_queue(reads, [s for s, _ in rows]) if rows else None
+    if not visible(status.author_id):
+        return None
+    shown = _without_hidden(reads, hidden, others.value) if others else []
+    shown = [s if s is not None and visible(s.author_id) else None for s in shown]
     return Thread(
         status=status,
-        ancestors=list(reversed(ancestors)),
-        replies=shown,
-        next_after=reply_ids[size - 1] if len(reply_ids) > size else None,
+        ancestors=list(reversed(shown[: len(around)])),
+        replies=[s for s in shown[len(around) :] if s is not None],
+        next_after=replies[size - 1][0] if len(replies) > size else None,
     )
 
 

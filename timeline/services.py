@@ -275,7 +275,9 @@ def status_create(
         reply_to=reply_to.id if reply_to else None,
         reply_uid=reply_to.author_id if reply_to else None,
         reply_author=reply_to.author if reply_to else "",
-        thread=(reply_to.reply_to, *reply_to.thread)[: THREAD_DEPTH - 1]
+        thread=((reply_to.reply_to, reply_to.reply_uid or 0), *reply_to.thread)[
+            : THREAD_DEPTH - 1
+        ]
         if reply_to and reply_to.reply_to is not None
         else (),
         repost_of=repost_of.id if repost_of else None,

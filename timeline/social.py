@@ -76,6 +76,11 @@ return 1
 )
 
 
+def reply_member(sid: int, author_id: int) -> str:
+    """A reply's member in its parent's `replies` zset: its id and its author's."""
+    return f"{sid}:{author_id}"
+
+
 def _valid(sid: int) -> bool:
     return 0 < sid < MAX_STATUS_ID
 
@@ -111,12 +116,12 @@ def status_target(*, user: User, sid: int) -> Status:
     return found
 
 
-def _counted_add(sid: int, zset: str, member: int, score: int, field: str) -> int:
+def _counted_add(sid: int, zset: str, member: int | str, score: int, field: str) -> int:
     return _COUNTED_ADD(keys=[keys.status(sid), zset], args=[member, score, field])
 
 
 def _counted_remove_queue(
-    pipe, sid: int, zset: str, member: int, field: str, score: int | None = None
+    pipe, sid: int, zset: str, member: int | str, field: str, score: int | None = None
 ) -> None:
     _COUNTED_REMOVE.queue(
         pipe,
@@ -217,7 +222,8 @@ def link_posted(*, status: Status) -> bool:
     if status.reply_to is not None:
         parent = status.reply_to
         # A parent deleted meanwhile keeps no link: the reply shows it is gone.
-        _counted_add(parent, keys.replies(parent), status.id, status.id, "replies")
+        member = reply_member(status.id, status.author_id)
+        _counted_add(parent, keys.replies(parent), member, status.id, "replies")
     if status.repost_of is not None:
         original = status.repost_of
         added = _counted_add(
@@ -260,7 +266,13 @@ def status_unlink(
 
     def links(pipe) -> None:
         if parent is not None:
-            _counted_remove_queue(pipe, parent, keys.replies(parent), sid, "replies")
+            _counted_remove_queue(
+                pipe,
+                parent,
+                keys.replies(parent),
+                reply_member(sid, author_id),
+                "replies",
+            )
         if original is not None:
             _counted_remove_queue(
                 pipe, original, keys.reposts(original), author_id, "reposts", sid

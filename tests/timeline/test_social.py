@@ -215,9 +215,9 @@ def test_a_reply_is_linked_to_its_parent_and_counted(r, users):
     again = social.status_reply(author=alice, sid=reply.id, text="@bob ok")
     assert stored(r, reply.id).reply_to == parent.id
     assert stored(r, reply.id).reply_uid == alice.id
-    assert stored(r, again.id).thread == (parent.id,)
+    assert stored(r, again.id).thread == ((parent.id, alice.id),)
     assert stored(r, parent.id).replies == 1
-    assert r.zrange(keys.replies(parent.id), 0, -1) == [str(reply.id)]
+    assert r.zrange(keys.replies(parent.id), 0, -1) == [f"{reply.id}:{bob.id}"]
     run_jobs()  # the fan-out links it again: still once
     assert stored(r, parent.id).replies == 1
 
@@ -228,7 +228,7 @@ def test_a_reply_the_request_did_not_link_is_linked_by_its_fan_out(r, users):
     reply = post(bob, "@alice late", reply_to=parent)  # as if the request died
     assert r.zcard(keys.replies(parent.id)) == 0
     run_jobs()
-    assert r.zrange(keys.replies(parent.id), 0, -1) == [str(reply.id)]
+    assert r.zrange(keys.replies(parent.id), 0, -1) == [f"{reply.id}:{bob.id}"]
     assert stored(r, parent.id).replies == 1
 
 
@@ -390,3 +390,21 @@ def test_an_outbox_entry_of_a_plain_status_keeps_its_old_form(users):
     )
     reply = post(users["bob"], "re", reply_to=status)
     assert Status.from_json(reply.id, reply.to_json()) == reply
+
+
+def test_the_thread_shows_a_private_authors_part_to_approved_followers_only(r, users):
+    alice, bob, carol, dave = (users[n] for n in ("alice", "bob", "carol", "dave"))
+    privacy.account_privacy_set(user=dave, private=True)
+    dave = user_get(uid=dave.id)
+    follow(bob, dave)
+    privacy.follow_request_approve(owner=dave, requester_id=bob.id)
+    root = post(alice, "public root")
+    hidden = social.status_reply(author=dave, sid=root.id, text="@alice private")
+    answer = social.status_reply(author=bob, sid=hidden.id, text="@dave public")
+    for viewer, sees in ((bob, True), (dave, True), (carol, False), (alice, False)):
+        thread = selectors.thread_get(reads=reads_for(viewer), sid=root.id)
+        assert [s.id for s in thread.replies] == ([hidden.id] if sees else [])
+        below = selectors.thread_get(reads=reads_for(viewer), sid=answer.id)
+        parent, grandparent = below.ancestors[1], below.ancestors[0]
+        assert (parent is not None) == sees and grandparent.id == root.id
+    assert selectors.thread_get(reads=PageReads(), sid=hidden.id) is None

@@ -173,9 +173,13 @@ def test_pages_with_likes_reposts_and_replies_keep_their_round_trips(r, alice, b
     assert count_round_trips(bob, f"/s/{sids[0]}/likes/") == 2
     assert count_round_trips(bob, f"/s/{sids[0]}/reposts/") == 2
     assert count_round_trips(bob, f"/s/{sids[0]}/") == 2
-    # A thread: a third asks whether the other authors are private.
-    carol.post(f"/s/{sids[0]}/reply/", {"text": "@alice yes"})
-    assert count_round_trips(bob, f"/s/{sids[0]}/") == 3
+    # A thread: its statuses and whether their authors are private, in the same two.
+    answer = carol.post(f"/s/{sids[0]}/reply/", {"text": "@alice yes"})
+    reply = answer["Location"]
+    answer = bob.post(reply + "reply/", {"text": "@carol and?"})
+    assert count_round_trips(bob, f"/s/{sids[0]}/") == 2
+    assert count_round_trips(bob, reply) == 2
+    assert count_round_trips(bob, answer["Location"]) == 2
 
 
 def test_likes_past_the_budget_are_refused_with_429(r, settings, alice, bob):
