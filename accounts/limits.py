@@ -104,6 +104,11 @@ def follow(uid: int) -> Limit:
     return Limit("follow", keys.user_tag(uid), rates(settings.RATE_LIMIT_FOLLOW))
 
 
+def like(uid: int) -> Limit:
+    """Likes, reposts and their undoing a user may make."""
+    return Limit("like", keys.user_tag(uid), rates(settings.RATE_LIMIT_LIKE))
+
+
 def signup(client: str) -> Limit:
     """Accounts one client may create."""
     return Limit(

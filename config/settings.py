@@ -58,6 +58,8 @@ AUTH_MAX_DEVICES = env.int("AUTH_MAX_DEVICES", default=20)
 RATE_LIMIT_POST = env.str("RATE_LIMIT_POST", default="30/5m,300/3h")
 # Follows and unfollows per user (Twitter allows 400 follows a day).
 RATE_LIMIT_FOLLOW = env.str("RATE_LIMIT_FOLLOW", default="30/1m,400/1d")
+# Likes, reposts and their undoing per user (timeline.social).
+RATE_LIMIT_LIKE = env.str("RATE_LIMIT_LIKE", default="60/1m,1000/1d")
 # Sign-ups per client address (each costs a password hash, ~100 ms of CPU).
 RATE_LIMIT_SIGNUP = env.str("RATE_LIMIT_SIGNUP", default="5/10m,20/1d")
 # Failed logins (and password confirmations) per name-and-client pair, so a stranger

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import ClassVar
 
@@ -75,9 +75,23 @@ def text_problem(text: str) -> str | None:
     return None
 
 
+def _int_or_none(value: str | None) -> int | None:
+    return int(value) if value else None
+
+
 @dataclass(frozen=True, slots=True)
 class Status:
     """A status. The one owner of the `status:<sid>` hash layout.
+
+    A reply names its parent (`reply_to`), the parent's author and the parent's own
+    ancestors with their authors (`thread`: (sid, uid) pairs, nearest first), so a
+    status page reads the whole thread, and asks about its authors, in one round
+    trip. A repost is a status of the reposter's that carries the
+    original's author and text (`repost_of`: the original's id), so a page renders
+    it without reading the original. The counts change after the status is made:
+    they take no part in equality (nor in `timeline.rendering`'s memo); None when
+    not read (a status from an outbox, a repost's row); `liked` and `reposted` are
+    the viewer's state, None when not read.
 
     `mentions`: the `@names` of the text that named a user when it was posted, as
     (lowercase name, uid) pairs, stored as compact JSON `{"name": uid}` in the
@@ -91,16 +105,53 @@ class Status:
     text: str
     created: float
     mentions: tuple[tuple[str, int], ...] = ()
+    reply_to: int | None = None
+    reply_uid: int | None = None
+    reply_author: str = ""
+    thread: tuple[tuple[int, int], ...] = ()
+    repost_of: int | None = None
+    repost_uid: int | None = None
+    repost_author: str = ""
+    likes: int | None = field(default=None, compare=False)
+    reposts: int | None = field(default=None, compare=False)
+    replies: int | None = field(default=None, compare=False)
+    liked: bool | None = field(default=None, compare=False)
+    reposted: bool | None = field(default=None, compare=False)
 
-    FIELDS: ClassVar[tuple[str, ...]] = ("uid", "author", "text", "created", "mentions")
+    # The fields a status is made with and keeps (its hash, its outbox entry), then
+    # the counts (`timeline.social`), which only the hash holds.
+    IMMUTABLE: ClassVar[tuple[str, ...]] = (
+        "uid",
+        "author",
+        "text",
+        "created",
+        "reply_to",
+        "reply_uid",
+        "reply_author",
+        "thread",
+        "repost_of",
+        "repost_uid",
+        "repost_author",
+        "mentions",
+    )
+    COUNTS: ClassVar[tuple[str, ...]] = ("likes", "reposts", "replies")
+    FIELDS: ClassVar[tuple[str, ...]] = IMMUTABLE + COUNTS
 
     @classmethod
-    def from_fields(cls, sid: int, values: list[str | None]) -> Status | None:
-        """The status from an HMGET of `FIELDS` (or an older, shorter list); None
-        when it does not exist."""
-        uid, author, text, created, mentions = [*values, None][: len(cls.FIELDS)]
+    def from_fields(
+        cls, sid: int, values: list[str | None], *, viewer: list | None = None
+    ) -> Status | None:
+        """The status from an HMGET of `FIELDS` (or a prefix of them: an outbox
+        entry, a hash older than the field); None when it does not exist. `viewer`:
+        the viewer's like and repost of it (scores or None), when read."""
+        counted = len(values) >= len(cls.FIELDS)
+        values = list(values) + [None] * (len(cls.FIELDS) - len(values))
+        uid, author, text, created, reply_to, reply_uid, reply_author = values[:7]
+        thread, repost_of, repost_uid, repost_author, mentions = values[7:12]
+        likes, reposts, replies = values[12:]
         if uid is None or text is None:
             return None
+        reposted_row = bool(repost_of)
         return cls(
             id=sid,
             author_id=int(uid),
@@ -108,25 +159,59 @@ class Status:
             text=text,
             created=float(created or 0),
             mentions=_mentions_from(mentions),
+            reply_to=_int_or_none(reply_to),
+            reply_uid=_int_or_none(reply_uid),
+            reply_author=reply_author or "",
+            thread=tuple(
+                (int(s), int(u))
+                for s, _, u in (pair.partition(":") for pair in (thread or "").split())
+            ),
+            repost_of=_int_or_none(repost_of),
+            repost_uid=_int_or_none(repost_uid),
+            repost_author=repost_author or "",
+            # A repost row's own counts are not the original's: not shown.
+            likes=int(likes or 0) if counted and not reposted_row else None,
+            reposts=int(reposts or 0) if counted and not reposted_row else None,
+            replies=int(replies or 0) if counted and not reposted_row else None,
+            liked=viewer[0] is not None if viewer and not reposted_row else None,
+            reposted=viewer[1] is not None if viewer and not reposted_row else None,
         )
 
     def to_hash(self) -> dict[str, str | int]:
-        fields: dict[str, str | int] = {
+        """The immutable fields as stored (the counts start absent: 0)."""
+        row: dict[str, str | int] = {
             "uid": self.author_id,
             "author": self.author,
             "text": self.text,
             "created": f"{self.created:.3f}",
         }
+        if self.reply_to is not None:
+            row.update(
+                reply_to=self.reply_to,
+                reply_uid=self.reply_uid or 0,
+                reply_author=self.reply_author,
+            )
+            if self.thread:
+                row["thread"] = " ".join(f"{s}:{u}" for s, u in self.thread)
+        if self.repost_of is not None:
+            row.update(
+                repost_of=self.repost_of,
+                repost_uid=self.repost_uid or 0,
+                repost_author=self.repost_author,
+            )
         if self.mentions:
-            fields["mentions"] = json.dumps(
+            row["mentions"] = json.dumps(
                 dict(self.mentions), separators=(",", ":"), ensure_ascii=False
             )
-        return fields
+        return row
 
     def to_json(self) -> str:
-        """The hash's fields as one JSON string (an author's outbox entry)."""
-        fields = self.to_hash()
-        return json.dumps([str(fields.get(f, "")) for f in self.FIELDS])
+        """The immutable fields as one JSON string (an author's outbox entry)."""
+        row = self.to_hash()
+        values = [row.get(f) for f in self.IMMUTABLE]
+        while values[-1] is None:  # a plain status's entry stays as short as before
+            values.pop()
+        return json.dumps(["" if v is None else str(v) for v in values])
 
     @classmethod
     def from_json(cls, sid: int, value: str) -> Status | None:
@@ -142,6 +227,11 @@ class Status:
         return tuple(dict.fromkeys(uid for _, uid in self.mentions))
 
     @property
+    def original_id(self) -> int:
+        """The status the like, repost and reply buttons act on: a repost's original."""
+        return self.repost_of if self.repost_of is not None else self.id
+
+    @property
     def created_at(self) -> datetime:
         return datetime.fromtimestamp(self.created, tz=UTC)
 
@@ -152,6 +242,18 @@ class Status:
     @property
     def author_url(self) -> str:
         return url_for("timeline:profile", self.author)
+
+    @property
+    def original_url(self) -> str:
+        return url_for("timeline:status_detail", self.original_id)
+
+    @property
+    def reply_url(self) -> str:
+        return url_for("timeline:status_detail", self.reply_to)
+
+    @property
+    def repost_author_url(self) -> str:
+        return url_for("timeline:profile", self.repost_author)
 
 
 @dataclass(frozen=True, slots=True)
@@ -375,3 +477,26 @@ class Notifications:
     @property
     def any_unread(self) -> bool:
         return self.newest is not None and self.newest > self.read_up_to
+
+
+@dataclass(frozen=True, slots=True)
+class Thread:
+    """A status with what it replies to (`ancestors`, oldest first: None for one
+    deleted or hidden from the viewer) and a page of its replies, oldest first;
+    `next_after` cursors the next page (the last reply id shown)."""
+
+    status: Status
+    ancestors: list[Status | None]
+    replies: list[Status]
+    next_after: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Reactors:
+    """Who liked or reposted a status (`relation`), newest first, a page of them;
+    `next_cursor` is the score below which the next page starts."""
+
+    status: Status
+    relation: str
+    users: list[User]
+    next_cursor: int | None

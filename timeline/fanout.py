@@ -13,6 +13,9 @@ resumable (`timeline.jobs`):
   status only while its owner follows the author, checked atomically in the
   reader's slot, so a fan-out racing an unfollow leaves nothing behind.
 - `delete:<author>:<sid>`: the same walk, removing the status from every home.
+- `unlink:<author>:<sid>:<parent>:<original>`: removes a deleted status's likes
+  (and each liker's record of them), its reposts, and its link in its parent's
+  replies or its original's reposts (`social.status_unlink`).
 - `mode:<author>`: moves an author past FANOUT_PUSH_MAX followers to pull mode
   (their statuses stay in their outbox and homes merge them at read time), or back
   (`run_mode`).
@@ -48,7 +51,7 @@ from accounts.domain import User
 from accounts.services import username_retire
 from config.pipelines import LuaScript, pipeline_run
 from config.redis import get_redis, slot_groups
-from timeline import blocks, jobs, keys, notifications, privacy, services
+from timeline import blocks, jobs, keys, notifications, privacy, services, social
 from timeline.domain import Status
 
 log = logging.getLogger(__name__)
@@ -138,19 +141,35 @@ def _walk(
 
 def run_post(job: jobs.Job) -> None:
     author_id, sid = job.args
-    if job.cursor == "0" and not get_redis().hexists(
-        account_keys.user(author_id), User.PRIVATE_FIELD
+    status = Status.from_fields(
+        sid, get_redis().hmget(keys.status(sid), Status.IMMUTABLE)
+    )
+    # A reply's link to its parent, a repost's to its original, in case the
+    # request died before it (`timeline.social`); a repost that loses is gone.
+    if (
+        job.cursor == "0"
+        and status is not None
+        and not social.link_posted(status=status)
+    ):
+        return
+    if (
+        job.cursor == "0"
+        and (status is None or status.repost_of is None)
+        and not get_redis().hexists(account_keys.user(author_id), User.PRIVATE_FIELD)
     ):
         # A private author's statuses stay out of it and out of tag pages (a turn
         # to private after this read is swept by its own job, due once this one had
-        # time to finish).
+        # time to finish), and reposts too (`services.status_create`).
         pipeline_run(lambda pipe: services.global_add_queue(pipe, sids=[sid]))
         services.status_tags_add(sid=sid)
     if get_redis().get(keys.fanout_mode(author_id)) == "pull":
         return  # every follower's home merges the author's outbox instead
+    reply_uid = status.reply_uid if status is not None else None
 
     def add(pipe, batch: list[int]) -> None:
-        services.homes_add_queue(pipe, readers=batch, author_id=author_id, sids=[sid])
+        services.homes_add_queue(
+            pipe, readers=batch, author_id=author_id, sids=[sid], reply_uid=reply_uid
+        )
 
     _walk_followers(job, author_id, add)
 
@@ -354,6 +373,7 @@ def _account_keys(uid: int) -> list[str]:
         # Their posting and follow budgets (they expire anyway; one slot, so here).
         *limits.post(uid).keys(),
         *limits.follow(uid).keys(),
+        *limits.like(uid).keys(),
         keys.home(uid),
         keys.posts(uid),
         keys.followers(uid),
@@ -370,6 +390,7 @@ def _account_keys(uid: int) -> list[str]:
         keys.requested(uid),
         *notifications.store_keys(uid),
         keys.notifications_read(uid),
+        keys.liked(uid),
     ]
 
 
@@ -377,14 +398,15 @@ def run_account(job: jobs.Job) -> None:
     """Remove everything of a deleted account, in phases, each a resumable walk.
 
     The cursor names the phase: `0` retire the name and wait out the user's own
-    follow change in progress; `s` their statuses (their tags' timelines, the
-    hashes, then the global timeline); `f` their followers (each follow ends in the
-    follower's slot and their statuses leave that home, as an unfollow); `g` whom
-    they follow (each followee's followers, names and count); `b` whom they blocked
-    (the other side, `blocked_by`); `c` who blocked them (those blocks); `r` the
-    follow requests they sent (each private account's `follow_requests`); `q` those
-    sent to them (each requester's `requested`); `e` their own keys. Their follows
-    and follow requests leave the notifications they made (`g`, `r`); their other
+    follow change in progress; `s` their statuses (each one's unlink job and their
+    tags' timelines, the hashes, then the global timeline: `timeline.social`); `l`
+    their likes; `f` their followers (each follow ends in the follower's slot and
+    their statuses leave that home, as an unfollow); `g` whom they follow (each
+    followee's followers, names and count); `b` whom they blocked (the other side,
+    `blocked_by`); `c` who blocked them (those blocks); `r` the follow requests
+    they sent (each private account's `follow_requests`); `q` those sent to them
+    (each requester's `requested`); `e` their own keys. Their follows and follow
+    requests leave the notifications they made (`g`, `r`); their other
     notifications in others' stores stay, left out at read (no index leads to
     them). Others' mutes of them stay (no index leads to them; a deleted id is never
     handed out again, and the list of one's mutes skips people who are gone). The
@@ -407,11 +429,11 @@ def run_account(job: jobs.Job) -> None:
     if phase == "s":
 
         def unpublish(pipe, sids: list[int]) -> None:
-            # Their tags are read from the hashes, so the tag timelines go before
-            # them (a rerun reads them again); then the hashes: from then on every
-            # other reference is skipped on read.
+            # Each status's unlink job and its tags' timelines first, while the hash
+            # still says what it replies to, reposts and is tagged with (the job
+            # waits for the hash to go; a rerun reads the hashes again).
             rows = pipeline_run(
-                lambda p: [p.hmget(keys.status(sid), Status.FIELDS) for sid in sids],
+                lambda p: [p.hmget(keys.status(sid), Status.IMMUTABLE) for sid in sids],
                 confirm=False,
             )
             found = [
@@ -419,14 +441,28 @@ def run_account(job: jobs.Job) -> None:
                 for sid, row in zip(sids, rows, strict=True)
                 if (status := Status.from_fields(sid, row)) is not None
             ]
+            for status in found:
+                jobs.enqueue_queue(
+                    pipe, slot=job.slot, jid=services.unlink_job_id(uid, status)
+                )
             services.tags_remove_queue(pipe, statuses=found)
             pipe.barrier()
+            # The hashes next: from then on every reference is skipped on read.
             for sid in sids:
                 pipe.delete(keys.status(sid))
             pipe.barrier()
             services.global_remove_queue(pipe, sids=sids)
+            jobs.wake_queue(pipe, slot=job.slot)
 
         _walk(job, keys.posts(uid), unpublish, start=start, phase="s ")
+        phase, start = "l", ""
+        jobs.progress(job, cursor=phase)
+    if phase == "l":
+
+        def unlike(pipe, sids: list[int]) -> None:
+            social.likes_undo_queue(pipe, uid=uid, sids=sids)
+
+        _walk(job, keys.liked(uid), unlike, start=start, phase="l ")
         phase, start = "f", ""
         jobs.progress(job, cursor=phase)
     if phase == "f":
@@ -522,6 +558,7 @@ HANDLERS: dict[str, Callable[[jobs.Job], None]] = {
     "mode": run_mode,
     "post": run_post,
     "delete": run_delete,
+    "unlink": social.unlink_job_run,
     "follow": run_follow,
 }
 

@@ -211,6 +211,11 @@ def enqueue(*, slot: int, jid: str) -> None:
     pipeline_run(queue)
 
 
+def enqueue_queue(pipe, *, slot: int, jid: str) -> None:
+    """Queue the queuing of a job, due now (the caller wakes a worker after)."""
+    _ENQUEUE_ONE.queue(pipe, keys=slot_keys(slot), args=[jid, now_ms()])
+
+
 def wake_queue(pipe, *, slot: int) -> None:
     """Queue the wake-up call for a job just queued in `slot` (after its barrier)."""
     pipe.zadd(keys.job_ready(slot), {slot: now_ms()}, lt=True)

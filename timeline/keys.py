@@ -11,10 +11,25 @@ account's job (`account:<uid>`) deletes every per-user key of both tables
 |----------------------|--------|-------------------------------------------|-------------------------------------------|
 | `statuses:clock:{c<n>}` | string | the last id tick of id shard n (0-255)| ID_SHARDS (256) keys; see `timeline/ids.py`|
 |                      |        | ids without one global counter            |                                           |
-| `status:<sid>`       | hash   | uid, author (username), text, created,    | one per status; deleted with it; fields:  |
-|                      |        | mentions (JSON {lowercase name: uid}, the | `timeline.domain.Status`; `mentions` is   |
-|                      |        | `@names` that named a user at post time)  | absent when none (and in hashes older     |
-|                      |        |                                           | than it: read as none, no migration)      |
+| `status:<sid>`       | hash   | uid, author (username), text, created     | one per status; deleted with it; fields:  |
+|                      |        |                                           | `timeline.domain.Status`                  |
+|                      |        | reply_to, reply_uid, thread (a reply's    | hashes older than issue #12 lack them: no |
+|                      |        | parent, its author, older ancestors),     | migration, they load as 0 / None          |
+|                      |        | repost_of, repost_uid, repost_author (a   |                                           |
+|                      |        | repost's original); likes, reposts,       |                                           |
+|                      |        | replies: counts, HINCRBY with their zset  |                                           |
+|                      |        | mentions (JSON {lowercase name: uid}, the | absent when none (and in older hashes:    |
+|                      |        | `@names` that named a user at post time)  | read as none, no migration)               |
+| `likes:{status:<sid>}` | zset | liker uid -> like time (microsecs), in    | one per standing like; deleted with the   |
+|                      |        | the status's slot (`timeline.social`)     | status by its `unlink` job                |
+| `reposts:{status:<sid>}` | zset | reposter uid -> the repost's sid       | one per standing repost (a repost is a    |
+|                      |        |                                           | status); deleted with the original        |
+| `replies:{status:<sid>}` | zset | `<reply sid>:<its author uid>` -> reply   | one per reply still standing; deleted     |
+|                      |        | sid (the author, for the page's privacy   | with the status (replies stay, orphaned)  |
+|                      |        | check in the same round trip)             |                                           |
+| `liked:{<uid>}`      | zset   | sid -> like time (microsecs): the other   | uncapped: one per standing like (removed  |
+|                      |        | side of `likes:{status:<sid>}`, walked by | by unlike and by the status's deletion),  |
+|                      |        | the account's deletion                    | grown only within RATE_LIMIT_LIKE         |
 | `posts:{<uid>}`      | zset   | status id -> status id                    | uncapped: the author's own record, the    |
 |                      |        |                                           | source of backfills and of the profile    |
 | `home:{<uid>}`       | zset   | status id -> status id                    | HOME_TIMELINE_CAP (1000), trimmed on add  |
@@ -127,6 +142,23 @@ def legacy_status_ids() -> str:
 
 def status(sid: int) -> str:
     return f"status:{sid}"
+
+
+def likes(sid: int) -> str:
+    """Who liked status `sid`: in the status hash's slot (tag `{status:<sid>}`)."""
+    return f"likes:{{status:{sid}}}"
+
+
+def reposts(sid: int) -> str:
+    return f"reposts:{{status:{sid}}}"
+
+
+def replies(sid: int) -> str:
+    return f"replies:{{status:{sid}}}"
+
+
+def liked(uid: int) -> str:
+    return f"liked:{{{uid}}}"
 
 
 def posts(uid: int) -> str:

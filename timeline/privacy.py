@@ -59,7 +59,7 @@ from accounts import limits
 from accounts.domain import User
 from config.pipelines import LuaScript, pipeline_run
 from config.redis import get_redis
-from timeline import jobs, keys, notifications, services
+from timeline import jobs, keys, notifications, services, social
 from timeline.domain import Blocked, Status
 
 
@@ -142,9 +142,10 @@ def _tags_sweep(uid: int) -> None:
 
 
 def private_sweep(*, uid: int) -> int:
-    """Take a private account's statuses out of the global timeline (and their
-    tags' timelines); returns how many were in the global timeline. Nothing when
-    the account is public (again) or gone.
+    """Take a private account's statuses out of the global timeline and their
+    tags' timelines, and others' reposts of them out of every home; returns how
+    many were in the global timeline. Nothing when the account is public (again)
+    or gone.
 
     Only statuses at least as new as the oldest the global timeline keeps can be
     in it, so only those of the author's are read (one read; idempotent, so a
@@ -152,6 +153,9 @@ def private_sweep(*, uid: int) -> int:
     if not get_redis().hexists(account_keys.user(uid), User.PRIVATE_FIELD):
         return 0
     _tags_sweep(uid)
+    # Others' reposts of them go too (`timeline.social`): nobody reposts a private
+    # account's statuses.
+    social.reposts_remove(author_id=uid)
     oldest = pipeline_run(
         lambda pipe: [
             pipe.zrange(partition, 0, 0, withscores=True)

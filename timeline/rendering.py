@@ -6,8 +6,10 @@ plain Python, and the part that depends on nothing but the status (author link,
 permalink, text with its links, `timeline.richtext`) is memoized: `_fragments` is a
 pure function of the frozen `Status` (its id, author, text and mentions all take
 part in the cache key), so a cached fragment can never show anything but that
-status. What changes per page, the relative time and the author's own Delete
-button, is added on each render.
+status (its counts and the viewer's state take no part in its equality:
+`Status`). What changes per page, the relative time, the author's own Delete
+button, the counts and the viewer's Like and Repost state (`_social`), is added
+on each render.
 """
 
 from __future__ import annotations
@@ -47,16 +49,63 @@ def _fragments(status: Status) -> tuple[str, str]:
     through `html.escape` (the characters Django's `escape` replaces, in the text
     by `timeline.richtext`); ids are ints."""
     iso = datetime.fromtimestamp(status.created, tz=UTC).isoformat()
-    author = escape(status.author)
     text = richtext.to_html(status.text, dict(status.mentions))
+    before = ""
+    author, author_url = status.author, status.author_url
+    if status.repost_of is not None:
+        # A repost shows the original, under a line that names who reposted it.
+        before = (
+            f'<p class="repost-line"><a href="{escape(status.author_url)}">'
+            f"@{escape(status.author)}</a> reposted</p>"
+        )
+        author, author_url = status.repost_author, status.repost_author_url
+    if status.reply_to is not None:
+        before += (
+            f'<p class="reply-line">Replying to <a href="{escape(status.reply_url)}">'
+            f"@{escape(status.reply_author)}</a></p>"
+        )
     head = (
-        f'<li class="status" data-status-id="{status.id:d}"><div class="status-meta">'
-        f'<a class="status-author" href="{escape(status.author_url)}">@{author}</a> '
-        f'<a class="permalink" href="{escape(status.url)}"><time datetime="{iso}" '
-        "data-relative>"
+        f'<li class="status" data-status-id="{status.id:d}">{before}'
+        '<div class="status-meta">'
+        f'<a class="status-author" href="{escape(author_url)}">@{escape(author)}</a> '
+        f'<a class="permalink" href="{escape(status.original_url)}">'
+        f'<time datetime="{iso}" data-relative>'
     )
     tail = f'</time></a></div><p class="status-text">{text}</p>'
     return head, tail
+
+
+def _count(n: int | None) -> str:
+    return f' <span class="count">{n:d}</span>' if n else ""
+
+
+def _social(status: Status, csrf_token: str, viewer_id: int | None, back: str) -> str:
+    """The row's Reply link and Like and Repost buttons (acting on a repost's
+    original), with its counts and the viewer's state where they were read."""
+    sid = status.original_id
+    reply = (
+        f'<a class="reply-link" href="{escape(status.original_url)}#reply">'
+        f"Reply{_count(status.replies)}</a>"
+    )
+    if viewer_id is None:
+        likes = f'<span class="likes">Likes{_count(status.likes)}</span>'
+        reposts = f'<span class="reposts">Reposts{_count(status.reposts)}</span>'
+        return f'<div class="status-social">{reply} {likes} {reposts}</div>'
+    nxt = f'<input type="hidden" name="next" value="{escape(back)}">' if back else ""
+
+    def button(name: str, undo: str, label: str, done: bool | None, n: int | None):
+        action = escape(url_for(f"timeline:{undo if done else name}", sid))
+        pressed = "" if done is None else f' aria-pressed="{str(done).lower()}"'
+        return (
+            f'<form method="post" action="{action}" class="inline-form">'
+            f"{csrf_input_html(csrf_token)}{nxt}"
+            f'<button type="submit" class="link-button {name}"{pressed}>'
+            f"{label}{_count(n)}</button></form>"
+        )
+
+    like = button("like", "unlike", "Like", status.liked, status.likes)
+    repost = button("repost", "unrepost", "Repost", status.reposted, status.reposts)
+    return f'<div class="status-social">{reply} {like} {repost}</div>'
 
 
 def _delete_form(status: Status, csrf_token: str) -> str:
@@ -70,10 +119,16 @@ def _delete_form(status: Status, csrf_token: str) -> str:
 
 
 def status_list(
-    statuses: list[Status], label: str, *, viewer_id: int | None, csrf_token: str
+    statuses: list[Status],
+    label: str,
+    *,
+    viewer_id: int | None,
+    csrf_token: str,
+    back: str = "",
 ) -> Markup:
     """Statuses as `<ol class="statuses">`, newest first; the viewer's own statuses
-    get a Delete button (the page's one CSRF token serves every form)."""
+    get a Delete button (the page's one CSRF token serves every form), each its
+    Reply, Like and Repost (whose forms return to `back`)."""
     now = time.time()
     items = []
     for status in statuses:
@@ -81,7 +136,10 @@ def status_list(
         delete = (
             _delete_form(status, csrf_token) if status.author_id == viewer_id else ""
         )
-        items.append(f"{head}{relative(status.created, now)}{tail}{delete}</li>")
+        social = _social(status, csrf_token, viewer_id, back)
+        items.append(
+            f"{head}{relative(status.created, now)}{tail}{social}{delete}</li>"
+        )
     return Markup(
         f'<ol class="statuses" aria-label="{escape(label)}">{"".join(items)}</ol>'
     )
@@ -93,4 +151,8 @@ def status_list_tag(context, statuses: list[Status], label: str) -> Markup:
     viewer = context.get("viewer")
     viewer_id = viewer.id if viewer is not None and viewer.is_authenticated else None
     token = str(context.get("csrf_token", "")) if viewer_id is not None else ""
-    return status_list(statuses, label, viewer_id=viewer_id, csrf_token=token)
+    request = context.get("request")
+    back = request.get_full_path() if request is not None else ""
+    return status_list(
+        statuses, label, viewer_id=viewer_id, csrf_token=token, back=back
+    )

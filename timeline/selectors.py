@@ -39,7 +39,9 @@ from timeline.domain import (
     Page,
     PeoplePage,
     Profile,
+    Reactors,
     Status,
+    Thread,
     Trend,
 )
 from timeline.notifications import STATUS_KINDS
@@ -47,16 +49,24 @@ from timeline.services import home_rebuild_job_id
 
 IN_COMMON_SHOWN = 3
 
-# KEYS: any number of status hashes. ARGV: the field names (`Status.FIELDS`).
-# One command for a page's statuses on one server: redis-py's cost per pipelined
-# command was about a fifth of a page's time (docs/BENCHMARKS.md). On a Cluster a
-# script touches one slot, so there it is one call per slot (`slot_groups`), every
-# node's calls still sent in the same round trip.
+# KEYS: (status hash, likes, reposts) of any number of statuses (each triple in
+# its status's slot). ARGV: the viewer's uid ('' for none), then the field names
+# (`Status.FIELDS`). Returns each status's fields and, for a viewer, whether they
+# liked and reposted it (`timeline.social`). One command for a page's statuses on
+# one server: redis-py's cost per pipelined command was about a fifth of a page's
+# time (docs/BENCHMARKS.md). On a Cluster a script touches one slot, so there it
+# is one call per slot (`slot_groups`), every node's calls still sent in the same
+# round trip.
 _STATUSES_READ = LuaScript(
     """
-local out = {}
-for i, key in ipairs(KEYS) do
-  out[i] = redis.call('HMGET', key, unpack(ARGV))
+local out, viewer, fields = {}, ARGV[1], {unpack(ARGV, 2)}
+for i = 1, #KEYS, 3 do
+  local row = redis.call('HMGET', KEYS[i], unpack(fields))
+  if viewer ~= '' then
+    row[#fields + 1] = redis.call('ZSCORE', KEYS[i + 1], viewer)
+    row[#fields + 2] = redis.call('ZSCORE', KEYS[i + 2], viewer)
+  end
+  out[#out + 1] = row
 end
 return out
 """
@@ -178,13 +188,24 @@ def _ids_queue(
 
 
 def _statuses_queue(reads: ReadBatch, sids: list[int]) -> Deferred[list[Status | None]]:
-    """Queue a read of these statuses; None in place of each one that is gone."""
+    """Queue a read of these statuses, their counts and, for a proven viewer,
+    whether they liked and reposted each; None in place of each one that is gone."""
     groups = slot_groups(sids, keys.status, max(len(sids), 1))
+    # The claimed viewer's state is read, and trusted once proven (the auth check is
+    # parsed first: it was queued first, in this round trip or an earlier one).
+    viewer = reads.claimed_uid if isinstance(reads, PageReads) else None
+    n = len(Status.FIELDS)
 
     def build(pipe) -> None:
         for group in groups:
             _STATUSES_READ.queue(
-                pipe, keys=[keys.status(sid) for sid in group], args=Status.FIELDS
+                pipe,
+                keys=[
+                    k
+                    for sid in group
+                    for k in (keys.status(sid), keys.likes(sid), keys.reposts(sid))
+                ],
+                args=["" if viewer is None else viewer, *Status.FIELDS],
             )
 
     def parse(replies: list) -> list[Status | None]:
@@ -193,7 +214,13 @@ def _statuses_queue(reads: ReadBatch, sids: list[int]) -> Deferred[list[Status |
             for group, rows in zip(groups, replies, strict=True)
             for sid, row in zip(group, rows, strict=True)
         }
-        return [Status.from_fields(sid, rows[sid]) for sid in sids]
+        trusted = viewer is not None and reads.proven_uid() == viewer
+        return [
+            Status.from_fields(
+                sid, rows[sid][:n], viewer=rows[sid][n:] if trusted else None
+            )
+            for sid in sids
+        ]
 
     return reads.queue(build, parse)
 
@@ -293,17 +320,41 @@ def _hidden_authors(
     return known.authors | more.value
 
 
+def _authors(status: Status) -> tuple[int, ...]:
+    """Whom a row shows: its author, and a repost's original author."""
+    if status.repost_uid is None:
+        return (status.author_id,)
+    return (status.author_id, status.repost_uid)
+
+
 def _without_hidden(
     reads: PageReads, hidden: Deferred[_Hidden] | None, found: list[Status | None]
 ) -> list[Status | None]:
-    """The statuses, None in place of those whose author the viewer does not see."""
+    """The statuses, None in place of those whose author (or, for a repost, the
+    original's author) the viewer does not see."""
     if hidden is None:
         return found
-    authors = {status.author_id for status in found if status is not None}
+    authors = {a for status in found if status is not None for a in _authors(status)}
     hide = _hidden_authors(reads, hidden, authors)
     if not hide:
         return found
-    return [s if s is None or s.author_id not in hide else None for s in found]
+    return [s if s is None or hide.isdisjoint(_authors(s)) else None for s in found]
+
+
+def _reposts_once(found: list[Status | None]) -> list[Status | None]:
+    """The statuses (newest first), None in place of every older row of an original
+    already shown: however many people repost it, and whether the original itself
+    is there too, a page shows it once, at its newest (`timeline.social`)."""
+    seen: set[int] = set()
+    kept: list[Status | None] = []
+    for status in found:
+        if status is not None:
+            if status.original_id in seen:
+                status = None
+            else:
+                seen.add(status.original_id)
+        kept.append(status)
+    return kept
 
 
 def home_get(*, reads: PageReads, max_id: int | None = None) -> Home | None:
@@ -351,7 +402,7 @@ def home_get(*, reads: PageReads, max_id: int | None = None) -> Home | None:
     if pulled is not None:
         page_ids, page_found = _merged(page_ids, page_found, pulled.value)
     # Fan-out keeps them out of the home; what raced a block or mute goes here.
-    page_found = _without_hidden(reads, hidden, page_found)
+    page_found = _reposts_once(_without_hidden(reads, hidden, page_found))
     return Home(
         page=_page(page_ids, page_found, size),
         suggestions=suggestions.value if suggestions is not None else [],
@@ -969,4 +1020,140 @@ def notifications_get(
         cursor=shown[-1].place if len(groups) > size else None,
         newest=newest,
         read_up_to=mark,
+    )
+
+
+def _authors_visible_queue(
+    reads: PageReads, authors: set[int]
+) -> Callable[[int], bool]:
+    """Queue the reads that tell which of these authors the proven viewer may see:
+    not a private account that has not approved them (`timeline.privacy`), not a
+    deleted one; the value, once sent: whether an author's statuses may be shown."""
+    vid = reads.proven_uid()
+    ask = sorted(authors - {vid})
+    if not ask:
+        return lambda author: True
+    users = users_queue(reads, uids=ask)
+    admitted = (
+        reads.queue(
+            lambda pipe: [pipe.zscore(keys.followers(a), vid) for a in ask],
+            lambda replies: {a for a, s in zip(ask, replies, strict=True) if s},
+        )
+        if vid is not None
+        else None
+    )
+
+    def visible(author: int) -> bool:
+        if author == vid:
+            return True
+        owner = users.value.get(author)
+        if owner is None:
+            return False
+        return not owner.private or (admitted is not None and author in admitted.value)
+
+    return visible
+
+
+def thread_get(
+    *, reads: PageReads, sid: int, after: int | None = None
+) -> Thread | None:
+    """A status page: the status (as `status_get`), what it replies to, and a page
+    of its replies, oldest first, from after reply id `after`; None when the status
+    is gone or hidden from the viewer.
+
+    Two round trips: the first reads the status and its replies' ids with their
+    authors (`social.reply_member`); its hash names its ancestors and theirs, so
+    the second reads their statuses with whether each author is private and has
+    approved the viewer.
+    """
+    size = settings.TIMELINE_PAGE_SIZE
+    hidden = _hidden_queue(reads, mutes=False)
+    valid = 0 < sid < MAX_STATUS_ID
+    found_d = _statuses_queue(reads, [sid] if valid else [])
+    low = f"({after}" if after is not None else "-inf"
+
+    def parse_replies(replies: list) -> list[tuple[int, int]]:
+        if not valid:
+            return []
+        pairs = (member.partition(":") for member in replies[0])
+        return [(int(s), int(u or 0)) for s, _, u in pairs]
+
+    replies_d = reads.queue(
+        lambda pipe: (
+            pipe.zrangebyscore(keys.replies(sid), low, "+inf", start=0, num=size + 1)
+            if valid
+            else None
+        ),
+        parse_replies,
+    )
+    found = _without_hidden(reads, hidden, found_d.value)
+    status = found[0] if found else None
+    if status is None:
+        return None
+    around = (
+        [(status.reply_to, status.reply_uid or 0), *status.thread]
+        if status.reply_to is not None
+        else []
+    )
+    replies = replies_d.value
+    rows = around + replies[:size]
+    visible = _authors_visible_queue(
+        reads, {status.author_id} | {uid for _, uid in rows}
+    )
+    others = _statuses_queue(reads, [s for s, _ in rows]) if rows else None
+    if not visible(status.author_id):
+        return None
+    shown = _without_hidden(reads, hidden, others.value) if others else []
+    shown = [s if s is not None and visible(s.author_id) else None for s in shown]
+    return Thread(
+        status=status,
+        ancestors=list(reversed(shown[: len(around)])),
+        replies=[s for s in shown[len(around) :] if s is not None],
+        next_after=replies[size - 1][0] if len(replies) > size else None,
+    )
+
+
+def reactors_page(
+    *, reads: PageReads, sid: int, relation: str, cursor: int | None = None
+) -> Reactors | None:
+    """Who liked (`relation` "likes") or reposted ("reposts") a status, newest first,
+    from below `cursor`, without the people the viewer blocks or is blocked by; None
+    when the status is gone or hidden from the viewer. Two round trips."""
+    key_of = {"likes": keys.likes, "reposts": keys.reposts}[relation]
+    size = settings.TIMELINE_PAGE_SIZE
+    top = cursor if cursor is not None else "+inf"
+    hidden = _hidden_queue(reads, mutes=False)
+    valid = 0 < sid < MAX_STATUS_ID
+    found_d = _statuses_queue(reads, [sid] if valid else [])
+    rows_d = reads.queue(
+        lambda pipe: (
+            pipe.zrevrangebyscore(
+                key_of(sid), top, "-inf", start=0, num=size + 1, withscores=True
+            )
+            if valid
+            else None
+        ),
+        lambda replies: [(int(m), int(s)) for m, s in replies[0]] if valid else [],
+    )
+    found = _without_hidden(reads, hidden, found_d.value)
+    status = found[0] if found else None
+    if status is None:
+        return None
+    rows = rows_d.value
+    shown = rows[:size]
+    own = status.author_id == reads.proven_uid()
+    users = users_queue(
+        reads, uids={m for m, _ in shown} | ({status.author_id} if not own else set())
+    )
+    admitted = None if own else _admitted_queue(reads, status.author_id)
+    if not own:
+        owner = users.value.get(status.author_id)
+        if owner is None or _protected(reads, owner, admitted):
+            return None
+    hide = _hidden_authors(reads, hidden, [m for m, _ in shown])
+    return Reactors(
+        status=status,
+        relation=relation,
+        users=[users.value[m] for m, _ in shown if m in users.value and m not in hide],
+        next_cursor=shown[-1][1] - 1 if len(rows) > size else None,
     )

@@ -66,7 +66,8 @@ from timeline.domain import (
 from timeline.ids import status_ids_from, status_ids_queue
 
 # KEYS: (home, following, seen, mutes) of one or more readers. ARGV: author uid,
-# cap, the author's own home key, whether to skip inactive readers (1/0), sid...
+# cap, the author's own home key, whether to skip inactive readers (1/0), the uid
+# the statuses reply to and that user's home key ('' and '': not replies), sid...
 # Adds the statuses to each home whose owner is the author, or still follows the
 # author, has not muted them and (when asked) was seen within FANOUT_ACTIVE_DAYS,
 # then trims it to the cap. One reader's check-and-add is atomic in that reader's
@@ -74,18 +75,23 @@ from timeline.ids import status_ids_from, status_ids_queue
 # the server is a single node. Blocks need no check of their own: a block ends the
 # follow both ways atomically with its record in each side's slot, and a follow
 # across a block is refused (`_FOLLOW_SET`), so `following` never holds a blocked
-# or blocking author (`timeline.blocks`).
+# or blocking author (`timeline.blocks`). A reply reaches a home the Mastodon way
+# (`timeline.social`): only when it answers its own author (a thread), the reader,
+# or someone the reader follows too.
 _TIMELINE_ADD = LuaScript(
     """
 local author, cap, own = ARGV[1], tonumber(ARGV[2]), ARGV[3]
 local active_only = ARGV[4] == '1'
+local to, to_home = ARGV[5], ARGV[6]
 local added = 0
 for i = 1, #KEYS, 4 do
   local home = KEYS[i]
   if home == own or (redis.call('ZSCORE', KEYS[i + 1], author)
       and not redis.call('ZSCORE', KEYS[i + 3], author)
-      and (not active_only or redis.call('EXISTS', KEYS[i + 2]) == 1)) then
-    for j = 5, #ARGV do
+      and (not active_only or redis.call('EXISTS', KEYS[i + 2]) == 1)
+      and (to == '' or to == author or home == to_home
+           or redis.call('ZSCORE', KEYS[i + 1], to))) then
+    for j = 7, #ARGV do
       added = added + redis.call('ZADD', home, ARGV[j], ARGV[j])
     end
     if redis.call('ZCARD', home) > cap then
@@ -201,10 +207,12 @@ return 1
 )
 
 # KEYS: the author's posts, home, job queue, data, outbox. ARGV: sid, the fan-out job's
-# id, the removal job's id, now (ms). Unpublishes a status and records the removal
-# from followers' homes it owes. A fan-out of it still queued is cancelled; one a
-# worker holds cannot renew its lease any more, and the removal waits until that
-# lease has ended, so it runs after the last home that fan-out could still write.
+# id, the removal job's id, now (ms), the unlink job's id (`timeline.social`).
+# Unpublishes a status and records the removal from followers' homes and the
+# removal of its likes, reposts and reply link that it owes. A fan-out of it still
+# queued is cancelled; one a worker holds cannot renew its lease any more, and the
+# removal waits until that lease has ended, so it runs after the last home that
+# fan-out could still write.
 _UNPUBLISH = LuaScript(
     jobs.ENQUEUE
     + jobs.FORGET
@@ -221,20 +229,29 @@ if pending then
   forget(KEYS[4], fanout)
 end
 enqueue(KEYS[3], KEYS[4], removal, due, now)
+enqueue(KEYS[3], KEYS[4], ARGV[5], due, now)
 return removed
 """
 )
 
 
 def status_create(
-    *, author: User, text: str, limit: limits.Limit | None = None
+    *,
+    author: User,
+    text: str,
+    limit: limits.Limit | None = None,
+    reply_to: Status | None = None,
+    repost_of: Status | None = None,
 ) -> Status:
     """Post a status: store it, publish it with its fan-out job, wake a worker.
 
     Costs the same whoever posts: the followers' homes are the job's work
     (`timeline.fanout`), not the request's. With `limit` (a request's: the author's
     posting budget, `accounts.limits.post`) the post is taken from it in the same
-    round trip as its id, or refused with TooManyAttempts.
+    round trip as its id, or refused with TooManyAttempts. A reply (`reply_to`: the
+    parent, which the caller checked the author may see) or a repost (`repost_of`:
+    the original) is linked to it by `timeline.social`; a repost stays out of the
+    global timeline, as Mastodon's public timelines leave reblogs out.
     """
     text = normalize_text(text)
     problem = text_problem(text)
@@ -267,8 +284,20 @@ def status_create(
         author=author.username,
         text=text,
         created=round(time.time(), 3),
-        mentions=tuple(sorted(mentions.items())),
+        mentions=repost_of.mentions if repost_of else tuple(sorted(mentions.items())),
+        reply_to=reply_to.id if reply_to else None,
+        reply_uid=reply_to.author_id if reply_to else None,
+        reply_author=reply_to.author if reply_to else "",
+        thread=((reply_to.reply_to, reply_to.reply_uid or 0), *reply_to.thread)[
+            : THREAD_DEPTH - 1
+        ]
+        if reply_to and reply_to.reply_to is not None
+        else (),
+        repost_of=repost_of.id if repost_of else None,
+        repost_uid=repost_of.author_id if repost_of else None,
+        repost_author=repost_of.author if repost_of else "",
     )
+    public = not author.private and repost_of is None
     slot = keys.slot_of_user(author.id)
 
     def store(pipe) -> None:
@@ -300,7 +329,7 @@ def status_create(
                 User.PRIVATE_FIELD,
             ],
         )
-        if not author.private:
+        if public:
             # As the request knows the author; the publish step reads the truth
             # in the author's slot, and a status of an account that turned private
             # meanwhile is taken back below. (An account that turned public
@@ -310,7 +339,7 @@ def status_create(
         jobs.wake_queue(pipe, slot=slot)
 
     _, published, *_ = pipeline_run(store)
-    if published == 2 and not author.private:
+    if published == 2 and public:
         pipeline_run(lambda pipe: global_remove_queue(pipe, sids=[sid]))
     if not published:
         # The author's account was deleted while they posted: take back what this
@@ -326,6 +355,11 @@ def status_create(
     return status
 
 
+# How many of a reply's ancestors its hash names (`Status.thread`), so a status
+# page shows that much of the thread in its round trips.
+THREAD_DEPTH = 4
+
+
 def outbox_cap() -> int:
     """How many of an author's newest statuses their outbox keeps (pull mode)."""
     return settings.HOME_TIMELINE_CAP
@@ -334,6 +368,14 @@ def outbox_cap() -> int:
 def fanout_job_id(author_id: int, sid: int) -> str:
     """The job that adds status `sid` to its author's followers' homes."""
     return jobs.job_id("post", author_id, sid)
+
+
+def unlink_job_id(author_id: int, status: Status) -> str:
+    """The job that removes deleted status's likes and reposts and its link in the
+    parent's replies and the original's reposts (`timeline.social.status_unlink`)."""
+    return jobs.job_id(
+        "unlink", author_id, status.id, status.reply_to or 0, status.repost_of or 0
+    )
 
 
 def removal_job_id(author_id: int, sid: int) -> str:
@@ -352,12 +394,25 @@ def follow_job_id(follower_id: int, followee_id: int) -> str:
     return jobs.job_id("follow", follower_id, followee_id)
 
 
-def homes_add_queue(pipe, *, readers: list[int], author_id: int, sids: list[int]):
+def homes_add_queue(
+    pipe,
+    *,
+    readers: list[int],
+    author_id: int,
+    sids: list[int],
+    reply_uid: int | None = None,
+):
     """Queue the addition of statuses to the homes of those readers who follow the
-    author and are active, by slot (the fan-out)."""
+    author and are active, by slot (the fan-out); replies to `reply_uid` only where
+    the reply rule lets them (`_TIMELINE_ADD`)."""
     for group in slot_groups(readers, keys.home, settings.FANOUT_GROUP):
         _timeline_add(
-            pipe, readers=group, author_id=author_id, sids=sids, active_only=True
+            pipe,
+            readers=group,
+            author_id=author_id,
+            sids=sids,
+            active_only=True,
+            reply_uid=reply_uid,
         )
 
 
@@ -368,7 +423,10 @@ def _timeline_add(
     author_id: int,
     sids: list[int],
     active_only: bool = False,
+    reply_uid: int | None = None,
 ) -> None:
+    # Backfills and rebuilds pass no reply_uid: they add a followee's replies
+    # unchecked (reading each status first would cost them a round trip).
     _TIMELINE_ADD.queue(
         pipe,
         keys=[
@@ -386,6 +444,8 @@ def _timeline_add(
             settings.HOME_TIMELINE_CAP,
             keys.home(author_id),
             1 if active_only else 0,
+            reply_uid if reply_uid is not None else "",
+            keys.home(reply_uid) if reply_uid is not None else "",
             *sids,
         ],
     )
@@ -399,7 +459,14 @@ def status_delete(*, user: User, sid: int) -> None:
         raise NotFound(sid)
     if found.author_id != user.id:
         raise Forbidden("Only its author can delete a status.")
-    slot = keys.slot_of_user(user.id)
+    status_remove(author_id=user.id, status=found)
+
+
+def status_remove(*, author_id: int, status: Status) -> None:
+    """Remove a status as its deletion does (a repost undone or refused, too): the
+    hash first, then its author's references with its removal and unlink jobs."""
+    sid = status.id
+    slot = keys.slot_of_user(author_id)
 
     def unpublish(pipe) -> None:
         # The hash goes first: from then on every stale reference is skipped.
@@ -408,22 +475,23 @@ def status_delete(*, user: User, sid: int) -> None:
         _UNPUBLISH.queue(
             pipe,
             keys=[
-                keys.posts(user.id),
-                keys.home(user.id),
+                keys.posts(author_id),
+                keys.home(author_id),
                 *jobs.slot_keys(slot),
-                keys.outbox(user.id),
+                keys.outbox(author_id),
             ],
             args=[
                 sid,
-                fanout_job_id(user.id, sid),
-                removal_job_id(user.id, sid),
+                fanout_job_id(author_id, sid),
+                removal_job_id(author_id, sid),
                 jobs.now_ms(),
+                unlink_job_id(author_id, status),
             ],
         )
         global_remove_queue(pipe, sids=[sid])
         # After the hash: a fan-out adding it to a tag meanwhile checks the hash
         # once its adds are done and takes them back (`status_tags_add`).
-        tags_remove_queue(pipe, statuses=[found])
+        tags_remove_queue(pipe, statuses=[status])
         pipe.barrier()
         jobs.wake_queue(pipe, slot=slot)
 

@@ -12,7 +12,7 @@ from accounts.domain import TooManyAttempts
 from accounts.selectors import user_id_by_username
 from config.http import int_param, safe_next, too_many_requests
 from config.reverse import url_for
-from timeline import blocks, notifications, privacy, selectors, services
+from timeline import blocks, notifications, privacy, selectors, services, social
 from timeline.domain import (
     Blocked,
     Busy,
@@ -95,11 +95,114 @@ def tag(request, tag: str):
     return render(request, "timeline/tag.html", {"page": page, "tag": tag_key(tag)})
 
 
-def status_detail(request, sid: int):
-    status = selectors.status_get(reads=request.reads, sid=sid)
-    if status is None:
+def status_detail(request, sid: int, form: StatusForm | None = None, code=200):
+    """A status with its thread: what it replies to, its replies, a reply box."""
+    thread = selectors.thread_get(
+        reads=request.reads, sid=sid, after=int_param(request, "after")
+    )
+    if thread is None:
         raise Http404("No such status")
-    return render(request, "timeline/status.html", {"status": status})
+    if form is None:
+        form = StatusForm(initial={"text": f"@{thread.status.author} "})
+    context = {"thread": thread, "status": thread.status, "form": form}
+    return render(request, "timeline/status.html", context, status=code)
+
+
+@require_POST
+@login_required
+def status_reply(request, sid: int):
+    """Reply from a status page; after an error, the page again with the text."""
+    form = StatusForm(request.POST)
+    if form.is_valid():
+        try:
+            reply = social.status_reply(
+                author=request.user,
+                sid=sid,
+                text=form.cleaned_data["text"],
+                limit=limits.post(request.user.id),
+            )
+        except NotFound as error:
+            raise Http404("No such status") from error
+        except InvalidStatus as error:
+            form.add_error("text", str(error))
+        except TooManyAttempts as error:
+            form.add_error(
+                "text",
+                f"You are posting too fast. Your text is kept here: post it in "
+                f"{error.wait}.",
+            )
+            response = status_detail(request, sid, form=form, code=429)
+            return too_many_requests(response, retry_after=error.retry_after)
+    if form.errors:
+        return status_detail(request, sid, form=form, code=400)
+    messages.success(request, "Replied.")
+    return redirect(reply.url)
+
+
+def _react(request, sid: int, change, done: str):
+    """Like, unlike, repost or undo a repost, from the like budget; back to `next`."""
+    back = safe_next(request, url_for("timeline:status_detail", sid))
+    try:
+        changed = change(user=request.user, sid=sid, limit=limits.like(request.user.id))
+    except NotFound as error:
+        raise Http404("No such status") from error
+    except Forbidden as error:
+        messages.error(request, str(error))
+    except TooManyAttempts as error:
+        return _slow_down(
+            request,
+            error,
+            reason="You have liked or reposted too often lately.",
+            back=back,
+        )
+    else:
+        if changed:
+            messages.success(request, done)
+    return redirect(back)
+
+
+@require_POST
+@login_required
+def like(request, sid: int):
+    return _react(request, sid, social.status_like, "Liked.")
+
+
+@require_POST
+@login_required
+def unlike(request, sid: int):
+    return _react(request, sid, social.status_unlike, "Like undone.")
+
+
+@require_POST
+@login_required
+def repost(request, sid: int):
+    return _react(request, sid, social.status_repost, "Reposted.")
+
+
+@require_POST
+@login_required
+def unrepost(request, sid: int):
+    return _react(request, sid, social.status_unrepost, "Repost undone.")
+
+
+def _reactors(request, sid: int, relation: str):
+    found = selectors.reactors_page(
+        reads=request.reads,
+        sid=sid,
+        relation=relation,
+        cursor=int_param(request, "cursor"),
+    )
+    if found is None:
+        raise Http404("No such status")
+    return render(request, "timeline/reactors.html", {"found": found})
+
+
+def status_likes(request, sid: int):
+    return _reactors(request, sid, "likes")
+
+
+def status_reposts(request, sid: int):
+    return _reactors(request, sid, "reposts")
 
 
 @require_POST

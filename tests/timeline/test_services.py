@@ -213,7 +213,7 @@ def test_delete_removes_status_everywhere(r, users):
     # Gone from every page at once; the removal job then clears the homes.
     assert not r.exists(keys.status(status.id))
     assert status.id not in home_ids(users["bob"])
-    assert run_jobs() == 1
+    assert run_jobs() == 2  # the removal from homes, the unlink (timeline.social)
     for key in (
         keys.home(users["alice"].id),
         keys.home(users["bob"].id),

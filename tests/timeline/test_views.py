@@ -150,7 +150,7 @@ def test_delete_is_visible_in_followers_homes(alice, bob):
     sid = status_ids(body(bob.get("/")))[0]
     alice.post(f"/s/{sid}/delete/")
     assert status_ids(body(bob.get("/"))) == []  # at once, before the job runs
-    assert run_jobs() == 1
+    assert run_jobs() == 2  # the removal from homes, the unlink (timeline.social)
     assert status_ids(body(bob.get("/"))) == []
 
 

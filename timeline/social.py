@@ -1,0 +1,346 @@
+"""Likes, reposts and replies (issue #12): services, kept apart from
+`timeline.services`, whose post and delete machinery they reuse.
+
+Each relation lives in the status's own Cluster slot (`likes:{status:<sid>}`,
+`reposts:{status:<sid>}`, `replies:{status:<sid>}` share the slot of `status:<sid>`),
+and its count is a field of the status hash, changed in the same script as the
+zset (`_COUNTED_ADD`, `_COUNTED_REMOVE`), and only while the hash exists: so a
+count equals its zset's size under any concurrency, and a page reads counts with
+the status itself.
+
+- **A like** is two single-slot steps: the liker's own record first
+  (`liked:{<uid>}`, which nobody sees; the account's deletion walks it), then the
+  status's side. A crash between leaves an entry in `liked` that points at no like
+  (undone by nothing, harmful to nothing); the retry completes it. An unlike goes
+  the other way round: the status's side first.
+- **A repost** is a status of the reposter's (`services.status_create` with
+  `repost_of`): it reaches homes through the ordinary fan-out, and is linked to the
+  original in `reposts:{status:<original>}` (reposter -> the repost's id) by the
+  request and again by its fan-out job (`link_posted`): idempotent, so a crash
+  between the two still links it. A second repost by the same person, or one of an
+  original deleted meanwhile, is removed by whichever finds it. An undo deletes
+  the repost status. A private author's statuses cannot be reposted (Mastodon).
+- **A reply** names its parent in its hash (`reply_to`, `reply_uid`, `thread`); the
+  parent's `replies` zset and count are written by the request and again by the
+  fan-out job. Its fan-out follows the reply rule (`services._TIMELINE_ADD`).
+- **Deletion** of a status queues `unlink:<author>:<sid>:<parent>:<original>`
+  (`status_unlink`): its link in the parent's replies and in the original's
+  reposts go, each liker's record of it, and every repost of it (each removed as
+  its own deletion). Its replies stay, shown as replies to a deleted status.
+
+Every refusal to see a status (a block either way, a private author who has not
+approved the viewer) refuses acting on it too (`status_target`).
+"""
+
+from __future__ import annotations
+
+import time
+
+from accounts import keys as account_keys
+from accounts import limits
+from accounts.domain import User
+from config.pipelines import LuaScript, pipeline_run
+from config.redis import get_redis
+from timeline import jobs, keys, services
+from timeline.domain import MAX_STATUS_ID, Forbidden, NotFound, Status
+
+# KEYS: a status hash, one of its zsets (same slot). ARGV: member, score, the count
+# field. Adds the member while the status exists, counting it once. Returns 1 when
+# added, 0 when it was there, -1 when the status is gone.
+_COUNTED_ADD = LuaScript(
+    """
+if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
+if redis.call('ZADD', KEYS[2], 'NX', ARGV[2], ARGV[1]) == 1 then
+  redis.call('HINCRBY', KEYS[1], ARGV[3], 1)
+  return 1
+end
+return 0
+"""
+)
+
+# KEYS: a status hash, one of its zsets. ARGV: member, the count field, the score the
+# member must have ('' for any). Removes the member, uncounting it while the status
+# exists. Returns 1 when removed.
+_COUNTED_REMOVE = LuaScript(
+    """
+if ARGV[3] ~= '' then
+  local score = redis.call('ZSCORE', KEYS[2], ARGV[1])
+  if not score or tonumber(score) ~= tonumber(ARGV[3]) then return 0 end
+end
+if redis.call('ZREM', KEYS[2], ARGV[1]) == 0 then return 0 end
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  redis.call('HINCRBY', KEYS[1], ARGV[2], -1)
+end
+return 1
+"""
+)
+
+
+def reply_member(sid: int, author_id: int) -> str:
+    """A reply's member in its parent's `replies` zset: its id and its author's."""
+    return f"{sid}:{author_id}"
+
+
+def _valid(sid: int) -> bool:
+    return 0 < sid < MAX_STATUS_ID
+
+
+def status_target(*, user: User, sid: int) -> Status:
+    """The status a like, repost or reply by `user` acts on (a repost's original),
+    or NotFound when it does not exist or `user` may not see it (a block either
+    way, a private author who has not approved them)."""
+    if not _valid(sid):
+        raise NotFound(sid)
+    r = get_redis()
+    found = Status.from_fields(sid, r.hmget(keys.status(sid), Status.IMMUTABLE))
+    if found is not None and found.repost_of is not None:
+        sid = found.repost_of
+        found = Status.from_fields(sid, r.hmget(keys.status(sid), Status.IMMUTABLE))
+    if found is None:
+        raise NotFound(sid)
+    if found.author_id == user.id:
+        return found
+    author = found.author_id
+
+    def check(pipe) -> None:
+        pipe.zscore(keys.blocks(user.id), author)
+        pipe.zscore(keys.blocked_by(user.id), author)
+        pipe.hexists(account_keys.user(author), User.PRIVATE_FIELD)
+        pipe.zscore(keys.followers(author), user.id)
+
+    blocks, blocked_by, private, admitted = pipeline_run(check, confirm=False)
+    if blocks is not None or blocked_by is not None:
+        raise NotFound(sid)
+    if private and admitted is None:
+        raise NotFound(sid)
+    return found
+
+
+def _counted_add(sid: int, zset: str, member: int | str, score: int, field: str) -> int:
+    return _COUNTED_ADD(keys=[keys.status(sid), zset], args=[member, score, field])
+
+
+def _counted_remove_queue(
+    pipe, sid: int, zset: str, member: int | str, field: str, score: int | None = None
+) -> None:
+    _COUNTED_REMOVE.queue(
+        pipe,
+        keys=[keys.status(sid), zset],
+        args=[member, field, "" if score is None else score],
+    )
+
+
+def status_like(*, user: User, sid: int, limit: limits.Limit | None = None) -> bool:
+    """Like a status (a repost's original); False if already liked. NotFound when
+    it is gone or the user may not see it; with `limit` (`limits.like`), taken
+    first or refused with TooManyAttempts."""
+    if limit is not None:
+        limits.take(limit)
+    target = status_target(user=user, sid=sid)
+    now = time.time_ns() // 1000
+    # The liker's record first: alone it shows nothing (`liked` is read only by the
+    # account's deletion), so a crash here leaves nothing wrong in sight.
+    get_redis().zadd(keys.liked(user.id), {target.id: now}, nx=True)
+    added = _counted_add(target.id, keys.likes(target.id), user.id, now, "likes")
+    if added < 0:
+        get_redis().zrem(keys.liked(user.id), target.id)
+        raise NotFound(target.id)
+    return added == 1
+
+
+def status_unlike(*, user: User, sid: int, limit: limits.Limit | None = None) -> bool:
+    """Undo a like (of a repost's original); False if there was none."""
+    if limit is not None:
+        limits.take(limit)
+    target = _original_id(sid)
+
+    def unlike(pipe) -> None:
+        _counted_remove_queue(pipe, target, keys.likes(target), user.id, "likes")
+        pipe.barrier()
+        pipe.zrem(keys.liked(user.id), target)
+
+    removed, _ = pipeline_run(unlike)
+    return bool(removed)
+
+
+def _original_id(sid: int) -> int:
+    """The id an undo acts on: a repost's original, else the id itself (also for a
+    status gone: undoing what is left of it is allowed)."""
+    if not _valid(sid):
+        raise NotFound(sid)
+    original = get_redis().hget(keys.status(sid), "repost_of")
+    return int(original) if original else sid
+
+
+def status_repost(
+    *, user: User, sid: int, limit: limits.Limit | None = None
+) -> Status | None:
+    """Repost a status (a repost's original): a new status of the user's that their
+    followers' homes get; None if already reposted. Forbidden for a private
+    author's status; NotFound when it is gone or hidden from the user."""
+    if limit is not None:
+        limits.take(limit)
+    original = status_target(user=user, sid=sid)
+    if get_redis().hexists(account_keys.user(original.author_id), User.PRIVATE_FIELD):
+        raise Forbidden("This account is private: its statuses cannot be reposted.")
+    if get_redis().zscore(keys.reposts(original.id), user.id) is not None:
+        return None
+    repost = services.status_create(author=user, text=original.text, repost_of=original)
+    if not link_posted(status=repost):
+        return None
+    return repost
+
+
+def status_unrepost(*, user: User, sid: int, limit: limits.Limit | None = None) -> bool:
+    """Undo the user's repost of a status (or of a repost's original): the repost
+    status is deleted; False if there was none."""
+    if limit is not None:
+        limits.take(limit)
+    original = _original_id(sid)
+    r = get_redis()
+    repost_id = r.zscore(keys.reposts(original), user.id)
+    if repost_id is None:
+        return False
+    repost_id = int(repost_id)
+    row = r.hmget(keys.status(repost_id), Status.IMMUTABLE)
+    repost = Status.from_fields(repost_id, row)
+    if repost is not None:
+        services.status_remove(author_id=user.id, status=repost)
+    # At once for the pages; the repost's unlink job does it again if this is lost.
+    pipeline_run(
+        lambda pipe: _counted_remove_queue(
+            pipe, original, keys.reposts(original), user.id, "reposts", repost_id
+        )
+    )
+    return True
+
+
+def link_posted(*, status: Status) -> bool:
+    """Link a new reply to its parent, a new repost to its original (the request,
+    then its fan-out job again: idempotent). A repost that lost to another of the
+    same person's, or whose original is gone, is removed: returns False."""
+    if status.reply_to is not None:
+        parent = status.reply_to
+        # A parent deleted meanwhile keeps no link: the reply shows it is gone.
+        member = reply_member(status.id, status.author_id)
+        _counted_add(parent, keys.replies(parent), member, status.id, "replies")
+    if status.repost_of is not None:
+        original = status.repost_of
+        added = _counted_add(
+            original, keys.reposts(original), status.author_id, status.id, "reposts"
+        )
+        if added == 0:
+            kept = get_redis().zscore(keys.reposts(original), status.author_id)
+            added = 1 if kept is not None and int(kept) == status.id else 0
+        if added != 1:
+            services.status_remove(author_id=status.author_id, status=status)
+            return False
+    return True
+
+
+def unlink_job_run(job: jobs.Job) -> None:
+    """Run an `unlink` job (`services.unlink_job_id`): `status_unlink`."""
+    author_id, sid, parent, original = job.args
+    if get_redis().exists(keys.status(sid)):
+        # Queued by an account deletion before the hash went: its turn comes after.
+        raise jobs.Deferred(jobs.now_ms() + 1000)
+    status_unlink(
+        author_id=author_id,
+        sid=sid,
+        parent=parent or None,
+        original=original or None,
+    )
+
+
+UNLINK_BATCH = 500
+
+
+def status_unlink(
+    *, author_id: int, sid: int, parent: int | None, original: int | None
+) -> None:
+    """Remove everything that links to or from deleted status `sid`: its link in
+    the parent's replies and the original's reposts, each liker's record of it,
+    its reposts (each deleted as a status). Idempotent and resumable: each walk
+    consumes its zset."""
+    r = get_redis()
+
+    def links(pipe) -> None:
+        if parent is not None:
+            _counted_remove_queue(
+                pipe,
+                parent,
+                keys.replies(parent),
+                reply_member(sid, author_id),
+                "replies",
+            )
+        if original is not None:
+            _counted_remove_queue(
+                pipe, original, keys.reposts(original), author_id, "reposts", sid
+            )
+
+    if parent is not None or original is not None:
+        pipeline_run(links)
+    while likers := [int(u) for u in r.zrange(keys.likes(sid), 0, UNLINK_BATCH - 1)]:
+
+        def forget(pipe, likers=likers) -> None:
+            for liker in likers:
+                pipe.zrem(keys.liked(liker), sid)
+            pipe.barrier()  # the status's side last: a rerun finds them again
+            pipe.zrem(keys.likes(sid), *likers)
+
+        pipeline_run(forget)
+    while rows := r.zrange(keys.reposts(sid), 0, UNLINK_BATCH - 1, withscores=True):
+        for reposter, repost_id in rows:
+            repost = Status.from_fields(
+                int(repost_id), r.hmget(keys.status(int(repost_id)), Status.IMMUTABLE)
+            )
+            if repost is not None:
+                services.status_remove(author_id=int(reposter), status=repost)
+        r.zrem(keys.reposts(sid), *[reposter for reposter, _ in rows])
+    r.delete(keys.replies(sid))
+
+
+def likes_undo_queue(pipe, *, uid: int, sids: list[int]) -> None:
+    """Queue the removal of a deleted account's likes of these statuses (their
+    count goes down with each)."""
+    for sid in sids:
+        _counted_remove_queue(pipe, sid, keys.likes(sid), uid, "likes")
+
+
+def status_reply(
+    *, author: User, sid: int, text: str, limit: limits.Limit | None = None
+) -> Status:
+    """Post a reply to a status (a repost's original): NotFound when it is gone or
+    hidden from the author; else as `services.status_create`."""
+    parent = status_target(user=author, sid=sid)
+    reply = services.status_create(
+        author=author, text=text, limit=limit, reply_to=parent
+    )
+    link_posted(status=reply)
+    return reply
+
+
+def reposts_remove(*, author_id: int) -> int:
+    """Remove every repost of an author's statuses (their account turned private:
+    nobody reposts a private account's statuses, and theirs must not show to
+    non-followers through others' reposts); returns how many. Idempotent."""
+    r = get_redis()
+    sids = [int(s) for s in r.zrange(keys.posts(author_id), 0, -1)]
+    removed = 0
+    for start in range(0, len(sids), UNLINK_BATCH):
+        part = sids[start : start + UNLINK_BATCH]
+        rows = pipeline_run(
+            lambda pipe, part=part: [
+                pipe.zrange(keys.reposts(sid), 0, -1, withscores=True) for sid in part
+            ],
+            confirm=False,
+        )
+        for reposter, repost_id in (row for found in rows for row in found):
+            rid = int(repost_id)
+            repost = Status.from_fields(
+                rid, r.hmget(keys.status(rid), Status.IMMUTABLE)
+            )
+            if repost is not None:
+                services.status_remove(author_id=int(reposter), status=repost)
+                removed += 1
+    return removed
