@@ -41,7 +41,7 @@ from accounts import limits
 from accounts.domain import User
 from config.pipelines import LuaScript, pipeline_run
 from config.redis import get_redis
-from timeline import jobs, keys, services
+from timeline import jobs, keys, notifications, services
 from timeline.domain import MAX_STATUS_ID, Forbidden, NotFound, Status
 
 # KEYS: a status hash, one of its zsets (same slot). ARGV: member, score, the count
@@ -145,6 +145,10 @@ def status_like(*, user: User, sid: int, limit: limits.Limit | None = None) -> b
     if added < 0:
         get_redis().zrem(keys.liked(user.id), target.id)
         raise NotFound(target.id)
+    if added == 1:
+        notifications.notify(
+            recipient=target.author_id, kind="like", actor=user.id, sid=target.id
+        )
     return added == 1
 
 
@@ -154,12 +158,19 @@ def status_unlike(*, user: User, sid: int, limit: limits.Limit | None = None) ->
         limits.take(limit)
     target = _original_id(sid)
 
+    author = get_redis().hget(keys.status(target), "uid")
+
     def unlike(pipe) -> None:
         _counted_remove_queue(pipe, target, keys.likes(target), user.id, "likes")
         pipe.barrier()
         pipe.zrem(keys.liked(user.id), target)
+        if author is not None:
+            # The like leaves the author's notifications with it.
+            notifications.unnotify_queue(
+                pipe, recipient=int(author), kind="like", actor=user.id, sid=target
+            )
 
-    removed, _ = pipeline_run(unlike)
+    removed, *_ = pipeline_run(unlike)
     return bool(removed)
 
 
@@ -212,6 +223,16 @@ def status_unrepost(*, user: User, sid: int, limit: limits.Limit | None = None) 
             pipe, original, keys.reposts(original), user.id, "reposts", repost_id
         )
     )
+    if repost is not None and repost.repost_uid:
+        pipeline_run(
+            lambda pipe: notifications.unnotify_queue(
+                pipe,
+                recipient=repost.repost_uid,
+                kind="repost",
+                actor=user.id,
+                sid=original,
+            )
+        )
     return True
 
 
@@ -235,7 +256,61 @@ def link_posted(*, status: Status) -> bool:
         if added != 1:
             services.status_remove(author_id=status.author_id, status=status)
             return False
+    status_notify(status=status)
     return True
+
+
+def _may_see(author_id: int, uids: list[int]) -> set[int]:
+    """Of these users, those who may see the author's statuses: all of them, unless
+    the author is private (then their approved followers only)."""
+    r = get_redis()
+    if not uids or not r.hexists(account_keys.user(author_id), User.PRIVATE_FIELD):
+        return set(uids)
+    scores = r.zmscore(keys.followers(author_id), uids)
+    return {uid for uid, score in zip(uids, scores, strict=True) if score is not None}
+
+
+def status_notify(*, status: Status) -> None:
+    """Tell the people a new status concerns (`timeline.notifications`): the author
+    of what it replies to, the people it mentions (resolved when it was posted), the
+    author of what it reposts. Idempotent: the request and the status's fan-out
+    job may both run it. Blocks and mutes are applied in each recipient's slot; a
+    private author's reply or mention reaches only their approved followers."""
+    events: list[tuple[int, str, int]] = []
+    if status.repost_of is not None:
+        if status.repost_uid:
+            events.append((status.repost_uid, "repost", status.repost_of))
+    else:
+        told = set()
+        if status.reply_uid:
+            told.add(status.reply_uid)
+        for uid in status.mentioned_ids:
+            if uid not in told:
+                told.add(uid)
+        may = _may_see(status.author_id, sorted(told - {status.author_id}))
+        if status.reply_uid in may:
+            events.append((status.reply_uid, "reply", status.id))
+        events += [
+            (uid, "mention", status.id)
+            for uid in status.mentioned_ids
+            if uid in may and uid != status.reply_uid
+        ]
+    if not events:
+        return
+    at = int(status.created * 1000)
+    pipeline_run(
+        lambda pipe: [
+            notifications.notify_queue(
+                pipe,
+                recipient=recipient,
+                kind=kind,
+                actor=status.author_id,
+                sid=sid,
+                at_ms=at,
+            )
+            for recipient, kind, sid in events
+        ]
+    )
 
 
 def unlink_job_run(job: jobs.Job) -> None:
@@ -280,6 +355,34 @@ def status_unlink(
 
     if parent is not None or original is not None:
         pipeline_run(links)
+    # The notifications it caused: the likes and reposts of it in its author's
+    # store, the reply in its parent's author's, the repost in its original's
+    # author's. A mention of it is left out at read (the page skips statuses that
+    # are gone), as nothing names who it mentioned once its hash is gone.
+    told = {
+        kind: int(uid)
+        for kind, other in (("reply", parent), ("repost", original))
+        if other is not None and (uid := r.hget(keys.status(other), "uid"))
+    }
+
+    def forget(pipe) -> None:
+        notifications.notifications_forget_status_queue(
+            pipe, recipient=author_id, sid=sid
+        )
+        if "reply" in told:
+            notifications.notifications_forget_status_queue(
+                pipe, recipient=told["reply"], sid=sid
+            )
+        if "repost" in told:
+            notifications.unnotify_queue(
+                pipe,
+                recipient=told["repost"],
+                kind="repost",
+                actor=author_id,
+                sid=original,
+            )
+
+    pipeline_run(forget)
     while likers := [int(u) for u in r.zrange(keys.likes(sid), 0, UNLINK_BATCH - 1)]:
 
         def forget(pipe, likers=likers) -> None:
