@@ -59,6 +59,7 @@ class People:
     celebrity_name: str
     status_id: int  # the newest status on the viewer's home
     cookie: str  # the viewer's auth cookie, `name=value`
+    tag: str = "bench"  # a tag with a full page of statuses
     csrf: str = "b" * 32
 
 
@@ -88,6 +89,7 @@ def pick_people(*, users: int, follows_per_user: int) -> People:
     newest = get_redis().zrevrange(keys.home(viewer), 0, 0)
     if not newest:
         raise RuntimeError(f"user {viewer} has an empty home: seed more statuses")
+    _conversation(viewer, sample)
     credentials = session_create(uid=viewer)
     return People(
         viewer_id=viewer,
@@ -96,6 +98,30 @@ def pick_people(*, users: int, follows_per_user: int) -> People:
         status_id=int(newest[0]),
         cookie=f"{settings.AUTH_COOKIE_NAME}={credentials.cookie_value()}",
     )
+
+
+def _conversation(viewer: int, sample: range) -> None:
+    """Give the tag page and the viewer's notifications a full page each: 40 people
+    post with the bench's tag, mentioning the viewer, and like and repost one of
+    the viewer's statuses (through the services, as people do; jobs run here)."""
+    from accounts.selectors import user_get
+    from timeline import services, social
+    from timeline.fanout import run_pending
+
+    own = services.status_create(
+        author=user_get(uid=viewer), text="the viewer's status, liked and reposted"
+    )
+    others = [uid for uid in sample if uid != viewer][:40]
+    for uid in others:
+        author = user_get(uid=uid)
+        services.status_create(
+            author=author,
+            text=f"#bench a status with a tag, for @{user_get(uid=viewer).username}",
+        )
+        social.status_like(user=author, sid=own.id)
+    for uid in others[:10]:
+        social.status_repost(user=user_get(uid=uid), sid=own.id)
+    run_pending()
 
 
 def _paths(people: People) -> dict[str, str]:
@@ -112,6 +138,8 @@ def _paths(people: People) -> dict[str, str]:
             "timeline:following", kwargs={"username": people.viewer_name}
         ),
         "global": reverse("timeline:global_timeline"),
+        "tag": reverse("timeline:tag", kwargs={"tag": people.tag}),
+        "notifications": reverse("timeline:notifications"),
         "post": reverse("timeline:post_status"),
         "follow": reverse("timeline:follow", kwargs=celebrity),
         "unfollow": reverse("timeline:unfollow", kwargs=celebrity),
@@ -126,6 +154,8 @@ GET_PAGES = [
     ("followers (most followed user)", "followers"),
     ("following (the viewer)", "following"),
     ("global timeline (logged in)", "global"),
+    ("tag page (logged in)", "tag"),
+    ("notifications (the viewer)", "notifications"),
 ]
 
 

@@ -27,6 +27,8 @@ PAGES = [
     "followers (most followed user)",
     "following (the viewer)",
     "global timeline (logged in)",
+    "tag page (logged in)",
+    "notifications (the viewer)",
     "post a status",
     "follow + unfollow",
 ]

@@ -73,7 +73,8 @@ def test_statuses_stored_before_mentions_still_load(r, alice):
     loaded = Status.from_json(5, old_outbox_entry)
     assert loaded is not None and loaded.mentions == () and loaded.text == "old"
     assert Status.from_json(status.id, status.to_json()) == status
-    damaged = Status.from_fields(5, ["1", "alice", "x", "1.0", "{not json"])
+    row = {"uid": "1", "author": "alice", "text": "x", "mentions": "{not json"}
+    damaged = Status.from_fields(5, [row.get(f) for f in Status.FIELDS])
     assert damaged is not None and damaged.mentions == ()
 
 
