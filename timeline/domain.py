@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import ClassVar
 
 from django.conf import settings
 
-from accounts.domain import User, UserRef
+from accounts.domain import Card, User, UserRef
 from config.reverse import url_for
 
 MAX_STATUS_ID = 2**53  # ids are zset scores too: exact in a double up to here
@@ -49,6 +49,11 @@ def _shows_something(text: str) -> bool:
         and not _INVISIBLE.match(c)
         for c in text
     )
+
+
+def text_shows_something(text: str) -> bool:
+    """Whether a normalized text has a visible character (for profile fields too)."""
+    return _shows_something(text)
 
 
 def text_problem(text: str) -> str | None:
@@ -125,6 +130,9 @@ class Page:
 
     statuses: list[Status]
     next_max_id: int | None
+    # The authors' display names and avatars (uid -> Card), read fresh with the
+    # page: never part of a status's cached markup (`timeline.rendering`).
+    cards: dict[int, Card] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,6 +155,13 @@ class PeoplePage:
     # The owner's account is private and the viewer is not an approved follower:
     # the list is not shown (`timeline.privacy`).
     protected: bool = False
+    # The signed-in viewer's Follow buttons: whom of the listed they follow, asked
+    # to follow, and who gets no button (themself, anyone blocked either way).
+    # A visitor: no buttons at all (`buttons` is False).
+    buttons: bool = False
+    viewer_follows: frozenset[int] = frozenset()
+    viewer_requested: frozenset[int] = frozenset()
+    no_button: frozenset[int] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,6 +202,8 @@ class Profile:
     protected: bool = False
     viewer_requested: bool = False
     requests: int = 0
+    # The owner follows the viewer ("Follows you").
+    follows_viewer: bool = False
 
     @property
     def blocked(self) -> bool:

@@ -44,7 +44,7 @@ from django.conf import settings
 from accounts import keys as account_keys
 from accounts import limits
 from accounts.domain import User
-from accounts.services import username_retire
+from accounts.services import names_unindex_queue, username_retire
 from config.pipelines import LuaScript, pipeline_run
 from config.redis import get_redis, slot_groups
 from timeline import blocks, jobs, keys, privacy, services
@@ -348,6 +348,7 @@ def _account_keys(uid: int) -> list[str]:
         account_keys.sessions(uid),
         account_keys.devices(uid),
         account_keys.seen(uid),
+        account_keys.avatar(uid),
         # Their posting and follow budgets (they expire anyway; one slot, so here).
         *limits.post(uid).keys(),
         *limits.follow(uid).keys(),
@@ -475,7 +476,14 @@ def run_account(job: jobs.Job) -> None:
         if waiting:
             raise jobs.Deferred(max(due for _, due in waiting) + 1)
 
+        username, name = get_redis().hmget(
+            account_keys.user(uid), [User.USERNAME_FIELD, User.NAME_FIELD]
+        )
+
         def forget_user(pipe) -> None:
+            if username is not None:  # out of search first: a rerun reads it again
+                names_unindex_queue(pipe, uid=uid, username=username, name=name or "")
+                pipe.barrier()
             pipe.delete(*_account_keys(uid))
             pipe.barrier()  # their count goes after their followers (an unfollow
             # racing this step sets it from the followers zset)

@@ -14,7 +14,8 @@ from typing import Any
 
 from django.conf import settings
 
-from accounts.domain import User, UserRef
+from accounts import keys as account_keys
+from accounts.domain import Card, User, UserRef
 from accounts.selectors import (
     PageReads,
     user_confirm_queue,
@@ -22,7 +23,7 @@ from accounts.selectors import (
     users_queue,
 )
 from config.pipelines import Deferred, LuaScript, ReadBatch
-from config.redis import slot_groups
+from config.redis import is_cluster, slot_groups
 from timeline import keys
 from timeline.domain import (
     MAX_STATUS_ID,
@@ -40,18 +41,37 @@ from timeline.services import home_rebuild_job_id
 
 IN_COMMON_SHOWN = 3
 
-# KEYS: any number of status hashes. ARGV: the field names (`Status.FIELDS`).
-# One command for a page's statuses on one server: redis-py's cost per pipelined
-# command was about a fifth of a page's time (docs/BENCHMARKS.md). On a Cluster a
-# script touches one slot, so there it is one call per slot (`slot_groups`), every
-# node's calls still sent in the same round trip.
+# KEYS: any number of status hashes. ARGV: how many status fields, the field names
+# (`Status.FIELDS`), the position of the author's id among them, then (one server
+# only) the two halves of a user key around a uid and the card fields
+# (`User.CARD_FIELDS`). Returns the statuses' rows, then uid, card pairs of their
+# authors. One command for a page's statuses on one server: redis-py's cost per
+# pipelined command was about a fifth of a page's time (docs/BENCHMARKS.md).
+#
+# The authors' cards (display name, avatar) are read here because the authors are
+# known only from the statuses, and the page's budget is two round trips. The user
+# keys are built in Lua, not declared in KEYS: standalone Redis permits a script to
+# read a key it did not declare (this is the one script of the site that does, and
+# it only reads). A Cluster does not: a script touches its declared slot only, so
+# there it is one call per slot (`slot_groups`) without cards, and the cards cost
+# one more round trip (`_cards_queue`): the Cluster's price for fresh names.
 _STATUSES_READ = LuaScript(
     """
-local out = {}
+local n = tonumber(ARGV[1])
+local fields = {unpack(ARGV, 2, n + 1)}
+local author_at, prefix, suffix = tonumber(ARGV[n + 2]), ARGV[n + 3], ARGV[n + 4]
+local rows, cards, seen = {}, {}, {}
 for i, key in ipairs(KEYS) do
-  out[i] = redis.call('HMGET', key, unpack(ARGV))
+  rows[i] = redis.call('HMGET', key, unpack(fields))
+  local author = rows[i][author_at]
+  if prefix and author and not seen[author] then
+    seen[author] = true
+    cards[#cards + 1] = author
+    cards[#cards + 1] = redis.call('HMGET', prefix .. author .. suffix,
+                                   unpack(ARGV, n + 5))
+  end
 end
-return out
+return {rows, cards}
 """
 )
 
@@ -170,29 +190,77 @@ def _ids_queue(
     return reads.queue(build, lambda replies: [int(sid) for sid in replies[0]])
 
 
-def _statuses_queue(reads: ReadBatch, sids: list[int]) -> Deferred[list[Status | None]]:
-    """Queue a read of these statuses; None in place of each one that is gone."""
+@dataclass(frozen=True, slots=True)
+class _Found:
+    """Statuses read by id (None for each one gone), and their authors' cards:
+    None when the read could not carry them (a Cluster: `_with_cards`)."""
+
+    statuses: list[Status | None]
+    cards: dict[int, Card] | None
+
+
+def _statuses_queue(reads: ReadBatch, sids: list[int]) -> Deferred[_Found]:
+    """Queue a read of these statuses (and, on one server, their authors' cards)."""
+    cluster = is_cluster()
     groups = slot_groups(sids, keys.status, max(len(sids), 1))
+    args = [len(Status.FIELDS), *Status.FIELDS, Status.FIELDS.index("uid") + 1]
+    if not cluster:
+        args += [*account_keys.user_prefix(), *User.CARD_FIELDS]
 
     def build(pipe) -> None:
         for group in groups:
             _STATUSES_READ.queue(
-                pipe, keys=[keys.status(sid) for sid in group], args=Status.FIELDS
+                pipe, keys=[keys.status(sid) for sid in group], args=args
             )
 
-    def parse(replies: list) -> list[Status | None]:
-        rows = {
-            sid: row
-            for group, rows in zip(groups, replies, strict=True)
-            for sid, row in zip(group, rows, strict=True)
-        }
-        return [Status.from_fields(sid, rows[sid]) for sid in sids]
+    def parse(replies: list) -> _Found:
+        rows: dict[int, list] = {}
+        cards: dict[int, Card] = {}
+        for group, (group_rows, group_cards) in zip(groups, replies, strict=True):
+            rows.update(zip(group, group_rows, strict=True))
+            for uid, values in zip(group_cards[::2], group_cards[1::2], strict=True):
+                card = Card.from_fields(int(uid), values)
+                if card is not None:
+                    cards[card.id] = card
+        return _Found(
+            statuses=[Status.from_fields(sid, rows[sid]) for sid in sids],
+            cards=None if cluster else cards,
+        )
 
     return reads.queue(build, parse)
 
 
+def _cards_queue(reads: ReadBatch, uids: Iterable[int]) -> Deferred[dict[int, Card]]:
+    """Queue a read of these users' cards (those of deleted users are left out)."""
+    uids = sorted(set(uids))
+
+    def build(pipe) -> None:
+        for uid in uids:
+            pipe.hmget(account_keys.user(uid), User.CARD_FIELDS)
+
+    def parse(replies: list) -> dict[int, Card]:
+        found = (Card.from_fields(u, v) for u, v in zip(uids, replies, strict=True))
+        return {card.id: card for card in found if card is not None}
+
+    return reads.queue(build, parse)
+
+
+def _with_cards(reads: ReadBatch, found: _Found) -> dict[int, Card]:
+    """The cards of the authors of `found`: read with them on one server; on a
+    Cluster, read now, in one more round trip."""
+    if found.cards is not None:
+        return dict(found.cards)
+    authors = {s.author_id for s in found.statuses if s is not None}
+    return _cards_queue(reads, authors).value if authors else {}
+
+
 def _page(
-    ids: list[int], found: list[Status | None], size: int, *, read: int | None = None
+    ids: list[int],
+    found: list[Status | None],
+    size: int,
+    *,
+    read: int | None = None,
+    cards: dict[int, Card] | None = None,
 ) -> Page:
     """Cut a page from ids read `read` at most (one past its size unless said),
     without the deleted or hidden ones (None in `found`).
@@ -214,7 +282,9 @@ def _page(
                 break
     more = considered < len(ids)
     return Page(
-        statuses=statuses, next_max_id=ids[considered - 1] - 1 if more else None
+        statuses=statuses,
+        next_max_id=ids[considered - 1] - 1 if more else None,
+        cards=cards or {},
     )
 
 
@@ -334,19 +404,24 @@ def home_get(*, reads: PageReads, max_id: int | None = None) -> Home | None:
     pulled = (
         _pulled_queue(reads, pulled_authors, max_id, size) if pulled_authors else None
     )
+    # Their authors are known already: their cards ride in this round trip too.
+    pulled_cards = _cards_queue(reads, pulled_authors) if pulled_authors else None
     # Nobody is offered to follow across a block (or a mute) either way.
     suggestions = (
         _suggestions_queue(reads, [u for u in popular.value if u not in hide])
         if popular is not None and not ids.value
         else None
     )
-    page_ids, page_found = ids.value, found.value
+    page_ids, page_found = ids.value, found.value.statuses
     if pulled is not None:
         page_ids, page_found = _merged(page_ids, page_found, pulled.value)
     # Fan-out keeps them out of the home; what raced a block or mute goes here.
     page_found = _without_hidden(reads, hidden, page_found)
+    cards = _with_cards(reads, found.value)
+    if pulled_cards is not None:
+        cards.update(pulled_cards.value)
     return Home(
-        page=_page(page_ids, page_found, size),
+        page=_page(page_ids, page_found, size, cards=cards),
         suggestions=suggestions.value if suggestions is not None else [],
         # No stamp: away too long, the rebuild is queued after this page.
         catching_up=rebuilding.value or reads.seen_day.value is None,
@@ -404,7 +479,8 @@ def global_page(*, reads: PageReads, max_id: int | None = None) -> Page:
         read = size + 1
         ids = ids[:read]
     found = _statuses_queue(reads, ids).value
-    return _page(ids, _without_hidden(reads, hidden, found), size, read=read)
+    statuses = _without_hidden(reads, hidden, found.statuses)
+    return _page(ids, statuses, size, read=read, cards=_with_cards(reads, found))
 
 
 def _admitted_queue(reads: PageReads, owner_id: int) -> Deferred[bool] | None:
@@ -435,18 +511,30 @@ def status_get(*, reads: PageReads, sid: int) -> Status | None:
     """One status, or None (also when the viewer blocks its author or is blocked by
     them, or when its author is private and the viewer is not an approved
     follower): two round trips, the second asking the author's slot."""
+    found = status_page_get(reads=reads, sid=sid)
+    return found.statuses[0] if found is not None else None
+
+
+def status_page_get(*, reads: PageReads, sid: int) -> Page | None:
+    """One status as a page (with its author's card), or None as `status_get`."""
     hidden = _hidden_queue(reads, mutes=False)
-    found = _statuses_queue(reads, [sid] if 0 < sid < MAX_STATUS_ID else []).value
-    found = _without_hidden(reads, hidden, found)
+    read = _statuses_queue(reads, [sid] if 0 < sid < MAX_STATUS_ID else []).value
+    found = _without_hidden(reads, hidden, read.statuses)
     status = found[0] if found else None
-    if status is None or status.author_id == reads.proven_uid():
-        return status
+    if status is None:
+        return None
+    if status.author_id == reads.proven_uid():
+        return Page(
+            statuses=[status],
+            next_max_id=None,
+            cards={status.author_id: reads.viewer.value.card},
+        )
     author = users_queue(reads, uids=[status.author_id])
     admitted = _admitted_queue(reads, status.author_id)
     owner = author.value.get(status.author_id)
     if owner is None or _protected(reads, owner, admitted):
         return None
-    return status
+    return Page(statuses=[status], next_max_id=None, cards={owner.id: owner.card})
 
 
 def _named_user(
@@ -538,6 +626,13 @@ def profile_get(
             )
             if vid is not None and vid != uid
             else None,
+            # Whether the owner follows the viewer, from the viewer's own slot.
+            "follows_viewer": reads.queue(
+                lambda pipe: pipe.zscore(keys.followers(vid), uid),
+                lambda replies: replies[0] is not None,
+            )
+            if vid is not None and vid != uid
+            else None,
             "candidates": _in_common_candidates(reads, uid),
             "blocks": _between_queue(reads, uid),
             "admitted": _admitted_queue(reads, uid),
@@ -572,14 +667,19 @@ def profile_get(
     candidates = [] if hide else candidates
     in_common = _in_common_queue(reads, owner.id, candidates) if candidates else None
     statuses, followers, following = more["counts"].value
+    # The owner's card is read already (fresh: it is the page's own user).
+    cards = {**(found.value.cards or {}), owner.id: owner.card}
     return Profile(
         user=owner,
         statuses=statuses,
         followers=followers,
         following=following,
         viewer_follows=bool(more["follows"] and proven and more["follows"].value),
+        follows_viewer=bool(
+            more["follows_viewer"] and proven and more["follows_viewer"].value
+        ),
         in_common=in_common.value if in_common is not None else None,
-        page=_page(ids, found.value, size),
+        page=_page(ids, found.value.statuses, size, cards=cards),
         viewer_blocks=viewer_blocks,
         blocks_viewer=blocks_viewer,
         viewer_mutes=viewer_mutes,
@@ -722,22 +822,55 @@ def people_page(
             ),
             lambda replies: [(int(m), int(s)) for m, s in replies[0]],
         )
-        return rows, _admitted_queue(reads, uid)
+        return rows, _admitted_queue(reads, uid), _hidden_queue(reads, mutes=False)
 
     owner, more = _named_user(reads, username, queue_rows)
     if owner is None:
         return None
-    rows_d, admitted = more
+    rows_d, admitted, hidden = more
     if _protected(reads, owner, admitted):
         return PeoplePage(owner=owner, users=[], next_cursor=None, protected=True)
     rows = rows_d.value
     shown = rows[:size]
-    found = users_queue(reads, uids=[m for m, _ in shown]).value
+    listed = [m for m, _ in shown]
+    found = users_queue(reads, uids=listed)
+    # The Follow buttons: whom of them the viewer follows or asked to, read with
+    # their names, in the viewer's slot. Nobody blocked either way gets a button.
+    states = _follow_states_queue(reads, listed)
+    blocked = _hidden_authors(reads, hidden, listed)
+    follows, requested = states.value if states is not None else (set(), set())
     return PeoplePage(
         owner=owner,
-        users=[found[m] for m, _ in shown if m in found],
+        users=[found.value[m] for m in listed if m in found.value],
         next_cursor=shown[-1][1] - 1 if len(rows) > size else None,
+        buttons=states is not None,
+        viewer_follows=frozenset(follows),
+        viewer_requested=frozenset(requested),
+        no_button=frozenset(blocked) | {reads.proven_uid()},
     )
+
+
+def _follow_states_queue(
+    reads: PageReads, uids: list[int]
+) -> Deferred[tuple[set[int], set[int]]] | None:
+    """Queue the reads, in the proven viewer's slot, of which of these people they
+    follow and which they asked to follow; None for a visitor."""
+    vid = reads.proven_uid()
+    if vid is None or not uids:
+        return None
+
+    def build(pipe) -> None:
+        pipe.zmscore(keys.following(vid), uids)
+        pipe.zmscore(keys.requested(vid), uids)
+
+    def parse(replies: list) -> tuple[set[int], set[int]]:
+        follows, requested = (
+            {u for u, score in zip(uids, reply, strict=True) if score is not None}
+            for reply in replies
+        )
+        return follows, requested
+
+    return reads.queue(build, parse)
 
 
 SUGGESTIONS = 5

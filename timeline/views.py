@@ -83,10 +83,11 @@ def global_timeline(request):
 
 
 def status_detail(request, sid: int):
-    status = selectors.status_get(reads=request.reads, sid=sid)
-    if status is None:
+    found = selectors.status_page_get(reads=request.reads, sid=sid)
+    if found is None:
         raise Http404("No such status")
-    return render(request, "timeline/status.html", {"status": status})
+    context = {"page": found, "status": found.statuses[0]}
+    return render(request, "timeline/status.html", context)
 
 
 @require_POST
