@@ -156,12 +156,16 @@ def _display_name_entry(user: User, name: str) -> str | None:
     return entry if entry != _name_entry(user) else None
 
 
-def names_index_queue(pipe, *, user: User) -> None:
-    """Queue the search index's entries of a user (idempotent)."""
-    pipe.zadd(keys.names_index(), {_name_entry(user): 0})
+def names_entries(user: User) -> list[str]:
+    """The search index's entries of a user: their username, their display name."""
     entry = _display_name_entry(user, user.name)
-    if entry:
-        pipe.zadd(keys.names_index(), {entry: 0})
+    return [_name_entry(user), *([entry] if entry else [])]
+
+
+def names_index_queue(pipe, *, user: User) -> None:
+    """Queue the search index's entries of a user (idempotent: one reply, how
+    many were new)."""
+    pipe.zadd(keys.names_index(), dict.fromkeys(names_entries(user), 0))
 
 
 def names_unindex_queue(pipe, *, uid: int, username: str, name: str) -> None:

@@ -906,3 +906,50 @@ def _suggestions_queue(reads: PageReads, popular: list[int]) -> Deferred[list[Us
 def suggestions_get(*, reads: PageReads) -> list[User]:
     """The most followed people the viewer does not follow yet (for an empty home)."""
     return _suggestions_queue(reads, _popular_queue(reads).value).value
+
+
+SEARCH_SHOWN = 20
+SEARCH_QUERY_MAX = 50
+
+
+def people_search(*, reads: PageReads, query: str) -> list[User]:
+    """Up to SEARCH_SHOWN people whose username or display name starts with the
+    query (any case; a leading @ ignored), in the index's order; never someone
+    blocked either way by the signed-in viewer. Two round trips: the index's
+    entries (with the auth check), then the people they name."""
+    prefix = query.strip().removeprefix("@").strip().casefold()[:SEARCH_QUERY_MAX]
+    if not prefix or "\x00" in prefix:
+        return []
+    low = prefix.encode()
+    # Every entry is `<text>NUL<uid>`: those of the prefix sort between these two
+    # (0xff never appears in UTF-8).
+    entries = reads.queue(
+        lambda pipe: pipe.zrangebylex(
+            account_keys.names_index(),
+            b"[" + low,
+            b"(" + low + b"\xff",
+            start=0,
+            num=3 * SEARCH_SHOWN,
+        ),
+        lambda replies: [entry.rpartition("\x00") for entry in replies[0]],
+    )
+    hidden = _hidden_queue(reads, mutes=False)
+    uids: list[int] = []
+    for _, _, uid in entries.value:
+        if uid.isdigit() and int(uid) not in uids:
+            uids.append(int(uid))
+    hide = _hidden_authors(reads, hidden, uids)
+    uids = [uid for uid in uids if uid not in hide][: 2 * SEARCH_SHOWN]
+    found = users_queue(reads, uids=uids).value
+    # An entry a rename left behind (`accounts.services.profile_update`) names a
+    # user whose names no longer match: left out.
+    matches = [
+        found[uid]
+        for uid in uids
+        if uid in found
+        and any(
+            text.casefold().startswith(prefix)
+            for text in (found[uid].username, found[uid].name)
+        )
+    ]
+    return matches[:SEARCH_SHOWN]

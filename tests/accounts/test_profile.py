@@ -333,3 +333,70 @@ def test_account_deletion_removes_the_avatar(alice, r):
     assert not r.exists(account_keys.avatar(alice_id))
     assert not r.exists(account_keys.user(alice_id))
     assert not r.exists(keys.posts(alice_id))
+
+
+def search_names(client: Client, query: str) -> list[str]:
+    html = page(client, f"/search/?q={query}")
+    return re.findall(r'<a class="person-link" href="/u/([^/]+)/">', html)
+
+
+def test_search_finds_people_by_username_prefix_any_case(alice, bob):
+    for name in ("Alicia", "alfred", "zed"):
+        make_user(name)
+    assert sorted(search_names(bob, "AL")) == ["Alicia", "alfred", "alice"]
+    assert search_names(bob, "%40alic") == ["alice", "Alicia"]  # @ ignored
+    assert search_names(bob, "zz") == []
+    assert "Nobody" in page(bob, "/search/?q=zz")
+    assert search_names(Client(), "ze") == ["zed"]  # visitors too
+    assert 'href="/search/"' in page(bob, "/")
+
+
+def test_search_finds_display_names_and_follows_renames(alice, bob):
+    alice.post("/settings/profile/", {"name": "Wonder Land", "bio": ""})
+    assert search_names(bob, "wonder") == ["alice"]
+    alice.post("/settings/profile/", {"name": "Ézra", "bio": ""})
+    assert search_names(bob, "wonder") == []
+    assert search_names(bob, "ézr") == ["alice"]
+    assert search_names(bob, "ÉZR") == ["alice"]
+    alice.post("/settings/profile/", {"name": "", "bio": ""})
+    assert search_names(bob, "ézr") == []
+    assert search_names(bob, "ali") == ["alice"]
+
+
+def test_search_leaves_out_blocked_people_either_way(alice, bob):
+    make_user("alex")
+    carol_client = (make_user("carol"), logged_in_client("carol"))[1]
+    bob.post("/u/alice/block/")
+    logged_in_client("alex").post("/u/bob/block/")
+    assert search_names(bob, "al") == []
+    assert sorted(search_names(carol_client, "al")) == ["alex", "alice"]
+
+
+def test_search_json_answers_for_autocomplete(alice, bob):
+    alice.post("/settings/profile/", {"name": "Alice <3", "bio": ""})
+    answer = bob.get("/search/people.json?q=ali")
+    assert answer["Content-Type"] == "application/json"
+    assert answer.json() == {
+        "people": [
+            {
+                "username": "alice",
+                "name": "Alice <3",
+                "avatar": f"/avatars/{uid('alice')}/",
+                "url": "/u/alice/",
+            }
+        ]
+    }
+
+
+def test_a_deleted_account_leaves_search(alice, bob, r):
+    alice.post("/settings/profile/", {"name": "Wonder", "bio": ""})
+    alice.post("/settings/delete/", {"password": "correct-horse-battery"})
+    assert search_names(bob, "ali") == []  # gone at once (no user to show)
+    run_jobs()
+    assert r.zcard(account_keys.names_index()) == 1  # bob's entry only
+    assert search_names(bob, "wond") == []
+
+
+@pytest.mark.single_server
+def test_search_costs_two_round_trips(alice, bob):
+    assert count_round_trips(bob, "/search/?q=al") == 2
