@@ -47,7 +47,7 @@ from accounts.domain import User
 from accounts.services import names_unindex_queue, username_retire
 from config.pipelines import LuaScript, pipeline_run
 from config.redis import get_redis, slot_groups
-from timeline import blocks, jobs, keys, privacy, services
+from timeline import blocks, jobs, keys, privacy, services, suggestions
 from timeline.domain import Status
 
 log = logging.getLogger(__name__)
@@ -173,6 +173,11 @@ def run_follow(job: jobs.Job) -> None:
     follower_id, followee_id = job.args
     with services._FollowLock(follower_id, wait=30.0):
         services.follow_sync(follower_id=follower_id, followee_id=followee_id)
+
+
+def run_suggest(job: jobs.Job) -> None:
+    (uid,) = job.args
+    suggestions.suggestions_rebuild(uid=uid)
 
 
 def run_block(job: jobs.Job) -> None:
@@ -366,6 +371,7 @@ def _account_keys(uid: int) -> list[str]:
         keys.mutes(uid),
         keys.follow_requests(uid),
         keys.requested(uid),
+        keys.suggestions(uid),
     ]
 
 
@@ -502,6 +508,7 @@ HANDLERS: dict[str, Callable[[jobs.Job], None]] = {
     "post": run_post,
     "delete": run_delete,
     "follow": run_follow,
+    "suggest": run_suggest,
 }
 
 

@@ -49,6 +49,9 @@ account's job (`account:<uid>`) deletes every per-user key of both tables
 |                      |        | whose id is p modulo GLOBAL_PARTITIONS (8)| partitions, so no key is written by every |
 |                      |        | merged on read (`timeline.selectors`);    | post; the page reads all 8 in one trip    |
 |                      |        | member 0 marks where a trimmed one ends   |                                           |
+| `suggestions:{<uid>}` | zset  | candidate uid -> how many of the user's   | SUGGESTIONS_CAP (50), rebuilt whole by    |
+|                      |        | followees follow them (friends of friends,| the `suggest:<uid>` job after a follow    |
+|                      |        | `timeline/suggestions.py`)                | change; deleted with the account          |
 | `users:popular`      | zset   | uid -> follower count, set after a follow | top POPULAR_CAP (100), trimmed on write;  |
 |                      |        | or unfollow from that user's ZCARD        | suggestions for new users                 |
 | `jobs:{q<k>}`         | zset   | job id -> when it is due (unix ms); while | one queue per Cluster slot (the tag `q<k>`|
@@ -220,6 +223,10 @@ def global_partitions() -> list[str]:
 def legacy_global_timeline() -> str:
     """Layouts 1-2 only: the global timeline in one zset."""
     return "timeline:global"
+
+
+def suggestions(uid: int) -> str:
+    return f"suggestions:{{{uid}}}"
 
 
 def popular_users() -> str:

@@ -382,7 +382,7 @@ def home_get(*, reads: PageReads, max_id: int | None = None) -> Home | None:
     size = settings.TIMELINE_PAGE_SIZE
     uid = reads.claimed_uid
     ids = _ids_queue(reads, keys.home(uid), max_id, size)
-    popular = _popular_queue(reads) if max_id is None else None
+    popular = _candidates_queue(reads, SUGGESTIONS) if max_id is None else None
     pulls = reads.queue(
         lambda pipe: pipe.zrange(keys.pulls(uid), 0, -1),
         lambda replies: [int(a) for a in replies[0]],
@@ -876,18 +876,29 @@ def _follow_states_queue(
 SUGGESTIONS = 5
 
 
-def _popular_queue(reads: ReadBatch) -> Deferred[list[int]]:
-    """Queue a read of the most followed people (a few more than are suggested)."""
-    return reads.queue(
-        lambda pipe: pipe.zrevrange(keys.popular_users(), 0, 4 * SUGGESTIONS),
-        lambda replies: [int(uid) for uid in replies[0]],
-    )
+def _candidates_queue(reads: PageReads, shown: int) -> Deferred[list[int]]:
+    """Queue a read of people to suggest: first those the claimed viewer's followees
+    follow most (`timeline.suggestions`), then the most followed (a few more than
+    are shown: some are followed already)."""
+    vid = reads.claimed_uid
+
+    def build(pipe) -> None:
+        if vid is not None:
+            pipe.zrevrange(keys.suggestions(vid), 0, 4 * shown)
+        pipe.zrevrange(keys.popular_users(), 0, 4 * shown)
+
+    def parse(replies: list) -> list[int]:
+        return list(dict.fromkeys(int(uid) for reply in replies for uid in reply))
+
+    return reads.queue(build, parse)
 
 
-def _suggestions_queue(reads: PageReads, popular: list[int]) -> Deferred[list[User]]:
-    """Queue the check of which popular people the proven viewer does not follow."""
+def _suggestions_queue(
+    reads: PageReads, candidates: list[int], shown: int = SUGGESTIONS
+) -> Deferred[list[User]]:
+    """Queue the check of which candidates the proven viewer does not follow."""
     vid = reads.proven_uid()
-    top = [uid for uid in popular if uid != vid]
+    top = [uid for uid in candidates if uid != vid]
     if vid is None or not top:
         return reads.queue(lambda pipe: None, lambda replies: [])
     followed = reads.queue(
@@ -898,14 +909,20 @@ def _suggestions_queue(reads: PageReads, popular: list[int]) -> Deferred[list[Us
 
     def pick(_) -> list[User]:
         fresh = [u for u, s in zip(top, followed.value, strict=True) if s is None]
-        return [users.value[u] for u in fresh if u in users.value][:SUGGESTIONS]
+        return [users.value[u] for u in fresh if u in users.value][:shown]
 
     return reads.queue(lambda pipe: None, pick)
 
 
-def suggestions_get(*, reads: PageReads) -> list[User]:
-    """The most followed people the viewer does not follow yet (for an empty home)."""
-    return _suggestions_queue(reads, _popular_queue(reads).value).value
+def suggestions_get(*, reads: PageReads, shown: int = SUGGESTIONS) -> list[User]:
+    """People the viewer may want to follow (friends of friends first, then the
+    most followed) whom they do not follow yet, and nobody blocked or muted either
+    way; two round trips."""
+    candidates = _candidates_queue(reads, shown)
+    hidden = _hidden_queue(reads, mutes=True)
+    hide = _hidden_authors(reads, hidden, candidates.value)
+    fresh = [uid for uid in candidates.value if uid not in hide]
+    return _suggestions_queue(reads, fresh, shown).value
 
 
 SEARCH_SHOWN = 20

@@ -50,7 +50,7 @@ from accounts.services import (
 )
 from config.pipelines import LuaScript, pipeline_run
 from config.redis import get_redis, slot_groups
-from timeline import jobs, keys
+from timeline import jobs, keys, suggestions
 from timeline.domain import (
     Blocked,
     Busy,
@@ -815,6 +815,8 @@ def _follow_change(
                 jid=follow_job_id(follower.id, followee_id),
             ),
         )
+    if changed:  # whom to suggest changes with whom they follow
+        suggestions.suggestions_refresh_queue(uid=follower.id)
     if outcome == REFUSED_BLOCK:
         raise Blocked("One of you blocked the other: you cannot follow this person.")
     if outcome == REFUSED_FULL:

@@ -10,6 +10,7 @@ urlpatterns = [
     path("s/<int:sid>/", views.status_detail, name="status_detail"),
     path("s/<int:sid>/delete/", views.status_delete, name="status_delete"),
     path("search/", views.search, name="search"),
+    path("people/suggested/", views.suggested, name="suggested"),
     path("search/people.json", views.search_json, name="search_json"),
     path("u/<str:username>/", views.profile, name="profile"),
     path("u/<str:username>/follow/", views.follow, name="follow"),

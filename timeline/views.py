@@ -375,3 +375,15 @@ def search_json(request):
             ]
         }
     )
+
+
+def suggested(request):
+    """Who to follow: friends of friends first, then the most followed. Its reads
+    ride with the auth check (as `blocked_and_muted`)."""
+    found = selectors.suggestions_get(reads=request.reads, shown=SUGGESTED_SHOWN)
+    if not request.user.is_authenticated:
+        return login_required(suggested)(request)
+    return render(request, "timeline/suggested.html", {"people": found})
+
+
+SUGGESTED_SHOWN = 20

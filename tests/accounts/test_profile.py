@@ -400,3 +400,95 @@ def test_a_deleted_account_leaves_search(alice, bob, r):
 @pytest.mark.single_server
 def test_search_costs_two_round_trips(alice, bob):
     assert count_round_trips(bob, "/search/?q=al") == 2
+
+
+def suggested_names(client: Client) -> list[str]:
+    html = page(client, "/people/suggested/")
+    return re.findall(r'<a class="person-link" href="/u/([^/]+)/">', html)
+
+
+@pytest.fixture
+def friends(alice, bob, settings):
+    """bob follows carol and dave; both follow erin, carol also frank."""
+    settings.RATE_LIMIT_FOLLOW = "off"
+    clients = {"alice": alice, "bob": bob}
+    for name in ("carol", "dave", "erin", "frank"):
+        make_user(name)
+        clients[name] = logged_in_client(name)
+    for follower, followee in [
+        ("carol", "erin"),
+        ("dave", "erin"),
+        ("carol", "frank"),
+        ("carol", "bob"),
+        ("bob", "carol"),
+        ("bob", "dave"),
+    ]:
+        clients[follower].post(f"/u/{followee}/follow/")
+    run_jobs()
+    return clients
+
+
+def test_who_to_follow_ranks_friends_of_friends_first(r, friends):
+    bob = friends["bob"]
+    assert r.zrevrange(keys.suggestions(uid("bob")), 0, -1, withscores=True) == [
+        (str(uid("erin")), 2.0),
+        (str(uid("frank")), 1.0),
+    ]
+    names = suggested_names(bob)
+    assert names[:2] == ["erin", "frank"]
+    assert not {"bob", "carol", "dave"} & set(names)
+    assert 'action="/u/erin/follow/"' in page(bob, "/people/suggested/")
+    bob.post("/u/erin/follow/")
+    run_jobs()
+    assert suggested_names(bob)[0] == "frank"
+
+
+def test_who_to_follow_never_offers_blocked_muted_or_deleted_people(r, friends):
+    bob = friends["bob"]
+    bob.post("/u/frank/mute/")
+    friends["erin"].post("/u/bob/block/")
+    assert not {"erin", "frank"} & set(suggested_names(bob))
+    bob.post("/u/frank/unmute/")
+    assert "frank" in suggested_names(bob)
+    friends["frank"].post("/settings/delete/", {"password": "correct-horse-battery"})
+    assert "frank" not in suggested_names(bob)
+
+
+def test_who_to_follow_falls_back_to_the_most_followed(friends):
+    make_user("newcomer")
+    newcomer = logged_in_client("newcomer")
+    names = suggested_names(newcomer)
+    assert names[0] == "erin"  # two followers; the others have one
+    assert set(names) == {"erin", "bob", "carol", "dave", "frank"}
+    assert "People to follow" in page(newcomer, "/")
+    assert "/people/suggested/" in page(newcomer, "/")
+
+
+def test_the_empty_home_suggests_friends_of_friends(friends, r):
+    make_user("gina")
+    gina = logged_in_client("gina")
+    gina.post("/u/frank/follow/")  # frank follows nobody: gina's home stays empty
+    friends["frank"].post("/u/alice/follow/")
+    friends["frank"].post("/u/alice/unfollow/")
+    gina.post("/u/dave/follow/")
+    r.delete(keys.home(uid("gina")))
+    run_jobs()
+    home = page(gina, "/")
+    assert "People to follow" in home
+    assert 'action="/u/erin/follow/"' in home
+
+
+def test_account_deletion_removes_index_entries_and_suggestions(friends, r):
+    bob = friends["bob"]
+    bob.post("/settings/profile/", {"name": "Bobby", "bio": ""})
+    bob_id = uid("bob")
+    assert r.exists(keys.suggestions(bob_id))
+    bob.post("/settings/delete/", {"password": "correct-horse-battery"})
+    run_jobs()
+    assert not r.exists(keys.suggestions(bob_id))
+    assert not [m for m in r.zrange(account_keys.names_index(), 0, -1) if "bob" in m]
+
+
+@pytest.mark.single_server
+def test_who_to_follow_costs_two_round_trips(friends):
+    assert count_round_trips(friends["bob"], "/people/suggested/") == 2
