@@ -815,7 +815,8 @@ def _follow_change(
                 jid=follow_job_id(follower.id, followee_id),
             ),
         )
-    if changed:  # whom to suggest changes with whom they follow
+    if changed and outcome in (FOLLOWS, NOT_FOLLOWING):
+        # Whom to suggest changes with whom they follow (not with a request).
         suggestions.suggestions_refresh_queue(uid=follower.id)
     if outcome == REFUSED_BLOCK:
         raise Blocked("One of you blocked the other: you cannot follow this person.")

@@ -335,6 +335,7 @@ def test_remembered_names_never_outlive_a_replaced_store(alice, bob, r):
 
 def test_a_reader_back_after_a_long_absence_gets_a_rebuilt_home(r, alice, bob):
     bob.post("/u/alice/follow/")
+    run_jobs()  # the follow's own (bob's suggestions: `timeline.suggestions`)
     bob.get("/")
     bob_id = int(r.get(account_keys.username("bob")))
     r.delete(account_keys.seen(bob_id))  # FANOUT_ACTIVE_DAYS without a visit
