@@ -268,9 +268,15 @@ return 1
 )
 
 
-def avatar_set(*, user: User, data: bytes) -> str:
+def avatar_set(*, user: User, data: bytes, limit: limits.Limit | None = None) -> str:
     """Store an uploaded avatar, re-encoded (InvalidAvatar when refused), under a
-    new version; return the version (the avatar's URL changes with it)."""
+    new version; return the version (the avatar's URL changes with it).
+
+    With `limit` (the user's posting budget: decoding an image is work) it is taken
+    first, or refused with TooManyAttempts.
+    """
+    if limit is not None:
+        limits.take(limit)
     image = avatar_encode(data)
     version = secrets.token_hex(8)
     done = _AVATAR_SET(

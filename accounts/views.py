@@ -269,8 +269,7 @@ def profile_settings(request):
         return login_required(profile_settings)(request)
     user = request.user
     if request.method != "POST":
-        form = ProfileForm(initial={"name": user.name, "bio": user.bio})
-        return _profile_render(request, form=form)
+        return _profile_render(request, form=_profile_form(user))
     form = ProfileForm(request.POST)
     if form.is_valid():
         try:
@@ -293,17 +292,31 @@ def avatar_upload(request):
     if form.is_valid():
         try:
             services.avatar_set(
-                user=request.user, data=form.cleaned_data["avatar"].read()
+                user=request.user,
+                data=form.cleaned_data["avatar"].read(),
+                limit=limits.post(request.user.id),
             )
         except InvalidAvatar as error:
             form.add_error("avatar", str(error))
+        except TooManyAttempts as error:
+            form.add_error(
+                "avatar",
+                f"You are changing your avatar too often. Try again in {error.wait}.",
+            )
+            response = _profile_render(
+                request, form=_profile_form(request.user), avatar_form=form
+            )
+            return too_many_requests(response, retry_after=error.retry_after)
         else:
             messages.success(request, "Avatar changed.")
             return redirect("accounts:profile_settings")
-    profile_form = ProfileForm(
-        initial={"name": request.user.name, "bio": request.user.bio}
+    return _profile_render(
+        request, form=_profile_form(request.user), avatar_form=form, status=400
     )
-    return _profile_render(request, form=profile_form, avatar_form=form, status=400)
+
+
+def _profile_form(user) -> ProfileForm:
+    return ProfileForm(initial={"name": user.name, "bio": user.bio})
 
 
 @require_POST

@@ -492,3 +492,11 @@ def test_account_deletion_removes_index_entries_and_suggestions(friends, r):
 @pytest.mark.single_server
 def test_who_to_follow_costs_two_round_trips(friends):
     assert count_round_trips(friends["bob"], "/people/suggested/") == 2
+
+
+def test_avatar_uploads_take_from_the_posting_budget(alice, settings):
+    settings.RATE_LIMIT_POST = "1/1h"
+    assert upload(alice, image_bytes()).status_code == 302
+    refused = upload(alice, image_bytes(color=(1, 2, 3)))
+    assert refused.status_code == 429 and "too often" in body(refused)
+    assert refused["Retry-After"]

@@ -52,3 +52,10 @@ def test_edit_the_profile_and_see_the_new_face_on_old_statuses(new_page, tmp_pat
     page.goto("/u/alice/")
     assert page.locator("h1.display-name").inner_text() == "Alice in Wonderland"
     assert page.locator("p.bio").inner_text() == "Curiouser\nand curiouser"
+    # Found by the new name as it is typed (the search box's own script).
+    page.goto("/search/")
+    page.get_by_label("Name or username").press_sequentially("alice in w")
+    found = page.locator("ul.people a.person-link").first
+    found.wait_for()
+    assert "Alice in Wonderland" in found.inner_text()
+    assert found.get_attribute("href") == "/u/alice/"
