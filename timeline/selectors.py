@@ -245,13 +245,15 @@ def _cards_queue(reads: ReadBatch, uids: Iterable[int]) -> Deferred[dict[int, Ca
     return reads.queue(build, parse)
 
 
-def _with_cards(reads: ReadBatch, found: _Found) -> dict[int, Card]:
+def _with_cards(reads: PageReads, found: _Found) -> dict[int, Card]:
     """The cards of the authors of `found`: read with them on one server; on a
-    Cluster, read now, in one more round trip."""
+    Cluster, read now, in one more round trip (but the viewer's own, known)."""
     if found.cards is not None:
         return dict(found.cards)
-    authors = {s.author_id for s in found.statuses if s is not None}
-    return _cards_queue(reads, authors).value if authors else {}
+    viewer = reads.viewer.value
+    own = {viewer.id: viewer.card} if viewer.is_authenticated else {}
+    authors = {s.author_id for s in found.statuses if s is not None} - own.keys()
+    return {**own, **(_cards_queue(reads, authors).value if authors else {})}
 
 
 def _page(
