@@ -7,7 +7,11 @@ from django.contrib import messages
 from django.http import Http404, HttpResponse, HttpResponseNotModified
 from django.middleware.csrf import rotate_token
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_POST, require_safe
+from django.views.decorators.http import (
+    require_http_methods,
+    require_POST,
+    require_safe,
+)
 
 from accounts import avatars, limits, selectors, services
 from accounts.decorators import login_required
@@ -263,6 +267,7 @@ def _status(form) -> int:
     return 400 if form.is_bound and form.errors else 200
 
 
+@require_http_methods(["GET", "HEAD", "POST"])
 def profile_settings(request):
     """Edit the display name and bio; the avatar's forms post elsewhere."""
     if not request.user.is_authenticated:
