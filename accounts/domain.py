@@ -59,25 +59,46 @@ class User:
     turned private, unix seconds) lets only the followers it approved see its
     statuses (`timeline.privacy`); a hash without the field (every user made before
     it existed) is a public account, so no migration is needed.
+
+    The profile's face: `name` (a display name) and `bio`, absent until set; and
+    `avatar`, the version of an uploaded avatar (`avatar:{<uid>}`), absent for the
+    generated one. A hash without them (every user made before they existed) shows
+    the username and the generated avatar: no migration either. `CARD_FIELDS` are
+    what a status row shows of its author, read fresh on every page.
     """
 
     id: int
     username: str
     created: float
     private: bool = False
+    name: str = ""
+    bio: str = ""
+    avatar: str = ""
 
     is_authenticated: ClassVar[bool] = True
-    FIELDS: ClassVar[tuple[str, ...]] = ("username", "created", "deleted", "private")
+    FIELDS: ClassVar[tuple[str, ...]] = (
+        "username",
+        "created",
+        "deleted",
+        "private",
+        "name",
+        "bio",
+        "avatar",
+    )
     PASSWORD_FIELD: ClassVar[str] = "password"
     USERNAME_FIELD: ClassVar[str] = "username"
     DELETED_FIELD: ClassVar[str] = "deleted"
     PRIVATE_FIELD: ClassVar[str] = "private"
+    NAME_FIELD: ClassVar[str] = "name"
+    BIO_FIELD: ClassVar[str] = "bio"
+    AVATAR_FIELD: ClassVar[str] = "avatar"
+    CARD_FIELDS: ClassVar[tuple[str, ...]] = ("username", "name", "avatar", "deleted")
 
     @classmethod
     def from_fields(cls, uid: int, values: list[str | None]) -> User | None:
         """The user from an HMGET of `FIELDS`; None when the hash does not exist or
         the account is being deleted."""
-        username, created, deleted, private = values
+        username, created, deleted, private, name, bio, avatar = values
         if username is None or deleted is not None:
             return None
         return cls(
@@ -85,6 +106,9 @@ class User:
             username=username,
             created=float(created or 0),
             private=private is not None,
+            name=name or "",
+            bio=bio or "",
+            avatar=avatar or "",
         )
 
     def to_hash(self, *, password_hash: str) -> dict[str, str]:
@@ -104,6 +128,51 @@ class User:
     @property
     def url(self) -> str:
         return url_for("timeline:profile", self.username)
+
+    @property
+    def display_name(self) -> str:
+        return self.name or self.username
+
+    @property
+    def avatar_url(self) -> str:
+        return avatar_url(self.id, self.avatar)
+
+    @property
+    def card(self) -> Card:
+        return Card(id=self.id, name=self.name, avatar=self.avatar)
+
+
+AVATAR_VERSION_RE = re.compile(r"^[0-9a-f]{16}\Z", re.ASCII)
+
+
+def avatar_url(uid: int, version: str) -> str:
+    """An uploaded avatar's versioned URL, or the generated one's (no version)."""
+    if version:
+        return url_for("accounts:avatar", uid, version)
+    return url_for("accounts:avatar_generated", uid)
+
+
+@dataclass(frozen=True, slots=True)
+class Card:
+    """What a status row shows of its author beside the username: their display
+    name and avatar (`User.CARD_FIELDS`), read fresh on every page, never cached
+    with the status, so an edit shows on old statuses too."""
+
+    id: int
+    name: str = ""
+    avatar: str = ""
+
+    @classmethod
+    def from_fields(cls, uid: int, values: list[str | None]) -> Card | None:
+        """The card from an HMGET of `User.CARD_FIELDS`; None for no such user."""
+        username, name, avatar, deleted = values
+        if username is None or deleted is not None:
+            return None
+        return cls(id=uid, name=name or "", avatar=avatar or "")
+
+    @property
+    def avatar_url(self) -> str:
+        return avatar_url(self.id, self.avatar)
 
 
 # What `username:<name>` holds once its account is deleted, until the name's grace
@@ -238,6 +307,18 @@ class UsernameTaken(AccountError):
 
 class InvalidUsername(AccountError):
     pass
+
+
+class InvalidProfile(AccountError):
+    """A display name or bio refused: `field` says which, the message why."""
+
+    def __init__(self, field: str, message: str):
+        super().__init__(message)
+        self.field = field
+
+
+class InvalidAvatar(AccountError):
+    """An uploaded avatar refused (not an image, too large, too many pixels)."""
 
 
 class InvalidCredentials(AccountError):

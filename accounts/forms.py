@@ -5,12 +5,14 @@ from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import FieldDoesNotExist, ValidationError
 from django.core.validators import RegexValidator
 
+from accounts.avatars import AVATAR_UPLOAD_MAX_BYTES
 from accounts.domain import (
     DEVICE_ID_RE,
     USERNAME_MAX_LENGTH,
     USERNAME_RULE,
     username_problem,
 )
+from accounts.services import BIO_MAX_LENGTH, DISPLAY_NAME_MAX_LENGTH
 from config.forms import AccessibleForm
 
 
@@ -134,3 +136,44 @@ class PrivacyForm(forms.Form):
     """The settings page's privacy toggle: a checkbox, absent when unticked."""
 
     private = forms.BooleanField(required=False)
+
+
+class ProfileForm(AccessibleForm):
+    """Display name and bio; the service has the last word on both (its message
+    goes to the field, and what was typed stays in the form)."""
+
+    name = forms.CharField(
+        label="Display name",
+        required=False,
+        strip=False,
+        max_length=DISPLAY_NAME_MAX_LENGTH * 4,  # the service counts code points
+        help_text=f"Up to {DISPLAY_NAME_MAX_LENGTH} characters. Empty: your username.",
+    )
+    bio = forms.CharField(
+        label="Bio",
+        required=False,
+        strip=False,
+        max_length=BIO_MAX_LENGTH * 4,
+        widget=forms.Textarea(attrs={"rows": 4}),
+        help_text=f"Up to {BIO_MAX_LENGTH} characters.",
+    )
+
+
+class AvatarForm(AccessibleForm):
+    avatar = forms.FileField(
+        label="New avatar",
+        help_text=(
+            f"A PNG, JPEG, GIF or WebP image of at most "
+            f"{AVATAR_UPLOAD_MAX_BYTES // (1024 * 1024)} MB; it is cropped to a square."
+        ),
+        widget=forms.FileInput(attrs={"accept": "image/*"}),
+    )
+
+    def clean_avatar(self):
+        upload = self.cleaned_data["avatar"]
+        if upload.size > AVATAR_UPLOAD_MAX_BYTES:
+            raise ValidationError(
+                f"That file is too large: an avatar is at most "
+                f"{AVATAR_UPLOAD_MAX_BYTES // (1024 * 1024)} MB."
+            )
+        return upload

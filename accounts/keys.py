@@ -13,7 +13,21 @@ them together.
 |                             |        | seconds): no page finds the user any more; | (`timeline.fanout.run_account`)   |
 |                             |        | a private account: `private` (unix seconds |                                   |
 |                             |        | it turned private; absent: public, so no   |                                   |
-|                             |        | migration for users made before it)        |                                   |
+|                             |        | migration for users made before it);       |                                   |
+|                             |        | the profile's face: `name` (display name,  |                                   |
+|                             |        | at most 50 code points), `bio` (at most    |                                   |
+|                             |        | 300), `avatar` (version of the uploaded    |                                   |
+|                             |        | avatar, 16 hex digits); absent: the        |                                   |
+|                             |        | username and the generated avatar (no      |                                   |
+|                             |        | migration)                                 |                                   |
+| `avatar:{<uid>}`            | hash   | `v`: the version (as the user hash's       | one per user, at most             |
+|                             |        | `avatar`), `img`: the WebP bytes (256x256, | AVATAR_MAX_BYTES (64 KB) of       |
+|                             |        | re-encoded, no metadata); read by the      | image; deleted on removal and by  |
+|                             |        | bytes client (`config.redis`)              | the account job                   |
+| `users:names`               | zset   | `<lowercase username>NUL<uid>` and         | one or two members per user       |
+|                             |        | `<casefolded display name>NUL<uid>`, all   | (username, display name): removed |
+|                             |        | score 0: the people search's prefix index  | on rename and by the account job; |
+|                             |        | (ZRANGEBYLEX)                              | filled by upgrade_store (layout 5)|
 | `username:<lowercase name>` | string | uid; claimed with SET NX, so one per name; | one per user; a deleted account's |
 |                             |        | a deleted account's: `deleted:<uid>`       | TTL ACCOUNT_NAME_GRACE_DAYS       |
 | `sessions:{<uid>}`          | hash   | sha256(token) hex -> expiry (unix seconds) | AUTH_MAX_DEVICES fields; key TTL  |
@@ -46,6 +60,25 @@ def user_ids() -> str:
 
 def user(uid: int) -> str:
     return f"user:{{{uid}}}"
+
+
+def user_prefix() -> tuple[str, str]:
+    """What goes before and after a uid in `user(uid)`: for the one script that
+    builds user keys itself (`timeline.selectors._STATUSES_READ`, one server only)."""
+    return "user:{", "}"
+
+
+def avatar(uid: int) -> str:
+    return f"avatar:{{{uid}}}"
+
+
+def names_index() -> str:
+    return "users:names"
+
+
+def names_member(text: str, uid: int) -> str:
+    """A member of `users:names`: the casefolded text, NUL, the uid."""
+    return f"{text.casefold()}\x00{uid}"
 
 
 def user_pattern() -> str:

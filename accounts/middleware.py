@@ -28,7 +28,8 @@ class AuthenticationMiddleware:
         request.reads = reads = PageReads(credentials)
         request.user = SimpleLazyObject(lambda: reads.viewer.value)
         response = self.get_response(request)
-        if raw is not None:
+        # A response that is the same for everyone (an avatar) says so: `public`.
+        if raw is not None and not getattr(response, "public", False):
             # Pages for a signed-in person are private: never cached, never shared.
             patch_vary_headers(response, ("Cookie",))
             patch_cache_control(response, private=True, no_store=True)

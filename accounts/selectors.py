@@ -17,7 +17,7 @@ from accounts.domain import (
     name_claim_uid,
 )
 from config.pipelines import Deferred, ReadBatch
-from config.redis import get_redis
+from config.redis import get_redis, get_redis_bytes
 
 
 def token_hash(token: str) -> str:
@@ -182,3 +182,11 @@ def devices_get(*, reads: PageReads, credentials: Credentials) -> list[Device]:
 
     devices = reads.queue(build, parse)
     return devices.value if reads.proven_uid() == uid else []
+
+
+def avatar_get(*, uid: int, version: str) -> bytes | None:
+    """The uploaded avatar's image if it is still this version, else None."""
+    stored, image = get_redis_bytes().hmget(keys.avatar(uid), ["v", "img"])
+    if stored is None or stored.decode() != version:
+        return None
+    return image

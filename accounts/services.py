@@ -11,12 +11,14 @@ from django.conf import settings
 from django.contrib.auth.hashers import check_password, make_password
 
 from accounts import keys, limits
+from accounts.avatars import avatar_encode
 from accounts.domain import (
     DEVICE_ID_RE,
     USERNAME_RE,
     Credentials,
     Device,
     InvalidCredentials,
+    InvalidProfile,
     InvalidUsername,
     User,
     UsernameTaken,
@@ -28,6 +30,7 @@ from accounts.selectors import token_hash
 from accounts.useragent import device_label
 from config.pipelines import LuaScript, pipeline_run
 from config.redis import get_redis
+from timeline.domain import normalize_text, text_shows_something
 
 # Store a session and its device's metadata, and keep both hashes small and in step:
 # drop expired devices, then the oldest beyond the cap, then any metadata left
@@ -136,7 +139,161 @@ def user_create(
     if not claimed:
         get_redis().delete(keys.user(uid), keys.seen(uid))  # one slot: one command
         raise UsernameTaken(username)
+    # Findable once it exists; a crash before this leaves the user out of search
+    # only (`manage.py upgrade_store` fills what is missing).
+    pipeline_run(lambda pipe: pipe.zadd(keys.names_index(), {_name_entry(user): 0}))
     return user
+
+
+def _name_entry(user: User) -> str:
+    return keys.names_member(user.username, user.id)
+
+
+def _display_name_entry(user: User, name: str) -> str | None:
+    """The search index's entry of a display name; None when there is none or it
+    is the username's own entry."""
+    entry = keys.names_member(name, user.id) if name else None
+    return entry if entry != _name_entry(user) else None
+
+
+def names_entries(user: User) -> list[str]:
+    """The search index's entries of a user: their username, their display name."""
+    entry = _display_name_entry(user, user.name)
+    return [_name_entry(user), *([entry] if entry else [])]
+
+
+def names_index_queue(pipe, *, user: User) -> None:
+    """Queue the search index's entries of a user (idempotent: one reply, how
+    many were new)."""
+    pipe.zadd(keys.names_index(), dict.fromkeys(names_entries(user), 0))
+
+
+def names_unindex_queue(pipe, *, uid: int, username: str, name: str) -> None:
+    """Queue the removal of a user's entries from the search index."""
+    pipe.zrem(
+        keys.names_index(),
+        keys.names_member(username, uid),
+        *([keys.names_member(name, uid)] if name else []),
+    )
+
+
+DISPLAY_NAME_MAX_LENGTH = 50
+BIO_MAX_LENGTH = 300
+
+
+def profile_clean(*, name: str, bio: str) -> tuple[str, str]:
+    """The display name and bio as stored (normalized, a name on one line), or
+    InvalidProfile saying what is wrong. Lengths are in code points; blank means
+    none, but text of only invisible characters is refused."""
+    name = " ".join(normalize_text(name).split())
+    bio = normalize_text(bio)
+    for field, text, limit, label in (
+        ("name", name, DISPLAY_NAME_MAX_LENGTH, "A display name"),
+        ("bio", bio, BIO_MAX_LENGTH, "A bio"),
+    ):
+        if text and not text_shows_something(text):
+            raise InvalidProfile(field, f"{label} must show something, or be empty.")
+        if len(text) > limit:
+            raise InvalidProfile(
+                field,
+                f"{label} is at most {limit} characters (this one has {len(text)}).",
+            )
+    return name, bio
+
+
+# KEYS: the user hash. ARGV: the deleted, name and bio fields, the new name and bio
+# (empty: remove). Returns nil for no such account, else the old display name.
+_PROFILE_SET = LuaScript(
+    """
+if redis.call('EXISTS', KEYS[1]) == 0 or redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1
+then return nil end
+local old = redis.call('HGET', KEYS[1], ARGV[2]) or ''
+for i = 2, 3 do
+  if ARGV[i + 2] == '' then redis.call('HDEL', KEYS[1], ARGV[i])
+  else redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 2]) end
+end
+return old
+"""
+)
+
+
+def profile_update(*, user: User, name: str, bio: str) -> User:
+    """Set the user's display name and bio (InvalidProfile when refused); the search
+    index follows the display name. Returns the user as now stored."""
+    name, bio = profile_clean(name=name, bio=bio)
+    old = _PROFILE_SET(
+        keys=[keys.user(user.id)],
+        args=[User.DELETED_FIELD, User.NAME_FIELD, User.BIO_FIELD, name, bio],
+    )
+    if old is None:
+        raise InvalidCredentials()  # the account is gone
+    old_entry, new_entry = (_display_name_entry(user, n) for n in (old, name))
+    if old_entry != new_entry:
+        # The index is another slot: its entry follows the hash in a second step
+        # (a crash between leaves a stale entry, which search checks against the
+        # user it names).
+        def reindex(pipe) -> None:
+            if old_entry:
+                pipe.zrem(keys.names_index(), old_entry)
+            if new_entry:
+                pipe.zadd(keys.names_index(), {new_entry: 0})
+
+        pipeline_run(reindex)
+    return User(
+        id=user.id,
+        username=user.username,
+        created=user.created,
+        private=user.private,
+        name=name,
+        bio=bio,
+        avatar=user.avatar,
+    )
+
+
+# KEYS: the user hash, the avatar hash. ARGV: the deleted and avatar fields, the new
+# version, the image bytes (none: remove the avatar). Returns 0 for no such account.
+_AVATAR_SET = LuaScript(
+    """
+if redis.call('EXISTS', KEYS[1]) == 0 or redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1
+then return 0 end
+if ARGV[4] then
+  redis.call('HSET', KEYS[1], ARGV[2], ARGV[3])
+  redis.call('HSET', KEYS[2], 'v', ARGV[3], 'img', ARGV[4])
+else
+  redis.call('HDEL', KEYS[1], ARGV[2])
+  redis.call('DEL', KEYS[2])
+end
+return 1
+"""
+)
+
+
+def avatar_set(*, user: User, data: bytes, limit: limits.Limit | None = None) -> str:
+    """Store an uploaded avatar, re-encoded (InvalidAvatar when refused), under a
+    new version; return the version (the avatar's URL changes with it).
+
+    With `limit` (the user's posting budget: decoding an image is work) it is taken
+    first, or refused with TooManyAttempts.
+    """
+    if limit is not None:
+        limits.take(limit)
+    image = avatar_encode(data)
+    version = secrets.token_hex(8)
+    done = _AVATAR_SET(
+        keys=[keys.user(user.id), keys.avatar(user.id)],
+        args=[User.DELETED_FIELD, User.AVATAR_FIELD, version, image],
+    )
+    if not done:
+        raise InvalidCredentials()
+    return version
+
+
+def avatar_remove(*, user: User) -> None:
+    """Go back to the generated avatar."""
+    _AVATAR_SET(
+        keys=[keys.user(user.id), keys.avatar(user.id)],
+        args=[User.DELETED_FIELD, User.AVATAR_FIELD, ""],
+    )
 
 
 def seen_day() -> int:

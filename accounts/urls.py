@@ -13,4 +13,9 @@ urlpatterns = [
     path("settings/devices/logout/", views.device_logout, name="device_logout"),
     path("settings/delete/", views.account_delete, name="account_delete"),
     path("settings/privacy/", views.privacy, name="privacy"),
+    path("settings/profile/", views.profile_settings, name="profile_settings"),
+    path("settings/avatar/", views.avatar_upload, name="avatar_upload"),
+    path("settings/avatar/remove/", views.avatar_remove, name="avatar_remove"),
+    path("avatars/<int:uid>/", views.avatar_generated, name="avatar_generated"),
+    path("avatars/<int:uid>/<str:version>/", views.avatar, name="avatar"),
 ]

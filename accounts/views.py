@@ -1,26 +1,38 @@
 from __future__ import annotations
 
+import hashlib
+
 from django.conf import settings
 from django.contrib import messages
+from django.http import Http404, HttpResponse, HttpResponseNotModified
 from django.middleware.csrf import rotate_token
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_POST, require_safe
+from django.views.decorators.http import (
+    require_http_methods,
+    require_POST,
+    require_safe,
+)
 
-from accounts import limits, selectors, services
+from accounts import avatars, limits, selectors, services
 from accounts.decorators import login_required
 from accounts.domain import (
     ANONYMOUS,
+    AVATAR_VERSION_RE,
     Credentials,
+    InvalidAvatar,
     InvalidCredentials,
+    InvalidProfile,
     TooManyAttempts,
     UsernameTaken,
 )
 from accounts.forms import (
     AccountDeleteForm,
+    AvatarForm,
     DeviceForm,
     LoginForm,
     PasswordChangeForm,
     PrivacyForm,
+    ProfileForm,
     SignupForm,
 )
 from config.http import client_ip, safe_next, too_many_requests
@@ -253,3 +265,116 @@ def _delete_page(request, form, *, status: int):
 def _status(form) -> int:
     """400 for a form posted with errors, so tools and tests can tell."""
     return 400 if form.is_bound and form.errors else 200
+
+
+@require_http_methods(["GET", "HEAD", "POST"])
+def profile_settings(request):
+    """Edit the display name and bio; the avatar's forms post elsewhere."""
+    if not request.user.is_authenticated:
+        return login_required(profile_settings)(request)
+    user = request.user
+    if request.method != "POST":
+        return _profile_render(request, form=_profile_form(user))
+    form = ProfileForm(request.POST)
+    if form.is_valid():
+        try:
+            services.profile_update(
+                user=user, name=form.cleaned_data["name"], bio=form.cleaned_data["bio"]
+            )
+        except InvalidProfile as error:
+            form.add_error(error.field, str(error))
+        else:
+            messages.success(request, "Profile saved.")
+            return redirect("accounts:profile_settings")
+    return _profile_render(request, form=form, status=_status(form))
+
+
+@require_POST
+@login_required
+def avatar_upload(request):
+    """Replace the avatar with an uploaded image (re-encoded; see accounts.avatars)."""
+    form = AvatarForm(request.POST, request.FILES)
+    if form.is_valid():
+        try:
+            services.avatar_set(
+                user=request.user,
+                data=form.cleaned_data["avatar"].read(),
+                limit=limits.post(request.user.id),
+            )
+        except InvalidAvatar as error:
+            form.add_error("avatar", str(error))
+        except TooManyAttempts as error:
+            form.add_error(
+                "avatar",
+                f"You are changing your avatar too often. Try again in {error.wait}.",
+            )
+            response = _profile_render(
+                request, form=_profile_form(request.user), avatar_form=form
+            )
+            return too_many_requests(response, retry_after=error.retry_after)
+        else:
+            messages.success(request, "Avatar changed.")
+            return redirect("accounts:profile_settings")
+    return _profile_render(
+        request, form=_profile_form(request.user), avatar_form=form, status=400
+    )
+
+
+def _profile_form(user) -> ProfileForm:
+    return ProfileForm(initial={"name": user.name, "bio": user.bio})
+
+
+@require_POST
+@login_required
+def avatar_remove(request):
+    services.avatar_remove(user=request.user)
+    messages.success(request, "Avatar removed: you have the generated one again.")
+    return redirect("accounts:profile_settings")
+
+
+def _profile_render(request, *, form, avatar_form=None, status: int = 200):
+    context = {"form": form, "avatar_form": avatar_form or AvatarForm()}
+    return render(request, "accounts/profile_settings.html", context, status=status)
+
+
+_YEAR = 31536000
+
+
+@require_safe
+def avatar(request, uid: int, version: str):
+    """An uploaded avatar. Its URL names its version, so it never changes: cached
+    for a year; a replaced version's URL answers 404 (pages link the new one)."""
+    if not AVATAR_VERSION_RE.match(version):
+        raise Http404("No such avatar")
+    etag = f'"{version}"'
+    if request.headers.get("If-None-Match") == etag:
+        response = HttpResponseNotModified()
+    else:
+        image = selectors.avatar_get(uid=uid, version=version)
+        if image is None:
+            raise Http404("No such avatar")
+        response = HttpResponse(image, content_type=avatars.CONTENT_TYPE)
+    response["Cache-Control"] = f"public, max-age={_YEAR}, immutable"
+    response["ETag"] = etag
+    response.public = True  # the same for everyone (`accounts.middleware`)
+    return response
+
+
+@require_safe
+def avatar_generated(request, uid: int):
+    """Everyone's generated avatar, from the id alone (no read). Shorter caching:
+    its URL is the one a page shows when the user has no upload."""
+    svg = avatars.identicon_svg(uid)
+    etag = '"' + hashlib.sha256(svg.encode()).hexdigest()[:16] + '"'
+    if request.headers.get("If-None-Match") == etag:
+        response = HttpResponseNotModified()
+    else:
+        response = HttpResponse(svg, content_type="image/svg+xml")
+    response["Cache-Control"] = "public, max-age=86400"
+    response["ETag"] = etag
+    # An SVG opened on its own runs no script and loads nothing.
+    response["Content-Security-Policy"] = (
+        "default-src 'none'; style-src 'unsafe-inline'"
+    )
+    response.public = True
+    return response

@@ -7,6 +7,10 @@ reads that setting; everything else asks `is_cluster()` or `slot_groups()` where
 the difference matters, and the key layout is the same on both. Tests swap the
 client through `set_redis()`; nothing else creates a client.
 
+`get_redis_bytes()` is the same connection for binary values (an uploaded avatar):
+a second client without `decode_responses`, built lazily from the first one's own
+connection settings, so it follows whatever `set_redis()` installed.
+
 Apps register checks to run once per process on a freshly built client
 (`on_first_connect`): the store-layout check refuses a store an older version
 wrote until `manage.py upgrade_store` brought it forward.
@@ -27,6 +31,8 @@ T = TypeVar("T")
 Client = redis.Redis | redis.RedisCluster
 
 _client: Client | None = None
+_bytes_client: Client | None = None
+_bytes_source: Client | None = None  # the client `_bytes_client` was built from
 _lock = threading.Lock()
 _first_connect: list[Callable[[Client], None]] = []
 _checks_enabled = True
@@ -50,9 +56,41 @@ def get_redis() -> Client:
 
 def set_redis(client: Client | None) -> None:
     """Replace the process's client (the test suite's seam); None forgets it."""
-    global _client
+    global _client, _bytes_client, _bytes_source
     with _lock:
         _client = client
+        if _bytes_client is not None:
+            _bytes_client.close()
+        _bytes_client = _bytes_source = None
+
+
+def get_redis_bytes() -> Client:
+    """A client to the same Redis that returns replies as bytes (binary values)."""
+    global _bytes_client, _bytes_source
+    source = get_redis()
+    with _lock:
+        if _bytes_client is None or _bytes_source is not source:
+            _bytes_client, _bytes_source = _bytes_twin(source), source
+        return _bytes_client
+
+
+def _bytes_twin(client: Client) -> Client:
+    # The same server(s) and options as `client`, without decoding replies.
+    if isinstance(client, redis.RedisCluster):
+        node = client.get_default_node()
+        return redis.RedisCluster(
+            host=node.host,
+            port=node.port,
+            decode_responses=False,
+            socket_timeout=settings.REDIS_SOCKET_TIMEOUT,
+            socket_connect_timeout=settings.REDIS_SOCKET_TIMEOUT,
+        )
+    options = dict(client.connection_pool.connection_kwargs)
+    options["decode_responses"] = False
+    pool = type(client.connection_pool)(
+        connection_class=client.connection_pool.connection_class, **options
+    )
+    return type(client)(connection_pool=pool)
 
 
 class StoreRefused(RuntimeError):
@@ -118,8 +156,8 @@ def slot_groups(
 def _forget_after_fork() -> None:
     # A forked worker must not share its parent's sockets: it builds its own client.
     # (Checked once at fork, not with a getpid() on every call.)
-    global _client, _lock
-    _client = None
+    global _client, _bytes_client, _bytes_source, _lock
+    _client = _bytes_client = _bytes_source = None
     _lock = threading.Lock()
 
 

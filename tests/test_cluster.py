@@ -87,7 +87,7 @@ def test_one_users_keys_share_a_slot_and_so_a_node(r):
     assert r.exists(keys.posts(user.id), keys.home(user.id)) == 2
 
 
-def test_a_page_spanning_every_node_costs_two_round_trips_one_request_per_node(r):
+def test_a_page_spanning_every_node_costs_few_round_trips_one_request_per_node(r):
     authors = [make_user(f"author{i}") for i in range(12)]
     for author in authors:
         for n in range(3):
@@ -102,11 +102,14 @@ def test_a_page_spanning_every_node_costs_two_round_trips_one_request_per_node(r
     reader = logged_in_client("reader")
     for author in authors:
         reader.post(f"/u/{author.username}/follow/")
-    for url in ("/", "/timeline/", "/u/author3/", "/u/author3/followers/"):
+    # Others' statuses: their authors' cards (display name, avatar) cost one more
+    # round trip on a Cluster (`timeline.selectors._STATUSES_READ`).
+    trips = {"/": 3, "/timeline/": 3, "/u/author3/": 2, "/u/author3/followers/": 2}
+    for url, expected in trips.items():
         reader.get(url)  # warm: connections, scripts, the name cache
         with RoundTripCounter() as counter:
             assert reader.get(url).status_code == 200
-        assert counter.count == 2, url
+        assert counter.count == expected, url
         assert counter.most_per_node == 1, url
     with RoundTripCounter() as counter:
         assert len(status_ids(reader.get("/timeline/").content.decode())) == 30

@@ -11,7 +11,7 @@ from typing import ClassVar
 
 from django.conf import settings
 
-from accounts.domain import User, UserRef
+from accounts.domain import Card, User, UserRef
 from config.reverse import url_for
 
 MAX_STATUS_ID = 2**53  # ids are zset scores too: exact in a double up to here
@@ -60,6 +60,11 @@ def _mentions_from(value: str | None) -> tuple[tuple[str, int], ...]:
         return tuple(sorted((str(name), int(uid)) for name, uid in found.items()))
     except (ValueError, TypeError, AttributeError):
         return ()  # a damaged field links nobody rather than failing the page
+
+
+def text_shows_something(text: str) -> bool:
+    """Whether a normalized text has a visible character (for profile fields too)."""
+    return _shows_something(text)
 
 
 def text_problem(text: str) -> str | None:
@@ -227,6 +232,14 @@ class Status:
         return tuple(dict.fromkeys(uid for _, uid in self.mentions))
 
     @property
+    def shown_author_id(self) -> int:
+        """Whose card (name, avatar) the status's row shows: a repost's original
+        author, else its own."""
+        if self.repost_of is not None and self.repost_uid:
+            return self.repost_uid
+        return self.author_id
+
+    @property
     def original_id(self) -> int:
         """The status the like, repost and reply buttons act on: a repost's original."""
         return self.repost_of if self.repost_of is not None else self.id
@@ -262,6 +275,9 @@ class Page:
 
     statuses: list[Status]
     next_max_id: int | None
+    # The authors' display names and avatars (uid -> Card), read fresh with the
+    # page: never part of a status's cached markup (`timeline.rendering`).
+    cards: dict[int, Card] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -296,6 +312,13 @@ class PeoplePage:
     # The owner's account is private and the viewer is not an approved follower:
     # the list is not shown (`timeline.privacy`).
     protected: bool = False
+    # The signed-in viewer's Follow buttons: whom of the listed they follow, asked
+    # to follow, and who gets no button (themself, anyone blocked either way).
+    # A visitor: no buttons at all (`buttons` is False).
+    buttons: bool = False
+    viewer_follows: frozenset[int] = frozenset()
+    viewer_requested: frozenset[int] = frozenset()
+    no_button: frozenset[int] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -336,6 +359,8 @@ class Profile:
     protected: bool = False
     viewer_requested: bool = False
     requests: int = 0
+    # The owner follows the viewer ("Follows you").
+    follows_viewer: bool = False
 
     @property
     def blocked(self) -> bool:
@@ -489,6 +514,8 @@ class Thread:
     ancestors: list[Status | None]
     replies: list[Status]
     next_after: int | None
+    # The authors' display names and avatars (`Page.cards`).
+    cards: dict[int, Card] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)

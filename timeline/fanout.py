@@ -48,10 +48,19 @@ from django.conf import settings
 from accounts import keys as account_keys
 from accounts import limits
 from accounts.domain import User
-from accounts.services import username_retire
+from accounts.services import names_unindex_queue, username_retire
 from config.pipelines import LuaScript, pipeline_run
 from config.redis import get_redis, slot_groups
-from timeline import blocks, jobs, keys, notifications, privacy, services, social
+from timeline import (
+    blocks,
+    jobs,
+    keys,
+    notifications,
+    privacy,
+    services,
+    social,
+    suggestions,
+)
 from timeline.domain import Status
 
 log = logging.getLogger(__name__)
@@ -195,6 +204,11 @@ def run_follow(job: jobs.Job) -> None:
     follower_id, followee_id = job.args
     with services._FollowLock(follower_id, wait=30.0):
         services.follow_sync(follower_id=follower_id, followee_id=followee_id)
+
+
+def run_suggest(job: jobs.Job) -> None:
+    (uid,) = job.args
+    suggestions.suggestions_rebuild(uid=uid)
 
 
 def run_block(job: jobs.Job) -> None:
@@ -370,6 +384,7 @@ def _account_keys(uid: int) -> list[str]:
         account_keys.sessions(uid),
         account_keys.devices(uid),
         account_keys.seen(uid),
+        account_keys.avatar(uid),
         # Their posting and follow budgets (they expire anyway; one slot, so here).
         *limits.post(uid).keys(),
         *limits.follow(uid).keys(),
@@ -391,6 +406,7 @@ def _account_keys(uid: int) -> list[str]:
         *notifications.store_keys(uid),
         keys.notifications_read(uid),
         keys.liked(uid),
+        keys.suggestions(uid),
     ]
 
 
@@ -540,7 +556,14 @@ def run_account(job: jobs.Job) -> None:
         if waiting:
             raise jobs.Deferred(max(due for _, due in waiting) + 1)
 
+        username, name = get_redis().hmget(
+            account_keys.user(uid), [User.USERNAME_FIELD, User.NAME_FIELD]
+        )
+
         def forget_user(pipe) -> None:
+            if username is not None:  # out of search first: a rerun reads it again
+                names_unindex_queue(pipe, uid=uid, username=username, name=name or "")
+                pipe.barrier()
             pipe.delete(*_account_keys(uid))
             pipe.barrier()  # their count goes after their followers (an unfollow
             # racing this step sets it from the followers zset)
@@ -560,6 +583,7 @@ HANDLERS: dict[str, Callable[[jobs.Job], None]] = {
     "delete": run_delete,
     "unlink": social.unlink_job_run,
     "follow": run_follow,
+    "suggest": run_suggest,
 }
 
 

@@ -74,6 +74,9 @@ account's job (`account:<uid>`) deletes every per-user key of both tables
 |                      |        | statuses posted that hour carry it        | TRENDS_HOURS + 1 hours; one member per tag|
 |                      |        | (counted once, when the tag timeline      | used that hour (a delete does not         |
 |                      |        | first gains the status)                   | decrement: it ages out with its hour)     |
+| `suggestions:{<uid>}` | zset  | candidate uid -> how many of the user's   | SUGGESTIONS_CAP (50), rebuilt whole by    |
+|                      |        | followees follow them (friends of friends,| the `suggest:<uid>` job after a follow    |
+|                      |        | `timeline/suggestions.py`)                | change; deleted with the account          |
 | `users:popular`      | zset   | uid -> follower count, set after a follow | top POPULAR_CAP (100), trimmed on write;  |
 |                      |        | or unfollow from that user's ZCARD        | suggestions for new users                 |
 | `jobs:{q<k>}`         | zset   | job id -> when it is due (unix ms); while | one queue per Cluster slot (the tag `q<k>`|
@@ -319,6 +322,10 @@ def trends(hour: int) -> str:
     """The tag counts of one hour (unix time // 3600); every hour in one slot, so a
     page reads the last few in one request to one node."""
     return f"trends:{{tr}}:{hour}"
+
+
+def suggestions(uid: int) -> str:
+    return f"suggestions:{{{uid}}}"
 
 
 def popular_users() -> str:

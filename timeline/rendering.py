@@ -3,13 +3,14 @@
 A timeline page shows up to 30 statuses; rendered through a template each, they were
 most of the page's time (docs/BENCHMARKS.md). Here a status's markup is built in
 plain Python, and the part that depends on nothing but the status (author link,
-permalink, text with its links, `timeline.richtext`) is memoized: `_fragments` is a
-pure function of the frozen `Status` (its id, author, text and mentions all take
-part in the cache key), so a cached fragment can never show anything but that
-status (its counts and the viewer's state take no part in its equality:
-`Status`). What changes per page, the relative time, the author's own Delete
-button, the counts and the viewer's Like and Repost state (`_social`), is added
-on each render.
+permalink, text with its links, `timeline.richtext`, who reposted it and what it
+replies to) is memoized: `_fragments` is a pure function of the frozen `Status`
+(its id, author, text and mentions all take part in the cache key; its counts and
+the viewer's state do not: `Status`), so a cached fragment can never show anything
+but that status. What changes per page, the author's display name and avatar
+(their `Card`, read with the page: an edited name or avatar shows on old statuses
+at once), the relative time, the author's own Delete button, the counts and the
+viewer's Like and Repost state (`_social`), is added on each render.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from html import escape
 from jinja2 import pass_context
 from markupsafe import Markup
 
+from accounts.domain import Card, avatar_url
 from config.context_processors import csrf_input_html
 from config.reverse import url_for
 from timeline import richtext
@@ -44,35 +46,60 @@ def relative(created: float, now: float | None = None) -> str:
 
 
 @lru_cache(maxsize=20_000)
-def _fragments(status: Status) -> tuple[str, str]:
-    """The markup before and after the relative time. Every value from a user goes
-    through `html.escape` (the characters Django's `escape` replaces, in the text
-    by `timeline.richtext`); ids are ints."""
+def _fragments(status: Status) -> tuple[str, str, str, str]:
+    """The markup that never changes: the row's start, the lines above its author
+    (who reposted it, what it replies to), what comes between the author's card
+    and the relative time, and the rest. Every value from a user goes through
+    `html.escape` (the characters Django's `escape` replaces, in the text by
+    `timeline.richtext`); ids are ints."""
     iso = datetime.fromtimestamp(status.created, tz=UTC).isoformat()
     text = richtext.to_html(status.text, dict(status.mentions))
     before = ""
-    author, author_url = status.author, status.author_url
+    author = status.author
     if status.repost_of is not None:
         # A repost shows the original, under a line that names who reposted it.
         before = (
             f'<p class="repost-line"><a href="{escape(status.author_url)}">'
             f"@{escape(status.author)}</a> reposted</p>"
         )
-        author, author_url = status.repost_author, status.repost_author_url
+        author = status.repost_author
     if status.reply_to is not None:
         before += (
             f'<p class="reply-line">Replying to <a href="{escape(status.reply_url)}">'
             f"@{escape(status.reply_author)}</a></p>"
         )
-    head = (
-        f'<li class="status" data-status-id="{status.id:d}">{before}'
-        '<div class="status-meta">'
-        f'<a class="status-author" href="{escape(author_url)}">@{escape(author)}</a> '
+    head = f'<li class="status" data-status-id="{status.id:d}">'
+    meta = (
+        f'<span class="handle">@{escape(author)}</span></a> '
         f'<a class="permalink" href="{escape(status.original_url)}">'
         f'<time datetime="{iso}" data-relative>'
     )
     tail = f'</time></a></div><p class="status-text">{text}</p>'
-    return head, tail
+    return head, before, meta, tail
+
+
+def _card_html(status: Status, card: Card | None, before: str) -> str:
+    """The shown author's avatar and display name (a repost's: the original's
+    author): never cached (they can change); `before` goes above the author."""
+    if status.repost_of is not None:
+        uid, username, url = (
+            status.repost_uid or 0,
+            status.repost_author,
+            (status.repost_author_url),
+        )
+    else:
+        uid, username, url = status.author_id, status.author, status.author_url
+    href = escape(url)
+    name = escape(card.name if card is not None and card.name else username)
+    src = escape(card.avatar_url if card is not None else avatar_url(uid, ""))
+    return (
+        f'<a class="status-avatar" href="{href}" tabindex="-1" aria-hidden="true">'
+        f'<img class="avatar" src="{src}" alt="" width="48" height="48" '
+        f'loading="lazy"></a><div class="status-body">{before}'
+        '<div class="status-meta">'
+        f'<a class="status-author" href="{href}"><span class="display-name">{name}'
+        "</span> "
+    )
 
 
 def _count(n: int | None) -> str:
@@ -125,20 +152,25 @@ def status_list(
     viewer_id: int | None,
     csrf_token: str,
     back: str = "",
+    cards: dict[int, Card] | None = None,
 ) -> Markup:
-    """Statuses as `<ol class="statuses">`, newest first; the viewer's own statuses
-    get a Delete button (the page's one CSRF token serves every form), each its
-    Reply, Like and Repost (whose forms return to `back`)."""
+    """Statuses as `<ol class="statuses">`, newest first, each with its author's
+    card from `cards` (the generated avatar and the username without one), its
+    Reply, Like and Repost (whose forms return to `back`); the viewer's own
+    statuses get a Delete button (the page's one CSRF token serves every form)."""
     now = time.time()
+    cards = cards or {}
     items = []
     for status in statuses:
-        head, tail = _fragments(status)
+        head, before, meta, tail = _fragments(status)
+        card = _card_html(status, cards.get(status.shown_author_id), before)
         delete = (
             _delete_form(status, csrf_token) if status.author_id == viewer_id else ""
         )
         social = _social(status, csrf_token, viewer_id, back)
         items.append(
-            f"{head}{relative(status.created, now)}{tail}{social}{delete}</li>"
+            f"{head}{card}{meta}{relative(status.created, now)}{tail}{social}"
+            f"{delete}</div></li>"
         )
     return Markup(
         f'<ol class="statuses" aria-label="{escape(label)}">{"".join(items)}</ol>'
@@ -146,13 +178,16 @@ def status_list(
 
 
 @pass_context
-def status_list_tag(context, statuses: list[Status], label: str) -> Markup:
-    """`{{ status_list(statuses, label) }}` in templates, for the page's viewer."""
+def status_list_tag(
+    context, statuses: list[Status], label: str, cards: dict[int, Card] | None = None
+) -> Markup:
+    """`{{ status_list(statuses, label, cards) }}` in templates, for the page's
+    viewer (`cards`: the page's authors' cards, `Page.cards`)."""
     viewer = context.get("viewer")
     viewer_id = viewer.id if viewer is not None and viewer.is_authenticated else None
     token = str(context.get("csrf_token", "")) if viewer_id is not None else ""
     request = context.get("request")
     back = request.get_full_path() if request is not None else ""
     return status_list(
-        statuses, label, viewer_id=viewer_id, csrf_token=token, back=back
+        statuses, label, viewer_id=viewer_id, csrf_token=token, back=back, cards=cards
     )

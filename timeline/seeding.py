@@ -25,7 +25,7 @@ from django.core.management.base import OutputWrapper
 
 from accounts import keys as account_keys
 from accounts.domain import User
-from accounts.services import seen_day, seen_ttl_seconds
+from accounts.services import names_index_queue, seen_day, seen_ttl_seconds
 from config.pipelines import pipeline_run
 from config.redis import get_redis
 from timeline import keys
@@ -242,6 +242,13 @@ def seed(
             progress.update("users", i, users)
     writer.flush()
     _claim_names(people, password_hash, report, rng)
+    seeded = list(people.values())
+    for start in range(0, len(seeded), 1000):  # findable by name, as a sign-up is
+        batch = seeded[start : start + 1000]
+        pipeline_run(
+            lambda pipe, batch=batch: [names_index_queue(pipe, user=u) for u in batch]
+        )
+        report.commands += len(batch)
     names = {uid: user.username for uid, user in people.items()}
     report.users = users
     progress.finish("users", users, time.monotonic() - phase_start)

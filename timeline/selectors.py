@@ -16,7 +16,8 @@ from typing import Any
 
 from django.conf import settings
 
-from accounts.domain import User, UserRef
+from accounts import keys as account_keys
+from accounts.domain import Card, User, UserRef
 from accounts.selectors import (
     PageReads,
     user_confirm_queue,
@@ -24,7 +25,7 @@ from accounts.selectors import (
     users_queue,
 )
 from config.pipelines import Deferred, LuaScript, ReadBatch
-from config.redis import slot_groups
+from config.redis import is_cluster, slot_groups
 from timeline import keys, richtext
 from timeline.domain import (
     MAX_STATUS_ID,
@@ -50,25 +51,47 @@ from timeline.services import home_rebuild_job_id
 IN_COMMON_SHOWN = 3
 
 # KEYS: (status hash, likes, reposts) of any number of statuses (each triple in
-# its status's slot). ARGV: the viewer's uid ('' for none), then the field names
-# (`Status.FIELDS`). Returns each status's fields and, for a viewer, whether they
-# liked and reposted it (`timeline.social`). One command for a page's statuses on
-# one server: redis-py's cost per pipelined command was about a fifth of a page's
-# time (docs/BENCHMARKS.md). On a Cluster a script touches one slot, so there it
-# is one call per slot (`slot_groups`), every node's calls still sent in the same
-# round trip.
+# its status's slot). ARGV: the viewer's uid ('' for none), how many status fields,
+# the field names (`Status.FIELDS`), the positions of the author's id and of a
+# repost's original author's id among them, then (one server only) the two halves
+# of a user key around a uid and the card fields (`User.CARD_FIELDS`). Returns the
+# statuses' rows (each with, for a viewer, whether they liked and reposted it:
+# `timeline.social`), then uid, card pairs of their authors. One command for a
+# page's statuses on one server: redis-py's cost per pipelined command was about a
+# fifth of a page's time (docs/BENCHMARKS.md).
+#
+# The authors' cards (display name, avatar) are read here because the authors are
+# known only from the statuses, and the page's budget is two round trips. The user
+# keys are built in Lua, not declared in KEYS: standalone Redis permits a script to
+# read a key it did not declare (this is the one script of the site that does, and
+# it only reads). A Cluster does not: a script touches its declared slot only, so
+# there it is one call per slot (`slot_groups`) without cards, and the cards cost
+# one more round trip (`_cards_queue`): the Cluster's price for fresh names.
 _STATUSES_READ = LuaScript(
     """
-local out, viewer, fields = {}, ARGV[1], {unpack(ARGV, 2)}
+local viewer, n = ARGV[1], tonumber(ARGV[2])
+local fields = {unpack(ARGV, 3, n + 2)}
+local authors_at = {tonumber(ARGV[n + 3]), tonumber(ARGV[n + 4])}
+local prefix, suffix = ARGV[n + 5], ARGV[n + 6]
+local rows, cards, seen = {}, {}, {}
 for i = 1, #KEYS, 3 do
   local row = redis.call('HMGET', KEYS[i], unpack(fields))
-  if viewer ~= '' then
-    row[#fields + 1] = redis.call('ZSCORE', KEYS[i + 1], viewer)
-    row[#fields + 2] = redis.call('ZSCORE', KEYS[i + 2], viewer)
+  for _, at in ipairs(authors_at) do
+    local author = row[at]
+    if prefix and author and not seen[author] then
+      seen[author] = true
+      cards[#cards + 1] = author
+      cards[#cards + 1] = redis.call('HMGET', prefix .. author .. suffix,
+                                     unpack(ARGV, n + 7))
+    end
   end
-  out[#out + 1] = row
+  if viewer ~= '' then
+    row[n + 1] = redis.call('ZSCORE', KEYS[i + 1], viewer)
+    row[n + 2] = redis.call('ZSCORE', KEYS[i + 2], viewer)
+  end
+  rows[#rows + 1] = row
 end
-return out
+return {rows, cards}
 """
 )
 
@@ -187,14 +210,34 @@ def _ids_queue(
     return reads.queue(build, lambda replies: [int(sid) for sid in replies[0]])
 
 
-def _statuses_queue(reads: ReadBatch, sids: list[int]) -> Deferred[list[Status | None]]:
+@dataclass(frozen=True, slots=True)
+class _Found:
+    """Statuses read by id (None for each one gone), and their authors' cards:
+    None when the read could not carry them (a Cluster: `_with_cards`)."""
+
+    statuses: list[Status | None]
+    cards: dict[int, Card] | None
+
+
+def _statuses_queue(reads: ReadBatch, sids: list[int]) -> Deferred[_Found]:
     """Queue a read of these statuses, their counts and, for a proven viewer,
-    whether they liked and reposted each; None in place of each one that is gone."""
+    whether they liked and reposted each (None in place of each one that is gone),
+    and, on one server, their authors' cards."""
+    cluster = is_cluster()
     groups = slot_groups(sids, keys.status, max(len(sids), 1))
     # The claimed viewer's state is read, and trusted once proven (the auth check is
     # parsed first: it was queued first, in this round trip or an earlier one).
     viewer = reads.claimed_uid if isinstance(reads, PageReads) else None
     n = len(Status.FIELDS)
+    args = [
+        "" if viewer is None else viewer,
+        n,
+        *Status.FIELDS,
+        Status.FIELDS.index("uid") + 1,
+        Status.FIELDS.index("repost_uid") + 1,  # a repost's row shows its author
+    ]
+    if not cluster:
+        args += [*account_keys.user_prefix(), *User.CARD_FIELDS]
 
     def build(pipe) -> None:
         for group in groups:
@@ -205,28 +248,66 @@ def _statuses_queue(reads: ReadBatch, sids: list[int]) -> Deferred[list[Status |
                     for sid in group
                     for k in (keys.status(sid), keys.likes(sid), keys.reposts(sid))
                 ],
-                args=["" if viewer is None else viewer, *Status.FIELDS],
+                args=args,
             )
 
-    def parse(replies: list) -> list[Status | None]:
-        rows = {
-            sid: row
-            for group, rows in zip(groups, replies, strict=True)
-            for sid, row in zip(group, rows, strict=True)
-        }
+    def parse(replies: list) -> _Found:
+        rows: dict[int, list] = {}
+        cards: dict[int, Card] = {}
+        for group, (group_rows, group_cards) in zip(groups, replies, strict=True):
+            rows.update(zip(group, group_rows, strict=True))
+            for uid, values in zip(group_cards[::2], group_cards[1::2], strict=True):
+                card = Card.from_fields(int(uid), values)
+                if card is not None:
+                    cards[card.id] = card
         trusted = viewer is not None and reads.proven_uid() == viewer
-        return [
-            Status.from_fields(
-                sid, rows[sid][:n], viewer=rows[sid][n:] if trusted else None
-            )
-            for sid in sids
-        ]
+        return _Found(
+            statuses=[
+                Status.from_fields(
+                    sid, rows[sid][:n], viewer=rows[sid][n:] if trusted else None
+                )
+                for sid in sids
+            ],
+            cards=None if cluster else cards,
+        )
 
     return reads.queue(build, parse)
 
 
+def _cards_queue(reads: ReadBatch, uids: Iterable[int]) -> Deferred[dict[int, Card]]:
+    """Queue a read of these users' cards (those of deleted users are left out)."""
+    uids = sorted(set(uids))
+
+    def build(pipe) -> None:
+        for uid in uids:
+            pipe.hmget(account_keys.user(uid), User.CARD_FIELDS)
+
+    def parse(replies: list) -> dict[int, Card]:
+        found = (Card.from_fields(u, v) for u, v in zip(uids, replies, strict=True))
+        return {card.id: card for card in found if card is not None}
+
+    return reads.queue(build, parse)
+
+
+def _with_cards(reads: PageReads, found: _Found) -> dict[int, Card]:
+    """The cards of the authors of `found`: read with them on one server; on a
+    Cluster, read now, in one more round trip (but the viewer's own, known)."""
+    if found.cards is not None:
+        return dict(found.cards)
+    viewer = reads.viewer.value
+    own = {viewer.id: viewer.card} if viewer.is_authenticated else {}
+    shown = {s.shown_author_id for s in found.statuses if s is not None}
+    authors = shown - own.keys()
+    return {**own, **(_cards_queue(reads, authors).value if authors else {})}
+
+
 def _page(
-    ids: list[int], found: list[Status | None], size: int, *, read: int | None = None
+    ids: list[int],
+    found: list[Status | None],
+    size: int,
+    *,
+    read: int | None = None,
+    cards: dict[int, Card] | None = None,
 ) -> Page:
     """Cut a page from ids read `read` at most (one past its size unless said),
     without the deleted or hidden ones (None in `found`).
@@ -248,7 +329,9 @@ def _page(
                 break
     more = considered < len(ids)
     return Page(
-        statuses=statuses, next_max_id=ids[considered - 1] - 1 if more else None
+        statuses=statuses,
+        next_max_id=ids[considered - 1] - 1 if more else None,
+        cards=cards or {},
     )
 
 
@@ -370,7 +453,7 @@ def home_get(*, reads: PageReads, max_id: int | None = None) -> Home | None:
     size = settings.TIMELINE_PAGE_SIZE
     uid = reads.claimed_uid
     ids = _ids_queue(reads, keys.home(uid), max_id, size)
-    popular = _popular_queue(reads) if max_id is None else None
+    popular = _candidates_queue(reads, SUGGESTIONS) if max_id is None else None
     pulls = reads.queue(
         lambda pipe: pipe.zrange(keys.pulls(uid), 0, -1),
         lambda replies: [int(a) for a in replies[0]],
@@ -392,19 +475,24 @@ def home_get(*, reads: PageReads, max_id: int | None = None) -> Home | None:
     pulled = (
         _pulled_queue(reads, pulled_authors, max_id, size) if pulled_authors else None
     )
+    # Their authors are known already: their cards ride in this round trip too.
+    pulled_cards = _cards_queue(reads, pulled_authors) if pulled_authors else None
     # Nobody is offered to follow across a block (or a mute) either way.
     suggestions = (
         _suggestions_queue(reads, [u for u in popular.value if u not in hide])
         if popular is not None and not ids.value
         else None
     )
-    page_ids, page_found = ids.value, found.value
+    page_ids, page_found = ids.value, found.value.statuses
     if pulled is not None:
         page_ids, page_found = _merged(page_ids, page_found, pulled.value)
     # Fan-out keeps them out of the home; what raced a block or mute goes here.
     page_found = _reposts_once(_without_hidden(reads, hidden, page_found))
+    cards = _with_cards(reads, found.value)
+    if pulled_cards is not None:
+        cards.update(pulled_cards.value)
     return Home(
-        page=_page(page_ids, page_found, size),
+        page=_page(page_ids, page_found, size, cards=cards),
         suggestions=suggestions.value if suggestions is not None else [],
         # No stamp: away too long, the rebuild is queued after this page.
         catching_up=rebuilding.value or reads.seen_day.value is None,
@@ -480,7 +568,8 @@ def _public_page(
         read = size + 1
         ids = ids[:read]
     found = _statuses_queue(reads, ids).value
-    return _page(ids, _without_hidden(reads, hidden, found), size, read=read)
+    statuses = _without_hidden(reads, hidden, found.statuses)
+    return _page(ids, statuses, size, read=read, cards=_with_cards(reads, found))
 
 
 def _admitted_queue(reads: PageReads, owner_id: int) -> Deferred[bool] | None:
@@ -511,18 +600,30 @@ def status_get(*, reads: PageReads, sid: int) -> Status | None:
     """One status, or None (also when the viewer blocks its author or is blocked by
     them, or when its author is private and the viewer is not an approved
     follower): two round trips, the second asking the author's slot."""
+    found = status_page_get(reads=reads, sid=sid)
+    return found.statuses[0] if found is not None else None
+
+
+def status_page_get(*, reads: PageReads, sid: int) -> Page | None:
+    """One status as a page (with its author's card), or None as `status_get`."""
     hidden = _hidden_queue(reads, mutes=False)
-    found = _statuses_queue(reads, [sid] if 0 < sid < MAX_STATUS_ID else []).value
-    found = _without_hidden(reads, hidden, found)
+    read = _statuses_queue(reads, [sid] if 0 < sid < MAX_STATUS_ID else []).value
+    found = _without_hidden(reads, hidden, read.statuses)
     status = found[0] if found else None
-    if status is None or status.author_id == reads.proven_uid():
-        return status
+    if status is None:
+        return None
+    if status.author_id == reads.proven_uid():
+        return Page(
+            statuses=[status],
+            next_max_id=None,
+            cards={status.author_id: reads.viewer.value.card},
+        )
     author = users_queue(reads, uids=[status.author_id])
     admitted = _admitted_queue(reads, status.author_id)
     owner = author.value.get(status.author_id)
     if owner is None or _protected(reads, owner, admitted):
         return None
-    return status
+    return Page(statuses=[status], next_max_id=None, cards={owner.id: owner.card})
 
 
 def _named_user(
@@ -614,6 +715,13 @@ def profile_get(
             )
             if vid is not None and vid != uid
             else None,
+            # Whether the owner follows the viewer, from the viewer's own slot.
+            "follows_viewer": reads.queue(
+                lambda pipe: pipe.zscore(keys.followers(vid), uid),
+                lambda replies: replies[0] is not None,
+            )
+            if vid is not None and vid != uid
+            else None,
             "candidates": _in_common_candidates(reads, uid),
             "blocks": _between_queue(reads, uid),
             "admitted": _admitted_queue(reads, uid),
@@ -648,14 +756,19 @@ def profile_get(
     candidates = [] if hide else candidates
     in_common = _in_common_queue(reads, owner.id, candidates) if candidates else None
     statuses, followers, following = more["counts"].value
+    # The owner's card is read already (fresh: it is the page's own user).
+    cards = {**(found.value.cards or {}), owner.id: owner.card}
     return Profile(
         user=owner,
         statuses=statuses,
         followers=followers,
         following=following,
         viewer_follows=bool(more["follows"] and proven and more["follows"].value),
+        follows_viewer=bool(
+            more["follows_viewer"] and proven and more["follows_viewer"].value
+        ),
         in_common=in_common.value if in_common is not None else None,
-        page=_page(ids, found.value, size),
+        page=_page(ids, found.value.statuses, size, cards=cards),
         viewer_blocks=viewer_blocks,
         blocks_viewer=blocks_viewer,
         viewer_mutes=viewer_mutes,
@@ -798,39 +911,83 @@ def people_page(
             ),
             lambda replies: [(int(m), int(s)) for m, s in replies[0]],
         )
-        return rows, _admitted_queue(reads, uid)
+        return rows, _admitted_queue(reads, uid), _hidden_queue(reads, mutes=False)
 
     owner, more = _named_user(reads, username, queue_rows)
     if owner is None:
         return None
-    rows_d, admitted = more
+    rows_d, admitted, hidden = more
     if _protected(reads, owner, admitted):
         return PeoplePage(owner=owner, users=[], next_cursor=None, protected=True)
     rows = rows_d.value
     shown = rows[:size]
-    found = users_queue(reads, uids=[m for m, _ in shown]).value
+    listed = [m for m, _ in shown]
+    found = users_queue(reads, uids=listed)
+    # The Follow buttons: whom of them the viewer follows or asked to, read with
+    # their names, in the viewer's slot. Nobody blocked either way gets a button.
+    states = _follow_states_queue(reads, listed)
+    blocked = _hidden_authors(reads, hidden, listed)
+    follows, requested = states.value if states is not None else (set(), set())
     return PeoplePage(
         owner=owner,
-        users=[found[m] for m, _ in shown if m in found],
+        users=[found.value[m] for m in listed if m in found.value],
         next_cursor=shown[-1][1] - 1 if len(rows) > size else None,
+        buttons=states is not None,
+        viewer_follows=frozenset(follows),
+        viewer_requested=frozenset(requested),
+        no_button=frozenset(blocked) | {reads.proven_uid()},
     )
+
+
+def _follow_states_queue(
+    reads: PageReads, uids: list[int]
+) -> Deferred[tuple[set[int], set[int]]] | None:
+    """Queue the reads, in the proven viewer's slot, of which of these people they
+    follow and which they asked to follow; None for a visitor."""
+    vid = reads.proven_uid()
+    if vid is None or not uids:
+        return None
+
+    def build(pipe) -> None:
+        pipe.zmscore(keys.following(vid), uids)
+        pipe.zmscore(keys.requested(vid), uids)
+
+    def parse(replies: list) -> tuple[set[int], set[int]]:
+        follows, requested = (
+            {u for u, score in zip(uids, reply, strict=True) if score is not None}
+            for reply in replies
+        )
+        return follows, requested
+
+    return reads.queue(build, parse)
 
 
 SUGGESTIONS = 5
 
 
-def _popular_queue(reads: ReadBatch) -> Deferred[list[int]]:
-    """Queue a read of the most followed people (a few more than are suggested)."""
-    return reads.queue(
-        lambda pipe: pipe.zrevrange(keys.popular_users(), 0, 4 * SUGGESTIONS),
-        lambda replies: [int(uid) for uid in replies[0]],
-    )
+def _candidates_queue(reads: PageReads, shown: int) -> Deferred[list[int]]:
+    """Queue a read of people to suggest: first those the claimed viewer's followees
+    follow most (`timeline.suggestions`), then the most followed (a few more than
+    are shown: some are followed already)."""
+    vid = reads.claimed_uid
+
+    def build(pipe) -> None:
+        if vid is not None:
+            pipe.zrevrange(keys.suggestions(vid), 0, 4 * shown)
+        pipe.zrevrange(keys.popular_users(), 0, 4 * shown)
+
+    def parse(replies: list) -> list[int]:
+        return list(dict.fromkeys(int(uid) for reply in replies for uid in reply))
+
+    return reads.queue(build, parse)
 
 
-def _suggestions_queue(reads: PageReads, popular: list[int]) -> Deferred[list[User]]:
-    """Queue the check of which popular people the proven viewer does not follow."""
+def _suggestions_queue(
+    reads: PageReads, candidates: list[int], shown: int = SUGGESTIONS
+) -> Deferred[list[User]]:
+    """Queue the check of which candidates the proven viewer does not follow."""
     vid = reads.proven_uid()
-    top = [uid for uid in popular if uid != vid]
+    top = [uid for uid in candidates if uid != vid]
     if vid is None or not top:
         return reads.queue(lambda pipe: None, lambda replies: [])
     followed = reads.queue(
@@ -841,14 +998,67 @@ def _suggestions_queue(reads: PageReads, popular: list[int]) -> Deferred[list[Us
 
     def pick(_) -> list[User]:
         fresh = [u for u, s in zip(top, followed.value, strict=True) if s is None]
-        return [users.value[u] for u in fresh if u in users.value][:SUGGESTIONS]
+        return [users.value[u] for u in fresh if u in users.value][:shown]
 
     return reads.queue(lambda pipe: None, pick)
 
 
-def suggestions_get(*, reads: PageReads) -> list[User]:
-    """The most followed people the viewer does not follow yet (for an empty home)."""
-    return _suggestions_queue(reads, _popular_queue(reads).value).value
+def suggestions_get(*, reads: PageReads, shown: int = SUGGESTIONS) -> list[User]:
+    """People the viewer may want to follow (friends of friends first, then the
+    most followed) whom they do not follow yet, and nobody blocked or muted either
+    way; two round trips."""
+    candidates = _candidates_queue(reads, shown)
+    hidden = _hidden_queue(reads, mutes=True)
+    hide = _hidden_authors(reads, hidden, candidates.value)
+    fresh = [uid for uid in candidates.value if uid not in hide]
+    return _suggestions_queue(reads, fresh, shown).value
+
+
+SEARCH_SHOWN = 20
+SEARCH_QUERY_MAX = 50
+
+
+def people_search(*, reads: PageReads, query: str) -> list[User]:
+    """Up to SEARCH_SHOWN people whose username or display name starts with the
+    query (any case; a leading @ ignored), in the index's order; never someone
+    blocked either way by the signed-in viewer. Two round trips: the index's
+    entries (with the auth check), then the people they name."""
+    prefix = query.strip().removeprefix("@").strip().casefold()[:SEARCH_QUERY_MAX]
+    if not prefix or "\x00" in prefix:
+        return []
+    low = prefix.encode()
+    # Every entry is `<text>NUL<uid>`: those of the prefix sort between these two
+    # (0xff never appears in UTF-8).
+    entries = reads.queue(
+        lambda pipe: pipe.zrangebylex(
+            account_keys.names_index(),
+            b"[" + low,
+            b"(" + low + b"\xff",
+            start=0,
+            num=3 * SEARCH_SHOWN,
+        ),
+        lambda replies: [entry.rpartition("\x00") for entry in replies[0]],
+    )
+    hidden = _hidden_queue(reads, mutes=False)
+    uids: list[int] = []
+    for _, _, uid in entries.value:
+        if uid.isdigit() and int(uid) not in uids:
+            uids.append(int(uid))
+    hide = _hidden_authors(reads, hidden, uids)
+    uids = [uid for uid in uids if uid not in hide][: 2 * SEARCH_SHOWN]
+    found = users_queue(reads, uids=uids).value
+    # An entry a rename left behind (`accounts.services.profile_update`) names a
+    # user whose names no longer match: left out.
+    matches = [
+        found[uid]
+        for uid in uids
+        if uid in found
+        and any(
+            text.casefold().startswith(prefix)
+            for text in (found[uid].username, found[uid].name)
+        )
+    ]
+    return matches[:SEARCH_SHOWN]
 
 
 TRENDS_SHOWN = 10
@@ -984,7 +1194,7 @@ def notifications_get(
         else None
     )
     hide = _hidden_authors(reads, hidden, actors)
-    found = {s.id: s for s in statuses.value if s is not None}
+    found = {s.id: s for s in statuses.value.statuses if s is not None}
     items = []
     for g in shown:
         status = found.get(g.sid) if g.sid is not None else None
@@ -1086,7 +1296,7 @@ def thread_get(
         ),
         parse_replies,
     )
-    found = _without_hidden(reads, hidden, found_d.value)
+    found = _without_hidden(reads, hidden, found_d.value.statuses)
     status = found[0] if found else None
     if status is None:
         return None
@@ -1103,13 +1313,24 @@ def thread_get(
     others = _statuses_queue(reads, [s for s, _ in rows]) if rows else None
     if not visible(status.author_id):
         return None
-    shown = _without_hidden(reads, hidden, others.value) if others else []
+    shown = _without_hidden(reads, hidden, others.value.statuses) if others else []
+    parts = [found_d.value, *([others.value] if others else [])]
+    cards = _with_cards(
+        reads,
+        _Found(
+            statuses=[s for part in parts for s in part.statuses],
+            cards=None
+            if any(part.cards is None for part in parts)
+            else {uid: c for part in parts for uid, c in (part.cards or {}).items()},
+        ),
+    )
     shown = [s if s is not None and visible(s.author_id) else None for s in shown]
     return Thread(
         status=status,
         ancestors=list(reversed(shown[: len(around)])),
         replies=[s for s in shown[len(around) :] if s is not None],
         next_after=replies[size - 1][0] if len(replies) > size else None,
+        cards=cards,
     )
 
 
@@ -1135,7 +1356,7 @@ def reactors_page(
         ),
         lambda replies: [(int(m), int(s)) for m, s in replies[0]] if valid else [],
     )
-    found = _without_hidden(reads, hidden, found_d.value)
+    found = _without_hidden(reads, hidden, found_d.value.statuses)
     status = found[0] if found else None
     if status is None:
         return None

@@ -50,7 +50,7 @@ from accounts.services import (
 )
 from config.pipelines import LuaScript, pipeline_run
 from config.redis import get_redis, slot_groups
-from timeline import jobs, keys, notifications, richtext
+from timeline import jobs, keys, notifications, richtext, suggestions
 from timeline.domain import (
     Blocked,
     Busy,
@@ -998,6 +998,9 @@ def _follow_change(
                 jid=follow_job_id(follower.id, followee_id),
             ),
         )
+    if changed and outcome in (FOLLOWS, NOT_FOLLOWING):
+        # Whom to suggest changes with whom they follow (not with a request).
+        suggestions.suggestions_refresh_queue(uid=follower.id)
     if outcome == REFUSED_BLOCK:
         raise Blocked("One of you blocked the other: you cannot follow this person.")
     if outcome == REFUSED_FULL:

@@ -14,10 +14,14 @@ forward.
   is partitioned (`timeline:global:{g<p>}`) instead of one `timeline:global`. The
   upgrade moves the global timeline's entries into the partitions and deletes both
   legacy keys; old status ids stay valid (every new id is larger).
-- Layout 4 (this version) skips inactive readers in the fan-out: a reader is active
+- Layout 4 skips inactive readers in the fan-out: a reader is active
   while their `seen:{<uid>}` stamp lives (FANOUT_ACTIVE_DAYS). The upgrade stamps
   every user of the store as seen on the day of the upgrade (SET NX: a stamp the
   site already wrote is kept), so no one's home stops filling because of it.
+- Layout 5 (this version) finds people by name (`users:names`, the search's
+  prefix index). The upgrade adds every user's username and display name to it
+  (ZADD of the same member is a no-op, so a repeat or an entry the site wrote
+  meanwhile changes nothing).
 
 Stop the old version first: it does not check the layout, and would write the legacy
 keys again (a post of it would take ids from the deleted `statuses:next_id`, starting
@@ -35,14 +39,20 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from accounts import keys as account_keys
+from accounts.domain import User
 from accounts.selectors import users_queue
-from accounts.services import seen_day, seen_ttl_seconds
+from accounts.services import (
+    names_entries,
+    names_index_queue,
+    seen_day,
+    seen_ttl_seconds,
+)
 from config.pipelines import LuaScript, ReadBatch, pipeline_run
 from config.redis import StoreRefused, get_redis, key_count
 from timeline import keys
 from timeline.services import global_add_queue
 
-LAYOUT = 4
+LAYOUT = 5
 SCAN_COUNT = 1000  # keys SCAN examines per round trip
 BATCH = 100  # followers zsets whose names are checked per round of round trips
 ZSCAN_COUNT = 1000  # followers read per zset per round trip (all of a small one)
@@ -125,6 +135,7 @@ class UpgradeReport:
     unnamed: int = 0  # follows left unnamed: the follower's user hash is gone
     global_entries_moved: int = 0  # entries of the one global timeline, partitioned
     readers_stamped: int = 0  # users given a last-seen stamp (layout 4)
+    names_indexed: int = 0  # entries added to the people search's index (layout 5)
     legacy_keys_deleted: int = 0
     layout_recorded: bool = False  # store:layout raised to LAYOUT by this run
 
@@ -161,6 +172,7 @@ def store_upgrade(
 
     _global_partition(report)
     _readers_stamp(report, batch=batch * 10)
+    _names_index(report, batch=batch * 10)
     legacy = [
         account_keys.legacy_store_epoch(),
         keys.legacy_status_ids(),
@@ -211,6 +223,46 @@ def _readers_stamp(report: UpgradeReport, *, batch: int) -> None:
             uids = []
     if uids:
         stamp(uids)
+
+
+def _names_index(report: UpgradeReport, *, batch: int) -> None:
+    """Add every user's names to the people search's index (layout 5)."""
+    r = get_redis()
+    pattern = account_keys.user_pattern()
+    fields = [User.USERNAME_FIELD, User.NAME_FIELD, User.DELETED_FIELD]
+
+    def index(uids: list[int]) -> None:
+        rows = pipeline_run(
+            lambda pipe: [pipe.hmget(account_keys.user(u), fields) for u in uids],
+            confirm=False,
+        )
+        users = [
+            User(id=u, username=name, created=0, name=display or "")
+            for u, (name, display, deleted) in zip(uids, rows, strict=True)
+            if name is not None and deleted is None
+        ]
+        if not users:
+            return
+        if report.dry_run:
+            entries = [entry for user in users for entry in names_entries(user)]
+            scores = r.zmscore(account_keys.names_index(), entries)
+            report.names_indexed += sum(score is None for score in scores)
+            return
+        replies = pipeline_run(
+            lambda pipe: [names_index_queue(pipe, user=user) for user in users]
+        )
+        report.names_indexed += sum(int(reply) for reply in replies)
+
+    uids: list[int] = []
+    for key in r.scan_iter(match=pattern, count=SCAN_COUNT):
+        uid = keys.key_owner(key, pattern)
+        if uid is not None:
+            uids.append(uid)
+        if len(uids) >= batch:
+            index(uids)
+            uids = []
+    if uids:
+        index(uids)
 
 
 def _global_partition(report: UpgradeReport) -> None:

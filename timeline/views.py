@@ -2,9 +2,9 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
-from django.http import Http404
+from django.http import Http404, JsonResponse
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_POST, require_safe
 
 from accounts import limits
 from accounts.decorators import login_required
@@ -487,3 +487,43 @@ def notifications_read(request):
     else:
         messages.error(request, "Nothing was marked read: the page sent no position.")
     return redirect(url_for("timeline:notifications"))
+
+
+@require_safe
+def search(request):
+    """Find people by the start of their username or display name."""
+    query = request.GET.get("q", "")
+    found = selectors.people_search(reads=request.reads, query=query)
+    context = {"query": query, "people": found}
+    return render(request, "timeline/search.html", context)
+
+
+@require_safe
+def search_json(request):
+    """The same search for the search box's suggestions, as JSON."""
+    found = selectors.people_search(reads=request.reads, query=request.GET.get("q", ""))
+    return JsonResponse(
+        {
+            "people": [
+                {
+                    "username": person.username,
+                    "name": person.display_name,
+                    "avatar": person.avatar_url,
+                    "url": person.url,
+                }
+                for person in found
+            ]
+        }
+    )
+
+
+def suggested(request):
+    """Who to follow: friends of friends first, then the most followed. Its reads
+    ride with the auth check (as `blocked_and_muted`)."""
+    found = selectors.suggestions_get(reads=request.reads, shown=SUGGESTED_SHOWN)
+    if not request.user.is_authenticated:
+        return login_required(suggested)(request)
+    return render(request, "timeline/suggested.html", {"people": found})
+
+
+SUGGESTED_SHOWN = 20

@@ -96,8 +96,57 @@
     }).catch(function () {}); // still unread: the next visit tries again
   }
 
+  // Search people as you type (the page's own results until then); built with
+  // textContent, never HTML, so nothing a name holds runs here.
+  function bindPeopleSearch(input) {
+    var timer = null;
+    var seq = 0;
+    function el(tag, cls, text) {
+      var node = document.createElement(tag);
+      if (cls) node.className = cls;
+      if (text) node.textContent = text;
+      return node;
+    }
+    function show(people) {
+      var list = document.querySelector("ul.people");
+      if (!list) {
+        list = el("ul", "people card");
+        list.setAttribute("aria-label", "People found");
+        input.form.after(list);
+      }
+      var empty = document.querySelector("p.empty");
+      if (empty) empty.remove();
+      list.replaceChildren.apply(list, people.map(function (p) {
+        var li = el("li", "person");
+        var a = el("a", "person-link");
+        a.href = p.url;
+        var img = el("img", "avatar");
+        img.src = p.avatar;
+        img.alt = "";
+        img.width = img.height = 40;
+        a.append(img, " ", el("span", "display-name", p.name), " ",
+                 el("span", "handle", "@" + p.username));
+        li.append(a);
+        return li;
+      }));
+    }
+    input.addEventListener("input", function () {
+      clearTimeout(timer);
+      timer = setTimeout(function () {
+        var mine = ++seq;
+        var url = input.getAttribute("data-people-search") + "?q=" +
+          encodeURIComponent(input.value);
+        fetch(url, { credentials: "same-origin" })
+          .then(function (r) { return r.json(); })
+          .then(function (data) { if (mine === seq) show(data.people); })
+          .catch(function () {});
+      }, 200);
+    });
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
     document.querySelectorAll("[data-notifications-read]").forEach(markRead);
+    document.querySelectorAll("input[data-people-search]").forEach(bindPeopleSearch);
     document.querySelectorAll("textarea[data-counter]").forEach(bindCounter);
     document.querySelectorAll(".pager a[rel=next]").forEach(bindOlder);
     refreshTimes();

@@ -297,6 +297,7 @@ def test_the_worker_command_shows_the_queues_to_an_operator(r):
 
     alice, bob = make_user("alice"), make_user("bob")
     services.follow_create(follower=bob, followee_id=alice.id)
+    run_jobs()  # the follow's own (bob's suggestions: `timeline.suggestions`)
     services.status_create(author=alice, text="waiting for a worker")
     out = io.StringIO()
     call_command("fanout_worker", "--stats", stdout=out)

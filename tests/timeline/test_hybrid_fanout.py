@@ -8,6 +8,7 @@ import re
 
 import pytest
 
+from config.redis import is_cluster
 from tests.helpers import logged_in_client, make_user, run_jobs
 from tests.roundtrips import RoundTripCounter
 from timeline import keys, services
@@ -168,5 +169,6 @@ def test_a_home_merging_pulled_authors_costs_two_round_trips(r, pulled, settings
     with RoundTripCounter() as counter:
         page = client.get("/").content.decode()
     assert len(status_texts(page)) == min(pulled + 1, 4)
-    assert counter.count == 2
+    # The authors' cards: on a Cluster, one more round trip for the pushed status's.
+    assert counter.count == (3 if is_cluster() else 2)
     assert counter.most_per_node <= 1

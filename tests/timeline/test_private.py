@@ -88,7 +88,7 @@ def test_approve_makes_the_requester_a_follower_with_backfill(r, alice, bob):
     alice.post("/post/", {"text": "alice 2"})
     run_jobs()
     assert texts(page(bob, "/"))[0] == "alice 2"
-    assert '<li><a href="/u/bob/">@bob</a></li>' in page(bob, "/u/alice/followers/")
+    assert '<a class="person-link" href="/u/bob/">' in page(bob, "/u/alice/followers/")
     assert jobs.stats().depth == 0
 
 

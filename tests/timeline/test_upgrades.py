@@ -48,6 +48,7 @@ def old_store(r) -> dict[str, int]:
         r.delete(partition)
     r.set(keys.legacy_status_ids(), 2)
     r.delete(*(account_keys.seen(uid) for uid in uids.values()))
+    r.delete(account_keys.names_index())
     return uids
 
 
@@ -112,6 +113,7 @@ def test_upgrade_names_the_people_in_common_again(r, old_store):
     # Five: the viewer was stamped by the page they read before the upgrade.
     assert "Last-seen stamps: stamped 5 users as seen today." in output
     assert f"Layout: recorded {upgrades.LAYOUT}." in output
+    assert f"People search: added {len(PEOPLE)} names to the index." in output
     # Every reader is active again: a new post reaches the followers' homes.
     owner = user_get_by_username(username="olive")
     status = services.status_create(author=owner, text="after the upgrade")
@@ -216,9 +218,10 @@ def test_large_followers_sets_are_read_in_chunks(r, monkeypatch):
 
 
 def test_a_newer_recorded_layout_is_never_lowered(r, old_store):
-    r.set(keys.store_layout(), "4")
+    newer = str(upgrades.LAYOUT + 1)
+    r.set(keys.store_layout(), newer)
     upgrade()
-    assert r.get(keys.store_layout()) == "4"
+    assert r.get(keys.store_layout()) == newer
 
 
 def test_verbosity_0_prints_nothing_and_2_prints_each_batch(r, old_store, capsys):
@@ -260,3 +263,18 @@ def test_a_store_of_a_newer_version_is_refused(r, old_store, first_connection):
     r.set(keys.store_layout(), upgrades.LAYOUT + 1)
     with pytest.raises(upgrades.StoreOutdated, match="newer version"):
         connection.get_redis()
+
+
+def test_upgrade_makes_everyone_findable_by_name(r, old_store):
+    olive = logged_in_client("olive")
+    olive.post("/settings/profile/", {"name": "Olive Oyl", "bio": ""})
+    r.delete(account_keys.names_index())
+    viewer = logged_in_client("viewer")
+    assert "/u/olive/" not in viewer.get("/search/?q=olive%20o").content.decode()
+    assert "would add" in upgrade("--dry-run")
+    assert r.exists(account_keys.names_index()) == 0
+    upgrade()
+    assert 'href="/u/olive/"' in viewer.get("/search/?q=olive").content.decode()
+    assert 'href="/u/olive/"' in viewer.get("/search/?q=olive%20o").content.decode()
+    assert r.zcard(account_keys.names_index()) == len(PEOPLE) + 1
+    assert "People search: every name is indexed." in upgrade()

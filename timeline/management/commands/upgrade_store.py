@@ -90,6 +90,13 @@ class Command(BaseCommand):
             if report.readers_stamped
             else "Last-seen stamps: every user has one."
         )
+        indexed = "add" if would else "added"
+        lines.append(
+            f"People search: {would}{indexed} {report.names_indexed:,} names to "
+            "the index."
+            if report.names_indexed
+            else "People search: every name is indexed."
+        )
         deleted = "delete" if would else "deleted"
         lines.append(
             f"Legacy keys: {would}{deleted} {report.legacy_keys_deleted}."
