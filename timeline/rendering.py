@@ -118,6 +118,14 @@ def _social(status: Status, csrf_token: str, viewer_id: int | None, back: str) -
         likes = f'<span class="likes">Likes{_count(status.likes)}</span>'
         reposts = f'<span class="reposts">Reposts{_count(status.reposts)}</span>'
         return f'<div class="status-social">{reply} {likes} {reposts}</div>'
+    if status.liked is None or status.reposted is None:
+        # The viewer's state was not read with this row (a repost's row, a pulled
+        # author's status): a form would not know whether to like or undo, so the
+        # row links to the original's page, where both are shown and work.
+        page = escape(status.original_url)
+        likes = f'<a class="link-button like" href="{page}#actions">Like</a>'
+        reposts = f'<a class="link-button repost" href="{page}#actions">Repost</a>'
+        return f'<div class="status-social">{reply} {likes} {reposts}</div>'
     nxt = f'<input type="hidden" name="next" value="{escape(back)}">' if back else ""
 
     def button(name: str, undo: str, label: str, done: bool | None, n: int | None):

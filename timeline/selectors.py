@@ -484,19 +484,65 @@ def home_get(*, reads: PageReads, max_id: int | None = None) -> Home | None:
         else None
     )
     page_ids, page_found = ids.value, found.value.statuses
+    more_cards: Deferred[dict[int, Card]] | None = None
     if pulled is not None:
-        page_ids, page_found = _merged(page_ids, page_found, pulled.value)
+        floor, pulled_statuses = pulled.value
+        pulled_statuses, more_cards = _pulled_checked(
+            reads, uid, pulled_statuses, set(pulled_authors)
+        )
+        page_ids, page_found = _merged(page_ids, page_found, (floor, pulled_statuses))
     # Fan-out keeps them out of the home; what raced a block or mute goes here.
     page_found = _reposts_once(_without_hidden(reads, hidden, page_found))
     cards = _with_cards(reads, found.value)
     if pulled_cards is not None:
         cards.update(pulled_cards.value)
+    if more_cards is not None:
+        cards.update(more_cards.value)
     return Home(
         page=_page(page_ids, page_found, size, cards=cards),
         suggestions=suggestions.value if suggestions is not None else [],
         # No stamp: away too long, the rebuild is queued after this page.
         catching_up=rebuilding.value or reads.seen_day.value is None,
     )
+
+
+def _pulled_checked(
+    reads: PageReads, vid: int, statuses: list[Status], carded: set[int]
+) -> tuple[list[Status], Deferred[dict[int, Card]] | None]:
+    """Pulled authors' statuses as the fan-out would have let them in: a reply to
+    someone the viewer does not follow (not the author, not the viewer) stays out
+    (`services._TIMELINE_ADD`, Mastodon's rule). Asking whom the viewer follows,
+    and reading the cards of the authors reposted there, cost one more round trip,
+    only for a home that merges such statuses."""
+    ask = sorted(
+        {
+            s.reply_uid
+            for s in statuses
+            if s.reply_uid and s.reply_uid not in (s.author_id, vid)
+        }
+    )
+    followed = (
+        reads.queue(
+            lambda pipe: pipe.zmscore(keys.following(vid), ask),
+            lambda replies: {
+                a for a, score in zip(ask, replies[0], strict=True) if score is not None
+            },
+        )
+        if ask
+        else None
+    )
+    missing = {s.shown_author_id for s in statuses} - carded
+    cards = _cards_queue(reads, missing) if missing else None
+    if followed is None:
+        return statuses, cards
+    kept = [
+        s
+        for s in statuses
+        if not s.reply_uid
+        or s.reply_uid in (s.author_id, vid)
+        or s.reply_uid in followed.value
+    ]
+    return kept, cards
 
 
 def _global_ids_queue(
@@ -739,6 +785,8 @@ def profile_get(
             else None,
         }
 
+    # Others' statuses reposted here: none of someone blocked either way.
+    hidden = _hidden_queue(reads, mutes=False)
     owner, more = _named_user(reads, username, queue_profile)
     if owner is None:
         return None
@@ -756,8 +804,15 @@ def profile_get(
     candidates = [] if hide else candidates
     in_common = _in_common_queue(reads, owner.id, candidates) if candidates else None
     statuses, followers, following = more["counts"].value
-    # The owner's card is read already (fresh: it is the page's own user).
-    cards = {**(found.value.cards or {}), owner.id: owner.card}
+    shown = _without_hidden(reads, hidden, found.value.statuses)
+    # The owner's card is read already (fresh: it is the page's own user); on a
+    # Cluster the reposted authors' cards cost one more round trip (`_with_cards`).
+    cards = dict(found.value.cards or {})
+    if found.value.cards is None:
+        reposted = {s.shown_author_id for s in shown if s is not None} - {owner.id}
+        if reposted:
+            cards.update(_cards_queue(reads, reposted).value)
+    cards[owner.id] = owner.card
     return Profile(
         user=owner,
         statuses=statuses,
@@ -768,7 +823,7 @@ def profile_get(
             more["follows_viewer"] and proven and more["follows_viewer"].value
         ),
         in_common=in_common.value if in_common is not None else None,
-        page=_page(ids, found.value.statuses, size, cards=cards),
+        page=_page(ids, shown, size, cards=cards),
         viewer_blocks=viewer_blocks,
         blocks_viewer=blocks_viewer,
         viewer_mutes=viewer_mutes,
@@ -1235,33 +1290,38 @@ def notifications_get(
 
 def _authors_visible_queue(
     reads: PageReads, authors: set[int]
-) -> Callable[[int], bool]:
+) -> tuple[Callable[[int], bool], Callable[[], dict[int, Card]]]:
     """Queue the reads that tell which of these authors the proven viewer may see:
     not a private account that has not approved them (`timeline.privacy`), not a
-    deleted one; the value, once sent: whether an author's statuses may be shown."""
+    deleted one. Once sent: whether an author's statuses may be shown, and the
+    authors' cards (the viewer's own included), read with them on any server."""
     vid = reads.proven_uid()
     ask = sorted(authors - {vid})
-    if not ask:
-        return lambda author: True
-    users = users_queue(reads, uids=ask)
+    users = users_queue(reads, uids=ask) if ask else None
     admitted = (
         reads.queue(
             lambda pipe: [pipe.zscore(keys.followers(a), vid) for a in ask],
             lambda replies: {a for a, s in zip(ask, replies, strict=True) if s},
         )
-        if vid is not None
+        if vid is not None and ask
         else None
     )
 
     def visible(author: int) -> bool:
         if author == vid:
             return True
-        owner = users.value.get(author)
+        owner = users.value.get(author) if users is not None else None
         if owner is None:
             return False
         return not owner.private or (admitted is not None and author in admitted.value)
 
-    return visible
+    def cards() -> dict[int, Card]:
+        viewer = reads.viewer.value
+        own = {viewer.id: viewer.card} if viewer.is_authenticated else {}
+        found = users.value if users is not None else {}
+        return {**own, **{uid: user.card for uid, user in found.items()}}
+
+    return visible, cards
 
 
 def thread_get(
@@ -1307,30 +1367,22 @@ def thread_get(
     )
     replies = replies_d.value
     rows = around + replies[:size]
-    visible = _authors_visible_queue(
-        reads, {status.author_id} | {uid for _, uid in rows}
+    # A repost's page shows its original's author: asked about, and carded, too.
+    visible, cards = _authors_visible_queue(
+        reads,
+        {status.author_id, status.shown_author_id} | {uid for _, uid in rows},
     )
     others = _statuses_queue(reads, [s for s, _ in rows]) if rows else None
-    if not visible(status.author_id):
+    if not visible(status.author_id) or not visible(status.shown_author_id):
         return None
     shown = _without_hidden(reads, hidden, others.value.statuses) if others else []
-    parts = [found_d.value, *([others.value] if others else [])]
-    cards = _with_cards(
-        reads,
-        _Found(
-            statuses=[s for part in parts for s in part.statuses],
-            cards=None
-            if any(part.cards is None for part in parts)
-            else {uid: c for part in parts for uid, c in (part.cards or {}).items()},
-        ),
-    )
     shown = [s if s is not None and visible(s.author_id) else None for s in shown]
     return Thread(
         status=status,
         ancestors=list(reversed(shown[: len(around)])),
         replies=[s for s in shown[len(around) :] if s is not None],
         next_after=replies[size - 1][0] if len(replies) > size else None,
-        cards=cards,
+        cards=cards(),
     )
 
 

@@ -44,7 +44,7 @@ def log_in(page, username: str, password: str = PASSWORD) -> None:
 def post(page, text: str) -> None:
     page.goto("/")
     page.get_by_label("What's happening?").fill(text)
-    navigating(page, page.get_by_role("button", name="Post").click)
+    navigating(page, page.get_by_role("button", name="Post", exact=True).click)
     assert path_of(page) == "/"
 
 
@@ -271,7 +271,7 @@ def test_phone_viewport_single_column_without_sideways_scroll(new_page):
     page.goto("/")
     box = page.locator("li.status").first.bounding_box()
     assert box["width"] > PHONE["width"] * 0.85  # one full-width column
-    assert page.get_by_role("button", name="Post").is_visible()
+    assert page.get_by_role("button", name="Post", exact=True).is_visible()
 
 
 def padding_left(page, selector: str) -> float:

@@ -6,12 +6,14 @@ import redis
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from accounts.services import session_create, user_create
+from accounts.selectors import user_get
+from accounts.services import profile_update, session_create, user_create
 from config.embedded import start_server
 from config.redis import get_redis, set_redis
 from config.reverse import url_for
 from devtools.liveserver import CHROMIUM_ARGS, chromium_path, serve_in_thread
-from timeline import services
+from timeline import services, social
+from timeline.fanout import run_pending
 from timeline.seeding import seed
 
 DEMO_USER = "ada"
@@ -22,6 +24,8 @@ PAGES = [
     ("home", "timeline:home", (), True),
     ("profile", "timeline:profile", (DEMO_USER,), True),
     ("everyone", "timeline:global_timeline", (), True),
+    ("thread", "timeline:status_detail", ("THREAD",), True),
+    ("notifications", "timeline:notifications", (), True),
 ]
 VIEWPORTS = {
     "desktop": {"width": 1280, "height": 900},
@@ -68,7 +72,8 @@ class Command(BaseCommand):
                                   "url": site}]
                             )  # fmt: skip
                         page = context.new_page()
-                        page.goto(url_for(route, *route_args))
+                        args = [self.thread if a == "THREAD" else a for a in route_args]
+                        page.goto(url_for(route, *args))
                         target = out_dir / f"{name}-{device}.png"
                         page.screenshot(path=str(target), full_page=False)
                         page.close()
@@ -91,12 +96,37 @@ class Command(BaseCommand):
             random_seed=7,
         )
         ada = user_create(username=DEMO_USER, password="demo-pass-1234")
+        profile_update(
+            user=ada,
+            name="Ada Lovelace",
+            bio="Notes on engines, analytical and otherwise.",
+        )
         for uid in (1, 2, 3, 5, 8):
             services.follow_create(follower=ada, followee_id=uid)
-        services.status_create(
+        friends = [user_get(uid=uid) for uid in (1, 2, 3)]
+        for friend in friends:
+            services.follow_create(follower=friend, followee_id=ada.id)
+        first = services.status_create(
             author=ada,
-            text="Trying out Retwis: every status, follow and timeline lives in Redis.",
+            text="Trying out Retwis: every status, follow and timeline lives in "
+            "Redis. #redis https://redis.io/docs/latest/develop/data-types/sorted-sets/",
         )
         services.status_create(author=ada, text="Line breaks work too.\nLike this.")
+        reply = social.status_reply(
+            author=friends[0],
+            sid=first.id,
+            text=f"@{DEMO_USER} sorted sets all the way down? #redis",
+        )
+        social.status_reply(
+            author=ada, sid=reply.id, text=f"@{friends[0].username} exactly that."
+        )
+        for friend in friends:
+            social.status_like(user=friend, sid=first.id)
+        social.status_repost(user=friends[1], sid=first.id)
+        services.status_create(
+            author=friends[2], text=f"Reading @{DEMO_USER}'s notes on #redis tonight."
+        )
+        run_pending()
+        self.thread = reply.id
         get_redis().ping()
         return session_create(uid=ada.id).cookie_value()
