@@ -103,7 +103,10 @@ def status_detail(request, sid: int, form: StatusForm | None = None, code=200):
     if thread is None:
         raise Http404("No such status")
     if form is None:
-        form = StatusForm(initial={"text": f"@{thread.status.author} "})
+        # A reply goes to a repost's original: it names the original's author.
+        shown = thread.status
+        author = shown.repost_author if shown.repost_of is not None else shown.author
+        form = StatusForm(initial={"text": f"@{author} "})
     context = {"thread": thread, "status": thread.status, "form": form}
     return render(request, "timeline/status.html", context, status=code)
 

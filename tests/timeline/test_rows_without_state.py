@@ -49,3 +49,15 @@ def test_a_repost_row_shows_the_viewers_like_of_the_original(r):
     assert f'class="link-button like" href="/s/{original.id}/#actions"' in html
     there = page(logged_in_client("bob"), f"/s/{original.id}/")
     assert f'action="/s/{original.id}/unlike/"' in there
+
+
+def test_a_reposts_page_offers_a_reply_to_the_originals_author(r):
+    carol = make_user("carol")
+    alice = make_user("alice")
+    make_user("bob")
+    original = services.status_create(author=carol, text="worth a repost")
+    repost = social.status_repost(user=alice, sid=original.id)
+    run_jobs()
+    html = page(logged_in_client("bob"), f"/s/{repost.id}/")
+    assert re.search(r'<textarea name="text"[^>]*>\s*@carol </textarea>', html)
+    assert f'action="/s/{original.id}/reply/"' in html
