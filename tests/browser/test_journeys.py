@@ -9,8 +9,8 @@ import pytest
 
 from accounts.selectors import user_get_by_username
 from tests.browser.conftest import PHONE, VENDOR
-from tests.helpers import PASSWORD, make_user
-from timeline import services
+from tests.helpers import PASSWORD, make_user, run_jobs
+from timeline import services, social
 
 pytestmark = [pytest.mark.real_redis, pytest.mark.browser]
 
@@ -325,8 +325,18 @@ def test_main_pages_have_no_serious_accessibility_violations(new_page, scheme):
     bob = make_user("bob")
     services.follow_create(follower=bob, followee_id=alice.id)
     services.status_create(author=alice, text="accessible <em>text</em>")
+    # The conversation's pages too: a tag, a link, a mention, a reply, a like, a
+    # repost, the notifications they cause (issue #12).
+    first = services.status_create(
+        author=alice, text="#redis notes at https://example.com/notes for @bob"
+    )
+    social.status_reply(author=bob, sid=first.id, text="@alice thanks")
+    social.status_like(user=bob, sid=first.id)
+    social.status_repost(user=bob, sid=first.id)
+    run_jobs()
     visitor = new_page(color_scheme=scheme)
-    for url in ("/", "/signup/", "/login/", "/timeline/", "/u/alice/"):
+    pages = ("/", "/signup/", "/login/", "/timeline/", "/u/alice/", "/tags/redis/")
+    for url in (*pages, f"/s/{first.id}/", f"/s/{first.id}/likes/"):
         visitor.goto(url)
         assert run_axe(visitor) == [], url
     visitor.goto("/login/")
@@ -337,6 +347,17 @@ def test_main_pages_have_no_serious_accessibility_violations(new_page, scheme):
     for url in ("/", "/u/alice/", "/u/alice/followers/", "/u/bob/", "/settings/"):
         member.goto(url)
         assert run_axe(member) == [], url
+    author = new_page(color_scheme=scheme)
+    log_in(author, "alice")
+    for url in (
+        "/notifications/",
+        f"/s/{first.id}/",
+        "/search/?q=b",
+        "/settings/profile/",
+        "/people/suggested/",
+    ):
+        author.goto(url)
+        assert run_axe(author) == [], url
 
 
 def watch_for_violations(page) -> list[str]:
@@ -380,6 +401,13 @@ def test_pages_work_under_the_content_security_policy(new_page, settings):
     page.goto("/timeline/")
     page.get_by_role("link", name="Older").click()
     wait_for_statuses(page, 6)
+    assert problems == [], problems
+    # The notifications page marks itself read, and search suggests as one types,
+    # with the site's own scripts under the same policy.
+    for url in ("/notifications/", "/settings/profile/", "/search/?q=b"):
+        page.goto(url)
+    page.get_by_role("searchbox").fill("ali")
+    page.locator("ul.people li").first.wait_for()
     assert problems == [], problems
     not_found = page.goto("/no/such/page/")
     assert not_found.status == 404
