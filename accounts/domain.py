@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import ClassVar
@@ -145,11 +146,12 @@ class User:
 AVATAR_VERSION_RE = re.compile(r"^[0-9a-f]{16}\Z", re.ASCII)
 
 
-def avatar_url(uid: int, version: str) -> str:
-    """An uploaded avatar's versioned URL, or the generated one's (no version)."""
+def avatar_url(uid: int, version: str, url: Callable[..., str] = url_for) -> str:
+    """An uploaded avatar's versioned URL, or the generated one's (no version);
+    `url`: `url_for`, or a response's `config.reverse.url_maker()`."""
     if version:
-        return url_for("accounts:avatar", uid, version)
-    return url_for("accounts:avatar_generated", uid)
+        return url("accounts:avatar", uid, version)
+    return url("accounts:avatar_generated", uid)
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,6 +8,7 @@ arguments on every call; the URLconf cannot change under a running process, so e
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import lru_cache
 
 from django.urls import get_script_prefix, reverse
@@ -16,6 +17,13 @@ from django.urls import get_script_prefix, reverse
 def url_for(name: str, *args: str | int) -> str:
     """The path of the named route `name` ("app:route") with these arguments."""
     return _reversed(get_script_prefix(), name, args)
+
+
+def url_maker() -> Callable[..., str]:
+    """`url_for` for the many links of one response: the script prefix (a
+    thread-local, most of `url_for`'s own cost) is read once, here."""
+    prefix = get_script_prefix()
+    return lambda name, *args: _reversed(prefix, name, args)
 
 
 @lru_cache(maxsize=65536)

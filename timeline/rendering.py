@@ -25,7 +25,7 @@ from markupsafe import Markup
 
 from accounts.domain import Card, avatar_url
 from config.context_processors import csrf_input_html
-from config.reverse import url_for
+from config.reverse import url_maker
 from timeline import richtext
 from timeline.domain import Status
 
@@ -78,20 +78,16 @@ def _fragments(status: Status) -> tuple[str, str, str, str]:
     return head, before, meta, tail
 
 
-def _card_html(status: Status, card: Card | None, before: str) -> str:
+def _card_html(status: Status, card: Card | None, before: str, url) -> str:
     """The shown author's avatar and display name (a repost's: the original's
     author): never cached (they can change); `before` goes above the author."""
     if status.repost_of is not None:
-        uid, username, url = (
-            status.repost_uid or 0,
-            status.repost_author,
-            (status.repost_author_url),
-        )
+        uid, username = status.repost_uid or 0, status.repost_author
     else:
-        uid, username, url = status.author_id, status.author, status.author_url
-    href = escape(url)
+        uid, username = status.author_id, status.author
+    href = escape(url("timeline:profile", username))
     name = escape(card.name if card is not None and card.name else username)
-    src = escape(card.avatar_url if card is not None else avatar_url(uid, ""))
+    src = escape(avatar_url(uid, card.avatar if card is not None else "", url))
     return (
         f'<a class="status-avatar" href="{href}" tabindex="-1" aria-hidden="true">'
         f'<img class="avatar" src="{src}" alt="" width="48" height="48" '
@@ -106,15 +102,17 @@ def _count(n: int | None) -> str:
     return f' <span class="count">{n:d}</span>' if n else ""
 
 
-def _social(status: Status, csrf_token: str, viewer_id: int | None, back: str) -> str:
+def _social(status: Status, form_head: str | None, url) -> str:
     """The row's Reply link and Like and Repost buttons (acting on a repost's
-    original), with its counts and the viewer's state where they were read."""
+    original), with its counts and the viewer's state where they were read.
+    `form_head`: the CSRF and `next` fields every form of the page starts with
+    (None for a visitor, who gets the counts without buttons)."""
     sid = status.original_id
+    page = escape(url("timeline:status_detail", sid))
     reply = (
-        f'<a class="reply-link" href="{escape(status.original_url)}#reply">'
-        f"Reply{_count(status.replies)}</a>"
+        f'<a class="reply-link" href="{page}#reply">Reply{_count(status.replies)}</a>'
     )
-    if viewer_id is None:
+    if form_head is None:
         likes = f'<span class="likes">Likes{_count(status.likes)}</span>'
         reposts = f'<span class="reposts">Reposts{_count(status.reposts)}</span>'
         return f'<div class="status-social">{reply} {likes} {reposts}</div>'
@@ -122,20 +120,16 @@ def _social(status: Status, csrf_token: str, viewer_id: int | None, back: str) -
         # The viewer's state was not read with this row (a repost's row, a pulled
         # author's status): a form would not know whether to like or undo, so the
         # row links to the original's page, where both are shown and work.
-        page = escape(status.original_url)
         likes = f'<a class="link-button like" href="{page}#actions">Like</a>'
         reposts = f'<a class="link-button repost" href="{page}#actions">Repost</a>'
         return f'<div class="status-social">{reply} {likes} {reposts}</div>'
-    nxt = f'<input type="hidden" name="next" value="{escape(back)}">' if back else ""
 
-    def button(name: str, undo: str, label: str, done: bool | None, n: int | None):
-        action = escape(url_for(f"timeline:{undo if done else name}", sid))
-        pressed = "" if done is None else f' aria-pressed="{str(done).lower()}"'
+    def button(name: str, undo: str, label: str, done: bool, n: int | None):
+        action = escape(url(f"timeline:{undo if done else name}", sid))
         return (
-            f'<form method="post" action="{action}" class="inline-form">'
-            f"{csrf_input_html(csrf_token)}{nxt}"
-            f'<button type="submit" class="link-button {name}"{pressed}>'
-            f"{label}{_count(n)}</button></form>"
+            f'<form method="post" action="{action}" class="inline-form">{form_head}'
+            f'<button type="submit" class="link-button {name}" '
+            f'aria-pressed="{str(done).lower()}">{label}{_count(n)}</button></form>'
         )
 
     like = button("like", "unlike", "Like", status.liked, status.likes)
@@ -143,11 +137,10 @@ def _social(status: Status, csrf_token: str, viewer_id: int | None, back: str) -
     return f'<div class="status-social">{reply} {like} {repost}</div>'
 
 
-def _delete_form(status: Status, csrf_token: str) -> str:
-    action = escape(url_for("timeline:status_delete", status.id))
+def _delete_form(status: Status, token_html: str, url) -> str:
+    action = escape(url("timeline:status_delete", status.id))
     return (
-        f'<form method="post" action="{action}" class="status-actions">'
-        f"{csrf_input_html(csrf_token)}"
+        f'<form method="post" action="{action}" class="status-actions">{token_html}'
         '<button type="submit" class="link-button danger" '
         'aria-label="Delete this status">Delete</button></form>'
     )
@@ -168,14 +161,21 @@ def status_list(
     statuses get a Delete button (the page's one CSRF token serves every form)."""
     now = time.time()
     cards = cards or {}
+    url = url_maker()
+    # What every form of the page starts with, built once (not once a form).
+    token_html = csrf_input_html(csrf_token) if viewer_id is not None else ""
+    nxt = f'<input type="hidden" name="next" value="{escape(back)}">' if back else ""
+    form_head = f"{token_html}{nxt}" if viewer_id is not None else None
     items = []
     for status in statuses:
         head, before, meta, tail = _fragments(status)
-        card = _card_html(status, cards.get(status.shown_author_id), before)
+        card = _card_html(status, cards.get(status.shown_author_id), before, url)
         delete = (
-            _delete_form(status, csrf_token) if status.author_id == viewer_id else ""
+            _delete_form(status, token_html, url)
+            if status.author_id == viewer_id
+            else ""
         )
-        social = _social(status, csrf_token, viewer_id, back)
+        social = _social(status, form_head, url)
         items.append(
             f"{head}{card}{meta}{relative(status.created, now)}{tail}{social}"
             f"{delete}</div></li>"
