@@ -75,3 +75,13 @@ def page(client, url: str) -> str:
     response = client.get(url)
     assert response.status_code == 200
     return body(response)
+
+
+def notifications_shown(client) -> list[str]:
+    """The notifications the page shows, newest first, as plain text."""
+    html = page(client, "/notifications/")
+    items = re.findall(r'<li class="notification[^"]*"[^>]*>(.*?)</li>', html, re.S)
+    texts = (re.sub(r"<[^>]+>", "", re.sub(r"<time.*?</time>", " ", t)) for t in items)
+    return [
+        " ".join(text.split()).removeprefix("New: ").removesuffix(".") for text in texts
+    ]

@@ -448,15 +448,7 @@ def run_account(job: jobs.Job) -> None:
             # Each status's unlink job and its tags' timelines first, while the hash
             # still says what it replies to, reposts and is tagged with (the job
             # waits for the hash to go; a rerun reads the hashes again).
-            rows = pipeline_run(
-                lambda p: [p.hmget(keys.status(sid), Status.IMMUTABLE) for sid in sids],
-                confirm=False,
-            )
-            found = [
-                status
-                for sid, row in zip(sids, rows, strict=True)
-                if (status := Status.from_fields(sid, row)) is not None
-            ]
+            found = services.statuses_read(sids)
             for status in found:
                 jobs.enqueue_queue(
                     pipe, slot=job.slot, jid=services.unlink_job_id(uid, status)

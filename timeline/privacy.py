@@ -60,7 +60,7 @@ from accounts.domain import User
 from config.pipelines import LuaScript, pipeline_run
 from config.redis import get_redis
 from timeline import jobs, keys, notifications, services, social
-from timeline.domain import Blocked, Status
+from timeline.domain import Blocked
 
 
 def privacy_job_id(uid: int) -> str:
@@ -124,18 +124,7 @@ def _tags_sweep(uid: int) -> None:
     status is read (a quiet tag keeps old ones), 500 a round trip."""
     sids = [int(s) for s in get_redis().zrange(keys.posts(uid), 0, -1)]
     for start in range(0, len(sids), 500):
-        part = sids[start : start + 500]
-        rows = pipeline_run(
-            lambda pipe, part=part: [
-                pipe.hmget(keys.status(sid), Status.FIELDS) for sid in part
-            ],
-            confirm=False,
-        )
-        found = [
-            status
-            for sid, row in zip(part, rows, strict=True)
-            if (status := Status.from_fields(sid, row)) is not None
-        ]
+        found = services.statuses_read(sids[start : start + 500])
         pipeline_run(
             lambda pipe, found=found: services.tags_remove_queue(pipe, statuses=found)
         )

@@ -556,6 +556,22 @@ def status_tags_add(*, sid: int) -> list[str]:
     return new
 
 
+def statuses_read(
+    sids: list[int], fields: tuple[str, ...] = Status.IMMUTABLE
+) -> list[Status]:
+    """These statuses (those still there), read in one round trip: for jobs and
+    sweeps that walk many (pages read theirs in `timeline.selectors`)."""
+    rows = pipeline_run(
+        lambda pipe: [pipe.hmget(keys.status(sid), fields) for sid in sids],
+        confirm=False,
+    )
+    return [
+        status
+        for sid, row in zip(sids, rows, strict=True)
+        if (status := Status.from_fields(sid, row)) is not None
+    ]
+
+
 def tags_remove_queue(pipe, *, statuses: list[Status]) -> None:
     """Queue the removal of statuses from the timelines of their tags (the trends
     keep their counts: an hour's count is of statuses posted, and ages out)."""

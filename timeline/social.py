@@ -281,12 +281,7 @@ def status_notify(*, status: Status) -> None:
         if status.repost_uid:
             events.append((status.repost_uid, "repost", status.repost_of))
     else:
-        told = set()
-        if status.reply_uid:
-            told.add(status.reply_uid)
-        for uid in status.mentioned_ids:
-            if uid not in told:
-                told.add(uid)
+        told = set(status.mentioned_ids) | ({status.reply_uid} - {None, 0})
         may = _may_see(status.author_id, sorted(told - {status.author_id}))
         if status.reply_uid in may:
             events.append((status.reply_uid, "reply", status.id))
@@ -393,12 +388,7 @@ def status_unlink(
 
         pipeline_run(forget)
     while rows := r.zrange(keys.reposts(sid), 0, UNLINK_BATCH - 1, withscores=True):
-        for reposter, repost_id in rows:
-            repost = Status.from_fields(
-                int(repost_id), r.hmget(keys.status(int(repost_id)), Status.IMMUTABLE)
-            )
-            if repost is not None:
-                services.status_remove(author_id=int(reposter), status=repost)
+        _reposts_delete(rows)
         r.zrem(keys.reposts(sid), *[reposter for reposter, _ in rows])
     r.delete(keys.replies(sid))
 
@@ -438,12 +428,15 @@ def reposts_remove(*, author_id: int) -> int:
             ],
             confirm=False,
         )
-        for reposter, repost_id in (row for found in rows for row in found):
-            rid = int(repost_id)
-            repost = Status.from_fields(
-                rid, r.hmget(keys.status(rid), Status.IMMUTABLE)
-            )
-            if repost is not None:
-                services.status_remove(author_id=int(reposter), status=repost)
-                removed += 1
+        removed += _reposts_delete([row for found in rows for row in found])
     return removed
+
+
+def _reposts_delete(rows: list[tuple[str, float]]) -> int:
+    """Delete these reposts ((reposter, repost sid) rows of a `reposts` zset), their
+    hashes read in one round trip; returns how many were still there."""
+    reposter_of = {int(repost_id): int(reposter) for reposter, repost_id in rows}
+    found = services.statuses_read(list(reposter_of))
+    for repost in found:
+        services.status_remove(author_id=reposter_of[repost.id], status=repost)
+    return len(found)

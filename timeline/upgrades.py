@@ -190,9 +190,23 @@ def store_upgrade(
     return report
 
 
+def _each_owners(pattern: str, batch: int, run: Callable[[list[int]], None]) -> None:
+    """Run `run` on the owners (uids) of the keys SCAN finds for a per-user
+    pattern, `batch` at a time."""
+    uids: list[int] = []
+    for key in get_redis().scan_iter(match=pattern, count=SCAN_COUNT):
+        uid = keys.key_owner(key, pattern)
+        if uid is not None:
+            uids.append(uid)
+        if len(uids) >= batch:
+            run(uids)
+            uids = []
+    if uids:
+        run(uids)
+
+
 def _readers_stamp(report: UpgradeReport, *, batch: int) -> None:
     """Stamp every user without a last-seen stamp as seen today (layout 4)."""
-    r = get_redis()
     pattern = account_keys.user_pattern()
 
     def stamp(uids: list[int]) -> None:
@@ -213,16 +227,7 @@ def _readers_stamp(report: UpgradeReport, *, batch: int) -> None:
         )
         report.readers_stamped += sum(bool(reply) for reply in replies)
 
-    uids: list[int] = []
-    for key in r.scan_iter(match=pattern, count=SCAN_COUNT):
-        uid = keys.key_owner(key, pattern)
-        if uid is not None:
-            uids.append(uid)
-        if len(uids) >= batch:
-            stamp(uids)
-            uids = []
-    if uids:
-        stamp(uids)
+    _each_owners(pattern, batch, stamp)
 
 
 def _names_index(report: UpgradeReport, *, batch: int) -> None:
@@ -253,16 +258,7 @@ def _names_index(report: UpgradeReport, *, batch: int) -> None:
         )
         report.names_indexed += sum(int(reply) for reply in replies)
 
-    uids: list[int] = []
-    for key in r.scan_iter(match=pattern, count=SCAN_COUNT):
-        uid = keys.key_owner(key, pattern)
-        if uid is not None:
-            uids.append(uid)
-        if len(uids) >= batch:
-            index(uids)
-            uids = []
-    if uids:
-        index(uids)
+    _each_owners(pattern, batch, index)
 
 
 def _global_partition(report: UpgradeReport) -> None:

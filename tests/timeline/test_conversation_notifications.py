@@ -5,22 +5,11 @@ approved; undoing one takes it back; a deleted status takes its notifications.""
 
 from __future__ import annotations
 
-import re
-
 import pytest
 
-from tests.helpers import logged_in_client, make_user, page, run_jobs
+from tests.helpers import logged_in_client, make_user, run_jobs
+from tests.helpers import notifications_shown as shown
 from timeline import blocks, privacy, services, social
-
-
-def shown(client) -> list[str]:
-    """The notifications the page shows, newest first, as plain text."""
-    html = page(client, "/notifications/")
-    items = re.findall(r'<li class="notification[^"]*"[^>]*>(.*?)</li>', html, re.S)
-    texts = (re.sub(r"<[^>]+>", "", re.sub(r"<time.*?</time>", " ", t)) for t in items)
-    return [
-        " ".join(text.split()).removeprefix("New: ").removesuffix(".") for text in texts
-    ]
 
 
 @pytest.fixture

@@ -20,22 +20,15 @@ from tests.helpers import (
     run_jobs,
     store_snapshot,
 )
+from tests.helpers import (
+    notifications_shown as shown,
+)
 from tests.roundtrips import RoundTripCounter
 from timeline import blocks, jobs, keys, notifications, privacy, services
 from timeline.domain import Notification
 from timeline.notifications import DAY_MS
 
 T0 = 1_800_000_000_000  # a fixed time (ms), mid-day UTC
-
-
-def shown(client) -> list[str]:
-    """The notifications the page shows, newest first, as plain text."""
-    html = page(client, "/notifications/")
-    items = re.findall(r'<li class="notification[^"]*"[^>]*>(.*?)</li>', html, re.S)
-    texts = (re.sub(r"<[^>]+>", "", re.sub(r"<time.*?</time>", " ", t)) for t in items)
-    return [
-        " ".join(text.split()).removeprefix("New: ").removesuffix(".") for text in texts
-    ]
 
 
 def groups(r, uid: int) -> list[Notification]:
