@@ -46,6 +46,10 @@ UID_RE = re.compile(r"^[1-9][0-9]{0,17}$", re.ASCII)
 # A device is named by its token's SHA-256 (hex): a field of `sessions:{<uid>}`.
 # `\Z`, not `$`, which also matches before a final newline.
 DEVICE_ID_RE = re.compile(r"^[0-9a-f]{64}\Z", re.ASCII)
+# An API access token as clients hold it: `<uid>.<43 URL-safe characters>`. The id
+# names the slot of the token's grant, so the check is one read in the user's slot,
+# with the user's hash, like a session's; clients treat the whole as opaque.
+BEARER_RE = re.compile(r"^([1-9][0-9]{0,17})\.([A-Za-z0-9_-]{43})\Z", re.ASCII)
 
 
 @dataclass(frozen=True, slots=True)
@@ -235,6 +239,90 @@ class Credentials:
 
     def cookie_value(self) -> str:
         return f"{self.uid}:{self.token}"
+
+
+@dataclass(frozen=True, slots=True)
+class BearerCredentials:
+    """What an API request's `Authorization: Bearer` header claims: a user id and
+    an access token, not yet checked. Never read from a cookie."""
+
+    uid: int
+    token: str
+
+    @classmethod
+    def parse(cls, header: str | None) -> BearerCredentials | None:
+        """Parse `Bearer <uid>.<token>`; None for anything else."""
+        if not header:
+            return None
+        scheme, _, value = header.partition(" ")
+        if scheme.lower() != "bearer":
+            return None
+        return cls.from_token(value.strip())
+
+    @classmethod
+    def from_token(cls, value: str) -> BearerCredentials | None:
+        match = BEARER_RE.match(value)
+        if not match:
+            return None
+        return cls(uid=int(match[1]), token=match[2])
+
+    @property
+    def access_token(self) -> str:
+        """The token as the client holds it."""
+        return f"{self.uid}.{self.token}"
+
+
+@dataclass(frozen=True, slots=True)
+class AppGrant:
+    """What an API access token allows: the app it was issued to and its scopes.
+
+    The one owner of the `apptokens:{<uid>}` layout: each field (the token's
+    SHA-256, as sessions store theirs) holds the JSON of `to_json()`.
+    """
+
+    id: str  # the token's hash: the devices page's handle to revoke it
+    client_id: str
+    app: str
+    scopes: tuple[str, ...]
+    created: float
+    website: str = ""
+
+    def to_json(self) -> str:
+        return json.dumps(
+            {
+                "client": self.client_id,
+                "app": self.app,
+                "scopes": " ".join(self.scopes),
+                "created": round(self.created),
+                "website": self.website,
+            },
+            separators=(",", ":"),
+            ensure_ascii=False,
+        )
+
+    @classmethod
+    def from_json(cls, grant_id: str, value: str | None) -> AppGrant | None:
+        """The grant from its stored JSON; None for none (or anything unreadable)."""
+        if not value:
+            return None
+        try:
+            found = json.loads(value)
+        except ValueError:
+            return None
+        if not isinstance(found, dict):
+            return None
+        return cls(
+            id=grant_id,
+            client_id=str(found.get("client", "")),
+            app=str(found.get("app", "")),
+            scopes=tuple(str(found.get("scopes", "")).split()),
+            created=float(found.get("created") or 0),
+            website=str(found.get("website", "")),
+        )
+
+    @property
+    def created_at(self) -> datetime:
+        return datetime.fromtimestamp(self.created, tz=UTC)
 
 
 @dataclass(frozen=True, slots=True)

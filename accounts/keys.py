@@ -37,6 +37,13 @@ them together.
 |                             |        | (`accounts.domain.Device`); a session made | with them, in the same steps); it |
 |                             |        | before it existed has none (shown as an    | is never read by the auth check   |
 |                             |        | unknown device; no migration)              |                                   |
+| `apptokens:{<uid>}`        | hash   | sha256(API access token) hex -> JSON of    | AUTH_MAX_APP_TOKENS (100) fields, |
+|                             |        | its grant: the app (client id, name,       | the oldest dropped when one more  |
+|                             |        | website), scopes, created                  | is issued; no TTL (Mastodon's     |
+|                             |        | (`accounts.domain.AppGrant`)               | tokens last until revoked);       |
+|                             |        |                                            | deleted by password change, "log  |
+|                             |        |                                            | out everywhere" and the account   |
+|                             |        |                                            | job                               |
 | `seen:{<uid>}`              | string | the day (days since 1970, UTC) the user    | TTL FANOUT_ACTIVE_DAYS: its       |
 |                             |        | was last seen; written at most once a day  | absence makes the user inactive,  |
 |                             |        | (`timeline.services.reader_seen`)          | skipped by fan-out until back     |
@@ -96,6 +103,10 @@ def sessions(uid: int) -> str:
 
 def devices(uid: int) -> str:
     return f"devices:{{{uid}}}"
+
+
+def app_tokens(uid: int) -> str:
+    return f"apptokens:{{{uid}}}"
 
 
 def seen(uid: int) -> str:

@@ -24,13 +24,14 @@ from __future__ import annotations
 
 import ipaddress
 import re
+import time
 from dataclasses import dataclass
 
 from django.conf import settings
 
 from accounts import keys
 from accounts.domain import TooManyAttempts
-from config.pipelines import LuaScript, pipeline_run
+from config.pipelines import Deferred, LuaScript, pipeline_run
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 _RATE_RE = re.compile(r"^\s*(\d+)\s*/\s*(\d*)\s*([smhd])\s*$")
@@ -107,6 +108,19 @@ def follow(uid: int) -> Limit:
 def like(uid: int) -> Limit:
     """Likes, reposts and their undoing a user may make."""
     return Limit("like", keys.user_tag(uid), rates(settings.RATE_LIMIT_LIKE))
+
+
+def api(grant_id: str | None, client: str) -> Limit:
+    """API requests: per access token (its hash), else per client address."""
+    subject = f"a:{grant_id[:32]}" if grant_id else keys.client_tag(_client(client))
+    return Limit("api", subject, rates(settings.RATE_LIMIT_API))
+
+
+def apps(client: str) -> Limit:
+    """API apps one client may register."""
+    return Limit(
+        "apps", keys.client_tag(_client(client)), rates(settings.RATE_LIMIT_APPS)
+    )
 
 
 def signup(client: str) -> Limit:
@@ -214,3 +228,61 @@ def give_back(*limits: Limit) -> None:
                 _queue(pipe, limit, -1)
 
     pipeline_run(queue)
+
+
+# KEYS: one key (the first rate of a limit). ARGV: count and period (microseconds).
+# GCRA as `_TAKE`, taking one; returns the wait (0 when taken), how many more would
+# be let through now, and the microseconds until the budget is whole again: what a
+# client is told in X-RateLimit-* headers.
+_TAKE_COUNTED = LuaScript(
+    """
+local count, period = tonumber(ARGV[1]), tonumber(ARGV[2])
+local interval = period / count
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local tat = math.max(tonumber(redis.call('GET', KEYS[1]) or '0'), now)
+local new = tat + interval
+if new - now > period then
+  return {math.ceil(new - now - period), 0, math.ceil(tat - now)}
+end
+redis.call('SET', KEYS[1], string.format('%d', math.floor(new)), 'PX',
+  math.ceil((new - now) / 1000))
+return {0, math.floor((period - (new - now)) / interval), math.ceil(new - now)}
+"""
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Budget:
+    """What one take from a limit left: refused (`wait` > 0, seconds) or not, how
+    many more now, and when (unix seconds) the budget is whole again."""
+
+    limit: int
+    remaining: int
+    reset_at: float
+    wait: int
+
+
+def take_counted_queue(reads, limit: Limit) -> Deferred[Budget | None]:
+    """Queue, in a request's batch, one take from the first rate of `limit`; the
+    value says what is left (None when the limit is off)."""
+    if not limit.rates:
+        return reads.queue(lambda pipe: None, lambda replies: None)
+    rate = limit.rates[0]
+    key = limit.keys()[0]
+
+    def build(pipe) -> None:
+        _TAKE_COUNTED.queue(
+            pipe, keys=[key], args=[rate.count, rate.period * 1_000_000]
+        )
+
+    def parse(replies) -> Budget:
+        wait, remaining, reset = (int(v) for v in replies[0])
+        return Budget(
+            limit=rate.count,
+            remaining=remaining,
+            reset_at=time.time() + reset / 1_000_000,
+            wait=-(-wait // 1_000_000),
+        )
+
+    return reads.queue(build, parse)

@@ -6,7 +6,7 @@ from django.conf import settings
 from django.utils.cache import patch_cache_control, patch_vary_headers
 from django.utils.functional import SimpleLazyObject
 
-from accounts.domain import Credentials
+from accounts.domain import BearerCredentials, Credentials
 from accounts.selectors import PageReads
 
 
@@ -22,6 +22,8 @@ class AuthenticationMiddleware:
         self.get_response = get_response
 
     def __call__(self, request):
+        if request.path_info.startswith(settings.API_PATH_PREFIX):
+            return self._api(request)
         raw = request.COOKIES.get(settings.AUTH_COOKIE_NAME)
         credentials = Credentials.parse(raw)
         request.credentials = credentials
@@ -38,4 +40,18 @@ class AuthenticationMiddleware:
             )
             if refused and settings.AUTH_COOKIE_NAME not in response.cookies:
                 response.delete_cookie(settings.AUTH_COOKIE_NAME, samesite="Lax")
+        return response
+
+    def _api(self, request):
+        """An API request: credentials from its bearer token only, never the cookie
+        (so the API needs no CSRF check); the response varies with the token."""
+        credentials = BearerCredentials.parse(request.headers.get("Authorization"))
+        request.credentials = credentials
+        request.reads = reads = PageReads(credentials)
+        request.user = SimpleLazyObject(lambda: reads.viewer.value)
+        request.is_api = True
+        response = self.get_response(request)
+        if "Authorization" in request.headers:
+            patch_vary_headers(response, ("Authorization",))
+            patch_cache_control(response, private=True, no_store=True)
         return response

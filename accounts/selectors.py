@@ -11,6 +11,8 @@ from accounts.domain import (
     ANONYMOUS,
     USERNAME_RE,
     AnonymousUser,
+    AppGrant,
+    BearerCredentials,
     Credentials,
     Device,
     User,
@@ -28,7 +30,7 @@ def token_hash(token: str) -> str:
 def _viewer_queue(
     reads: ReadBatch, credentials: Credentials | None
 ) -> Deferred[User | AnonymousUser]:
-    """Queue the check of a request's credentials: a User, or ANONYMOUS."""
+    """Queue the check of a request's session credentials: a User, or ANONYMOUS."""
     if credentials is None:
         return reads.queue(lambda pipe: None, lambda replies: ANONYMOUS)
     uid = credentials.uid
@@ -46,6 +48,48 @@ def _viewer_queue(
     return reads.queue(build, parse)
 
 
+def _bearer_queue(
+    reads: ReadBatch, credentials: BearerCredentials
+) -> Deferred[tuple[User | AnonymousUser, AppGrant | None]]:
+    """Queue the check of an API access token: the User and what the token allows,
+    or (ANONYMOUS, None). One read in the user's slot, as a session's check."""
+    uid = credentials.uid
+    grant_id = token_hash(credentials.token)
+
+    def build(pipe) -> None:
+        pipe.hget(keys.app_tokens(uid), grant_id)
+        pipe.hmget(keys.user(uid), User.FIELDS)
+
+    def parse(replies) -> tuple[User | AnonymousUser, AppGrant | None]:
+        stored, values = replies
+        grant = AppGrant.from_json(grant_id, stored)
+        user = User.from_fields(uid, values) if grant is not None else None
+        if user is None:
+            return ANONYMOUS, None
+        return user, grant
+
+    return reads.queue(build, parse)
+
+
+class _Part:
+    """One part of a Deferred's tuple value (the viewer of a token's check), read
+    like a Deferred."""
+
+    __slots__ = ("_whole", "_index")
+
+    def __init__(self, whole: Deferred, index: int):
+        self._whole = whole
+        self._index = index
+
+    @property
+    def value(self):
+        return self._whole.value[self._index]
+
+    @property
+    def done(self) -> bool:
+        return self._whole.done
+
+
 class PageReads(ReadBatch):
     """The reads of one request, the viewer's auth check queued first.
 
@@ -55,10 +99,17 @@ class PageReads(ReadBatch):
     cookie *claims* (`claimed_uid`) and trusted only once `viewer` proved it.
     """
 
-    def __init__(self, credentials: Credentials | None = None):
+    def __init__(self, credentials: Credentials | BearerCredentials | None = None):
         super().__init__()
         self.claimed_uid = credentials.uid if credentials is not None else None
-        self.viewer = _viewer_queue(self, credentials)
+        # What an API token allows (`accounts.domain.AppGrant`); None for a session.
+        self.grant: Deferred[AppGrant | None] | None = None
+        if isinstance(credentials, BearerCredentials):
+            checked = _bearer_queue(self, credentials)
+            self.viewer = _Part(checked, 0)
+            self.grant = _Part(checked, 1)
+        else:
+            self.viewer = _viewer_queue(self, credentials)
         # The day the claimed viewer was last seen (None: never, or too long ago),
         # for the once-a-day stamp (`timeline.middleware`).
         uid = self.claimed_uid

@@ -15,6 +15,8 @@ from accounts.avatars import avatar_encode
 from accounts.domain import (
     DEVICE_ID_RE,
     USERNAME_RE,
+    AppGrant,
+    BearerCredentials,
     Credentials,
     Device,
     InvalidCredentials,
@@ -78,7 +80,9 @@ return session_add(KEYS[1], KEYS[2], ARGV[1], tonumber(ARGV[2]), ARGV[3],
 # Replace a password, log out every device and start this device's new session, in
 # one step: no old token works for a moment under the new password. The stored hash
 # must still be the one the caller checked the current password against (a change
-# made meanwhile wins; this one is refused). KEYS: user, sessions, devices. ARGV:
+# made meanwhile wins; this one is refused). Apps' access tokens go too: a password
+# changed because it leaked leaves no way in. KEYS: user, sessions, devices, app
+# tokens. ARGV:
 # password field, checked hash, new hash, then the session's arguments.
 _PASSWORD_CHANGE = LuaScript(
     _SESSION_ADD_FUNCTION
@@ -87,7 +91,7 @@ if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] then
   return 0
 end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
-redis.call('DEL', KEYS[2], KEYS[3])
+redis.call('DEL', KEYS[2], KEYS[3], KEYS[4])
 session_add(KEYS[2], KEYS[3], ARGV[4], tonumber(ARGV[5]), ARGV[6],
             tonumber(ARGV[7]), tonumber(ARGV[8]))
 return 1
@@ -359,8 +363,76 @@ def session_revoke_device(*, uid: int, device_id: str) -> bool:
 
 
 def session_revoke_all(*, uid: int) -> None:
-    """Log the user out on every device."""
-    pipeline_run(lambda pipe: pipe.delete(keys.sessions(uid), keys.devices(uid)))
+    """Log the user out on every device, apps included."""
+    pipeline_run(
+        lambda pipe: pipe.delete(
+            keys.sessions(uid), keys.devices(uid), keys.app_tokens(uid)
+        )
+    )
+
+
+# KEYS: the user's app tokens. ARGV: the new token's hash, its grant's JSON, the
+# cap. Adds it and drops the oldest grants past the cap (by their `created`), in one
+# step: a user never holds more than the cap. Returns how many were dropped.
+_APP_TOKEN_ADD = LuaScript(
+    """
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+local cap = tonumber(ARGV[3])
+local n = redis.call('HLEN', KEYS[1])
+if n <= cap then return 0 end
+local all = redis.call('HGETALL', KEYS[1])
+local grants = {}
+for i = 1, #all, 2 do
+  local ok, grant = pcall(cjson.decode, all[i + 1])
+  local created = ok and type(grant) == 'table' and tonumber(grant.created) or 0
+  grants[#grants + 1] = {all[i], created}
+end
+table.sort(grants, function(a, b) return a[2] < b[2] end)
+local dropped = 0
+for i = 1, #grants - cap do
+  if grants[i][1] ~= ARGV[1] then
+    redis.call('HDEL', KEYS[1], grants[i][1])
+    dropped = dropped + 1
+  end
+end
+return dropped
+"""
+)
+
+
+def app_token_create(
+    *, uid: int, client_id: str, app: str, website: str, scopes: tuple[str, ...]
+) -> tuple[BearerCredentials, AppGrant]:
+    """Issue an API access token to an app for this user: stored only hashed, with
+    what it allows; the oldest past AUTH_MAX_APP_TOKENS stop working."""
+    credentials = BearerCredentials(uid=uid, token=secrets.token_urlsafe(32))
+    grant = AppGrant(
+        id=token_hash(credentials.token),
+        client_id=client_id,
+        app=app,
+        scopes=scopes,
+        created=time.time(),
+        website=website,
+    )
+    _APP_TOKEN_ADD(
+        keys=[keys.app_tokens(uid)],
+        args=[grant.id, grant.to_json(), settings.AUTH_MAX_APP_TOKENS],
+    )
+    return credentials, grant
+
+
+def app_token_revoke(*, credentials: BearerCredentials) -> bool:
+    """Revoke an access token; False when it was not (or no longer) valid."""
+    return app_token_revoke_grant(
+        uid=credentials.uid, grant_id=token_hash(credentials.token)
+    )
+
+
+def app_token_revoke_grant(*, uid: int, grant_id: str) -> bool:
+    """Revoke one of the user's app tokens named by its hash (the devices page)."""
+    if not DEVICE_ID_RE.match(grant_id):
+        return False
+    return bool(get_redis().hdel(keys.app_tokens(uid), grant_id))
 
 
 def password_change(
@@ -383,7 +455,12 @@ def password_change(
     )
     token, session = _session_args(user_agent=user_agent, client=client)
     changed = _PASSWORD_CHANGE(
-        keys=[keys.user(uid), keys.sessions(uid), keys.devices(uid)],
+        keys=[
+            keys.user(uid),
+            keys.sessions(uid),
+            keys.devices(uid),
+            keys.app_tokens(uid),
+        ],
         args=[User.PASSWORD_FIELD, stored, make_password(new_password), *session],
     )
     if not changed:

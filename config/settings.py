@@ -50,6 +50,9 @@ REDIS_WAIT_TIMEOUT_MS = env.int("REDIS_WAIT_TIMEOUT_MS", default=1000)
 AUTH_COOKIE_NAME = env.str("AUTH_COOKIE_NAME", default="retwis_auth")
 AUTH_TOKEN_TTL_DAYS = env.int("AUTH_TOKEN_TTL_DAYS", default=30)
 AUTH_MAX_DEVICES = env.int("AUTH_MAX_DEVICES", default=20)
+# API access tokens one user may hold (apps they authorized); the oldest past it stop
+# working when another is issued.
+AUTH_MAX_APP_TOKENS = env.int("AUTH_MAX_APP_TOKENS", default=100)
 
 # --- Abuse limits (accounts/limits.py) ---------------------------------------------
 # Each is a list of rates "N/period" (units s, m, h, d): N at once, then one every
@@ -60,6 +63,12 @@ RATE_LIMIT_POST = env.str("RATE_LIMIT_POST", default="30/5m,300/3h")
 RATE_LIMIT_FOLLOW = env.str("RATE_LIMIT_FOLLOW", default="30/1m,400/1d")
 # Likes, reposts and their undoing per user (timeline.social).
 RATE_LIMIT_LIKE = env.str("RATE_LIMIT_LIKE", default="60/1m,1000/1d")
+# API requests per access token (Mastodon's default: 300 in 5 minutes), and per
+# client address for requests without one; every API response says what is left
+# (X-RateLimit-* headers).
+RATE_LIMIT_API = env.str("RATE_LIMIT_API", default="300/5m")
+# Apps registered (POST /api/v1/apps) per client address.
+RATE_LIMIT_APPS = env.str("RATE_LIMIT_APPS", default="10/5m,100/1d")
 # Sign-ups per client address (each costs a password hash, ~100 ms of CPU).
 RATE_LIMIT_SIGNUP = env.str("RATE_LIMIT_SIGNUP", default="5/10m,20/1d")
 # Failed logins (and password confirmations) per name-and-client pair, so a stranger
@@ -131,6 +140,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "accounts",
     "timeline",
+    "api",
 ]
 
 MIDDLEWARE = [
@@ -149,6 +159,10 @@ MIDDLEWARE = [
     "timeline.middleware.LastSeenMiddleware",
     "timeline.middleware.NotificationsCountMiddleware",
 ]
+
+# Requests under this path are the client API (`api/`): bearer tokens, JSON, no
+# cookie and no CSRF.
+API_PATH_PREFIX = "/api/"
 
 ROOT_URLCONF = "config.urls"
 WSGI_APPLICATION = "config.wsgi.application"

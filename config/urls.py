@@ -4,6 +4,7 @@ from config import views
 
 urlpatterns = [
     path("healthz/", views.healthz, name="healthz"),
+    path("", include("api.urls")),
     path("", include("accounts.urls")),
     path("", include("timeline.urls")),
 ]

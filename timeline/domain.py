@@ -270,6 +270,19 @@ class Status:
 
 
 @dataclass(frozen=True, slots=True)
+class AccountStats:
+    """A user with their counts, as the client API's Account shows them: statuses
+    (reposts included), followers, following, and the newest status's id (None:
+    none)."""
+
+    user: User
+    statuses: int
+    followers: int
+    following: int
+    last_status_id: int | None
+
+
+@dataclass(frozen=True, slots=True)
 class Page:
     """One page of a timeline, newest first; `next_max_id` cursors the older page."""
 

@@ -383,6 +383,7 @@ def _account_keys(uid: int) -> list[str]:
         account_keys.user(uid),
         account_keys.sessions(uid),
         account_keys.devices(uid),
+        account_keys.app_tokens(uid),
         account_keys.seen(uid),
         account_keys.avatar(uid),
         # Their posting and follow budgets (they expire anyway; one slot, so here).

@@ -44,6 +44,12 @@ def first_id_at(unix_us: int) -> int:
     return ms * TICKS_PER_MS * keys.ID_SHARDS
 
 
+def created_of(sid: int) -> float:
+    """When a status with this id was posted (unix seconds, to the millisecond); ids
+    of stores older than layout 3 (small counters) read as the epoch."""
+    return EPOCH + sid // keys.ID_SHARDS // TICKS_PER_MS / 1000
+
+
 def shard_of(author_id: int) -> int:
     return author_id % keys.ID_SHARDS
 

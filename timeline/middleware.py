@@ -53,7 +53,9 @@ class NotificationsCountMiddleware:
 
     def __call__(self, request):
         reads = getattr(request, "reads", None)
+        # The API shows no badge: its requests read nothing for one.
+        wanted = reads is not None and not getattr(request, "is_api", False)
         request.notifications_unread = (
-            selectors.notifications_unread_queue(reads) if reads is not None else None
+            selectors.notifications_unread_queue(reads) if wanted else None
         )
         return self.get_response(request)

@@ -142,21 +142,24 @@ def _link(raw: str) -> str:
     )
 
 
-def to_html(text: str, mentions: dict[str, int]) -> str:
+def to_html(text: str, mentions: dict[str, int], base: str = "") -> str:
     """The status text as HTML; `mentions` maps the names resolved at post time
-    (lowercase) to user ids: only those are linked."""
+    (lowercase) to user ids: only those are linked. `base` (the client API's
+    `https://host`): absolute links, with the classes Mastodon's clients look for."""
     out = []
+    mention_class = "u-url mention" if base else "mention"
+    tag_attrs = 'class="mention hashtag" rel="tag"' if base else 'class="hashtag"'
     for kind, raw in _pieces(text):
         if kind == "url":
             out.append(_link(raw))
         elif kind == "mention" and raw.lower() in mentions:
-            href = escape(url_for("timeline:profile", raw))
-            out.append(f'<a class="mention" href="{href}">@{escape(raw)}</a>')
+            href = escape(base + url_for("timeline:profile", raw))
+            out.append(f'<a class="{mention_class}" href="{href}">@{escape(raw)}</a>')
         elif kind == "mention":
             out.append(f"@{escape(raw)}")
         elif kind == "tag":
-            href = escape(url_for("timeline:tag", tag_key(raw)))
-            out.append(f'<a class="hashtag" href="{href}">#{escape(raw)}</a>')
+            href = escape(base + url_for("timeline:tag", tag_key(raw)))
+            out.append(f'<a {tag_attrs} href="{href}">#{escape(raw)}</a>')
         else:
             out.append(_text(raw))
     return "".join(out)

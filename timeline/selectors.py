@@ -29,6 +29,7 @@ from config.redis import is_cluster, slot_groups
 from timeline import keys, richtext
 from timeline.domain import (
     MAX_STATUS_ID,
+    AccountStats,
     BlockedAndMuted,
     FollowRequest,
     FollowRequests,
@@ -1430,3 +1431,43 @@ def reactors_page(
         users=[users.value[m] for m, _ in shown if m in users.value and m not in hide],
         next_cursor=shown[-1][1] - 1 if len(rows) > size else None,
     )
+
+
+def accounts_queue(
+    reads: ReadBatch, uids: Iterable[int]
+) -> Deferred[dict[int, AccountStats]]:
+    """Queue a read of these users with their counts (the client API's Account);
+    the value maps uid -> AccountStats for those that exist."""
+    uids = sorted(set(uids))
+
+    def build(pipe) -> None:
+        for uid in uids:
+            pipe.hmget(account_keys.user(uid), User.FIELDS)
+            pipe.zcard(keys.posts(uid))
+            pipe.zcard(keys.followers(uid))
+            pipe.zcard(keys.following(uid))
+            pipe.zrevrange(keys.posts(uid), 0, 0)
+
+    def parse(replies: list) -> dict[int, AccountStats]:
+        found: dict[int, AccountStats] = {}
+        for i, uid in enumerate(uids):
+            values, posts, followers, following, newest = replies[5 * i : 5 * i + 5]
+            user = User.from_fields(uid, values)
+            if user is not None:
+                found[uid] = AccountStats(
+                    user=user,
+                    statuses=int(posts),
+                    followers=int(followers),
+                    following=int(following),
+                    last_status_id=int(newest[0]) if newest else None,
+                )
+        return found
+
+    return reads.queue(build, parse)
+
+
+def statuses_by_id_queue(reads: ReadBatch, sids: list[int]) -> Deferred[_Found]:
+    """Queue a read of these statuses with their counts and, for a proven viewer,
+    whether they liked and reposted each (`.statuses`: None for each one gone): the
+    client API's originals of reposts, and any status it names by id."""
+    return _statuses_queue(reads, sids)

@@ -1,0 +1,1 @@
+"""The client API's handlers, one module per part of Mastodon's API."""

@@ -1,0 +1,109 @@
+"""`/api/v1/instance` and `/api/v2/instance`: what the server is and what it allows."""
+
+from __future__ import annotations
+
+from django.conf import settings
+
+from api import scopes
+from api.http import NONE, Op, endpoint
+
+# Mastodon's version we follow (what a client checks before using a feature), and
+# the API version of 4.3's `api_versions`.
+MASTODON_VERSION = "4.3.0"
+VERSION = f"{MASTODON_VERSION} (compatible; Retwis-Django 1.0)"
+API_VERSION = 2
+TITLE = "Retwis"
+DESCRIPTION = "Retwis on Django: a Twitter-style site where every post lives in Redis."
+SOURCE_URL = "https://github.com/antirez/retwis"
+
+
+def _statuses_configuration() -> dict:
+    return {
+        "max_characters": settings.STATUS_MAX_LENGTH,
+        "max_media_attachments": 0,
+        "characters_reserved_per_url": 23,
+    }
+
+
+def _media_configuration() -> dict:
+    return {
+        "supported_mime_types": [],
+        "image_size_limit": 0,
+        "image_matrix_limit": 0,
+        "video_size_limit": 0,
+        "video_frame_rate_limit": 0,
+        "video_matrix_limit": 0,
+    }
+
+
+def _polls_configuration() -> dict:
+    return {
+        "max_options": 0,
+        "max_characters_per_option": 0,
+        "min_expiration": 0,
+        "max_expiration": 0,
+    }
+
+
+def instance_v1(request) -> dict:
+    host = request.get_host()
+    return {
+        "uri": host,
+        "title": TITLE,
+        "short_description": DESCRIPTION,
+        "description": DESCRIPTION,
+        "email": "",
+        "version": VERSION,
+        "urls": {"streaming_api": ""},
+        "stats": {"user_count": 0, "status_count": 0, "domain_count": 0},
+        "thumbnail": None,
+        "languages": ["en"],
+        "registrations": True,
+        "approval_required": False,
+        "invites_enabled": False,
+        "configuration": {
+            "accounts": {"max_featured_tags": 0},
+            "statuses": _statuses_configuration(),
+            "media_attachments": _media_configuration(),
+            "polls": _polls_configuration(),
+        },
+        "contact_account": None,
+        "rules": [],
+    }
+
+
+def instance_v2(request) -> dict:
+    base = f"{request.scheme}://{request.get_host()}"
+    return {
+        "domain": request.get_host(),
+        "title": TITLE,
+        "version": VERSION,
+        "source_url": SOURCE_URL,
+        "description": DESCRIPTION,
+        "usage": {"users": {"active_month": 0}},
+        "thumbnail": {"url": f"{base}/static/favicon.svg"},
+        "languages": ["en"],
+        "configuration": {
+            "urls": {"streaming": "", "status": None},
+            "vapid": {"public_key": ""},
+            "accounts": {"max_featured_tags": 0, "max_pinned_statuses": 0},
+            "statuses": _statuses_configuration(),
+            "media_attachments": _media_configuration(),
+            "polls": _polls_configuration(),
+            "translation": {"enabled": False},
+        },
+        "registrations": {
+            "enabled": True,
+            "approval_required": False,
+            "message": None,
+            "url": None,
+        },
+        "api_versions": {"mastodon": API_VERSION},
+        "contact": {"email": "", "account": None},
+        "rules": [],
+        "scopes_supported": list(scopes.ALL),
+    }
+
+
+v1 = endpoint(GET=Op(instance_v1, auth=NONE))
+v2 = endpoint(GET=Op(instance_v2, auth=NONE))

@@ -1,0 +1,95 @@
+"""The API's common ground: bearer auth and scopes, errors, limits, CORS, paths."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.api.helpers import api_client, token_for
+from tests.helpers import logged_in_client, make_user
+
+
+@pytest.fixture(autouse=True)
+def _backend(redis_backend):
+    pass
+
+
+def test_instance_answers_with_and_without_trailing_slash():
+    for path in ("/api/v1/instance", "/api/v1/instance/"):
+        response = api_client().get(path)
+        assert response.status_code == 200
+        data = response.json()
+        assert data["version"].startswith("4.3.0 ")
+        assert data["configuration"]["statuses"]["max_characters"] == 280
+    v2 = api_client().get("/api/v2/instance/").json()
+    assert v2["api_versions"] == {"mastodon": 2}
+    assert v2["configuration"]["statuses"]["max_characters"] == 280
+
+
+def test_verify_credentials_with_a_token_shows_the_user():
+    alice = make_user("alice")
+    response = api_client(token_for(alice)).get("/api/v1/accounts/verify_credentials")
+    assert response.status_code == 200, response.content
+    data = response.json()
+    assert data["id"] == str(alice.id)
+    assert data["username"] == data["acct"] == "alice"
+    assert data["source"]["privacy"] == "public"
+    assert data["url"] == "http://testserver/u/alice/"
+    assert response["X-RateLimit-Limit"] == "300"
+    assert int(response["X-RateLimit-Remaining"]) == 299
+    assert response["Access-Control-Allow-Origin"] == "*"
+
+
+def test_no_token_bad_token_and_cookie_are_all_refused():
+    alice = make_user("alice")
+    token = token_for(alice)
+    assert api_client().get("/api/v1/accounts/verify_credentials").status_code == 401
+    forged = token[:-1] + ("A" if token[-1] != "A" else "B")
+    response = api_client(forged).get("/api/v1/accounts/verify_credentials")
+    assert response.status_code == 401
+    assert response.json() == {"error": "The access token is invalid"}
+    # The site's own cookie proves nothing to the API.
+    cookie_client = logged_in_client("alice")
+    assert cookie_client.get("/api/v1/accounts/verify_credentials").status_code == 401
+
+
+def test_a_token_without_the_scope_is_refused_with_403():
+    alice = make_user("alice")
+    token = token_for(alice, scopes=("write",))
+    response = api_client(token).get("/api/v1/accounts/verify_credentials")
+    assert response.status_code == 403
+    assert response.json() == {"error": "This action is outside the authorized scopes"}
+    profile_only = token_for(alice, scopes=("profile",))
+    assert (
+        api_client(profile_only).get("/api/v1/accounts/verify_credentials").status_code
+        == 200
+    )
+
+
+def test_preflight_allows_any_origin_without_credentials():
+    response = api_client().options(
+        "/api/v1/accounts/verify_credentials",
+        headers={
+            "Origin": "https://app.example",
+            "Access-Control-Request-Method": "GET",
+        },
+    )
+    assert response.status_code == 200
+    assert response["Access-Control-Allow-Origin"] == "*"
+    assert "Authorization" in response["Access-Control-Allow-Headers"]
+    assert "Access-Control-Allow-Credentials" not in response
+
+
+def test_the_api_budget_refuses_with_429_and_says_when(settings):
+    settings.RATE_LIMIT_API = "3/1m"
+    alice = make_user("alice")
+    client = api_client(token_for(alice))
+    remaining = [
+        client.get("/api/v1/accounts/verify_credentials")["X-RateLimit-Remaining"]
+        for _ in range(3)
+    ]
+    assert remaining == ["2", "1", "0"]
+    refused = client.get("/api/v1/accounts/verify_credentials")
+    assert refused.status_code == 429
+    assert refused.json() == {"error": "Too many requests"}
+    assert int(refused["Retry-After"]) >= 1
+    assert refused["X-RateLimit-Reset"].endswith("Z")
