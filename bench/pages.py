@@ -49,6 +49,11 @@ WRK_GET = """
 wrk.headers["Cookie"] = "{cookie}"
 """
 
+# A client app's request: its bearer token, never a cookie.
+WRK_API = """
+wrk.headers["Authorization"] = "Bearer {bearer}"
+"""
+
 
 @dataclass(frozen=True)
 class People:
@@ -59,6 +64,7 @@ class People:
     celebrity_name: str
     status_id: int  # the newest status on the viewer's home
     cookie: str  # the viewer's auth cookie, `name=value`
+    bearer: str  # an access token of the viewer's for a client app (the API)
     tag: str = "bench"  # a tag with a full page of statuses
     csrf: str = "b" * 32
 
@@ -68,7 +74,7 @@ def pick_people(*, users: int, follows_per_user: int) -> People:
     from django.conf import settings
 
     from accounts.selectors import user_get
-    from accounts.services import session_create
+    from accounts.services import app_token_create, session_create
     from config.redis import get_redis
     from timeline import keys
 
@@ -91,12 +97,20 @@ def pick_people(*, users: int, follows_per_user: int) -> People:
         raise RuntimeError(f"user {viewer} has an empty home: seed more statuses")
     _conversation(viewer, sample)
     credentials = session_create(uid=viewer)
+    bearer, _ = app_token_create(
+        uid=viewer,
+        client_id="bench",
+        app="Benchmark",
+        website="",
+        scopes=("read", "write", "follow"),
+    )
     return People(
         viewer_id=viewer,
         viewer_name=user_get(uid=viewer).username,
         celebrity_name=user_get(uid=celebrity).username,
         status_id=int(newest[0]),
         cookie=f"{settings.AUTH_COOKIE_NAME}={credentials.cookie_value()}",
+        bearer=bearer.access_token,
     )
 
 
@@ -140,6 +154,9 @@ def _paths(people: People) -> dict[str, str]:
         "global": reverse("timeline:global_timeline"),
         "tag": reverse("timeline:tag", kwargs={"tag": people.tag}),
         "notifications": reverse("timeline:notifications"),
+        # The client API asks for the HTML home's 30 statuses (Mastodon's paths).
+        "api_home": "/api/v1/timelines/home?limit=30",
+        "api_public": "/api/v1/timelines/public?limit=30",
         "post": reverse("timeline:post_status"),
         "follow": reverse("timeline:follow", kwargs=celebrity),
         "unfollow": reverse("timeline:unfollow", kwargs=celebrity),
@@ -157,6 +174,11 @@ GET_PAGES = [
     ("tag page (logged in)", "tag"),
     ("notifications (the viewer)", "notifications"),
 ]
+# The client API's reads, with the viewer's bearer token.
+API_PAGES = [
+    ("API home, 30 statuses (JSON)", "api_home"),
+    ("API public timeline, 30 statuses (JSON)", "api_public"),
+]
 
 
 def load_pages(people: People) -> list[Page]:
@@ -168,6 +190,10 @@ def load_pages(people: People) -> list[Page]:
         Page(TRIVIAL, paths["trivial"], server="reference"),
         Page(SITE_TRIVIAL, paths["trivial"]),
         *(Page(name, paths[key], get) for name, key in GET_PAGES),
+        *(
+            Page(name, paths[key], WRK_API.format(bearer=people.bearer))
+            for name, key in API_PAGES
+        ),
         Page("post a status", paths["post"], WRK_POST.format(**fmt)),
         Page("follow + unfollow", paths["home"], WRK_FOLLOW.format(**fmt)),
     ]
@@ -192,13 +218,21 @@ def count_round_trips(people: People) -> dict[str, int]:
         ("follow", "post", paths["follow"], None),
         ("unfollow", "post", paths["unfollow"], None),
     ]
+    api = Client(HTTP_HOST="127.0.0.1", HTTP_AUTHORIZATION=f"Bearer {people.bearer}")
+    requests += [(name, "api", paths[key], None) for name, key in API_PAGES]
+
+    def send(method: str, path: str, data):
+        if method == "api":
+            return api.get(path)
+        return getattr(client, method)(path, data or {})
+
     # Count on a warm process, as the one serving the load is.
     for _, method, path, data in requests:
-        getattr(client, method)(path, data or {})
+        send(method, path, data)
     counts = {}
     for name, method, path, data in requests:
         with RoundTripCounter() as counter:
-            response = getattr(client, method)(path, data or {})
+            response = send(method, path, data)
         redirect = response.get("Location", "")
         if response.status_code not in (200, 302) or redirect.startswith(login):
             raise RuntimeError(f"{method.upper()} {path}: {response.status_code}")

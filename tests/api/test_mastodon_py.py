@@ -1,0 +1,189 @@
+"""An existing client library, unmodified and used as its documentation says, drives
+the site over HTTP: Mastodon.py registers an app, a person authorizes it through the
+site's own login and consent page, and the app posts, replies, follows, reads its
+home and notifications, likes, reposts, pages, deletes and revokes its token.
+
+Served from a thread of this process, so the test runs on fakeredis, a real server
+and a real Cluster like every other.
+"""
+
+from __future__ import annotations
+
+import re
+from html import unescape
+from urllib.parse import urljoin
+
+import pytest
+import requests
+from mastodon import Mastodon, MastodonNotFoundError, MastodonUnauthorizedError
+
+from devtools.liveserver import serve_in_thread
+from tests.helpers import PASSWORD, make_user
+
+OOB = "urn:ietf:wg:oauth:2.0:oob"
+SCOPES = ["read", "write", "follow", "push"]  # Mastodon.py's default
+
+
+@pytest.fixture(scope="module")
+def site():
+    with serve_in_thread() as url:
+        yield url
+
+
+@pytest.fixture(autouse=True)
+def _no_limits(settings):
+    for name in ("POST", "FOLLOW", "LIKE", "API", "APPS"):
+        setattr(settings, f"RATE_LIMIT_{name}", "off")
+
+
+def _form(html: str, button: str) -> tuple[str, dict[str, str]]:
+    """The action and hidden fields of the form holding the button named `button`."""
+    for form in re.findall(r"<form\b.*?</form>", html, flags=re.S):
+        if re.search(rf">\s*{re.escape(button)}\s*<", form):
+            action = re.search(r'action="([^"]*)"', form)
+            fields = dict(
+                re.findall(
+                    r'<input[^>]*type="hidden"[^>]*name="([^"]+)"[^>]*value="([^"]*)"',
+                    form,
+                )
+            )
+            return unescape(action[1]) if action else "", {
+                k: unescape(v) for k, v in fields.items()
+            }
+    raise AssertionError(f"no form with a {button!r} button in:\n{html[:3000]}")
+
+
+def _authorize_in_browser(authorize_url: str, username: str) -> str:
+    """What a person does in their browser: open the app's authorization link, log
+    in on the site's own page, approve, and copy the code the page shows."""
+    browser = requests.Session()
+    page = browser.get(authorize_url, timeout=10)
+    assert page.status_code == 200
+    if "/login/" in page.url:
+        action, fields = _form(page.text, "Log in")
+        page = browser.post(
+            urljoin(page.url, action or page.url),
+            data={**fields, "username": username, "password": PASSWORD},
+            headers={"Referer": page.url},
+            timeout=10,
+        )
+        assert page.status_code == 200, page.text[:2000]
+    assert "Authorize" in page.text
+    action, fields = _form(page.text, "Authorize")
+    shown = browser.post(
+        urljoin(page.url, action or page.url),
+        data=fields,
+        headers={"Referer": page.url},
+        timeout=10,
+    )
+    assert shown.status_code == 200, shown.text[:2000]
+    code = re.search(r'<code[^>]*id="code"[^>]*>([^<]+)</code>', shown.text)
+    assert code, shown.text[:3000]
+    return code[1].strip()
+
+
+def test_mastodon_py_drives_the_site(site):
+    alice = make_user("alice")
+    make_user("bob")
+
+    # The app registers itself, as the library's documentation shows.
+    client_id, client_secret = Mastodon.create_app(
+        "Integration test", api_base_url=site, redirect_uris=OOB, scopes=SCOPES
+    )
+    app = Mastodon(
+        client_id=client_id,
+        client_secret=client_secret,
+        api_base_url=site,
+        ratelimit_method="throw",
+        request_timeout=10,
+    )
+    url = app.auth_request_url(redirect_uris=OOB, scopes=SCOPES, allow_http=True)
+    code = _authorize_in_browser(url, "alice")
+    token = app.log_in(code=code, redirect_uri=OOB, scopes=SCOPES, allow_http=True)
+    assert token
+
+    me = app.account_verify_credentials()
+    assert me.username == "alice" and str(me.id) == str(alice.id)
+
+    # Bob, through his own app session, follows Alice; Alice follows Bob back.
+    bob_app = _signed_in(site, "bob")
+    bob_id = bob_app.account_verify_credentials().id
+    relationship = bob_app.account_follow(me.id)
+    assert relationship.following
+    assert app.account_relationships([bob_id])[0].followed_by
+    assert app.account_follow(bob_id).following
+
+    # Alice posts (idempotently: the retry makes nothing new), Bob replies.
+    first = app.status_post("Hello from an app #apps", idempotency_key="first-post")
+    again = app.status_post("Hello from an app #apps", idempotency_key="first-post")
+    assert again.id == first.id
+    assert "#<span>apps</span>" in first.content or "#apps" in first.content
+    reply = bob_app.status_reply(first, "welcome, @alice")
+    assert str(reply.in_reply_to_id) == str(first.id)
+    context = app.status_context(first.id)
+    assert [str(s.id) for s in context.descendants] == [str(reply.id)]
+
+    # Bob likes and reposts Alice's status; she is told, and the counts show it.
+    assert bob_app.status_favourite(first.id).favourited
+    reblog = bob_app.status_reblog(first.id)
+    assert str(reblog.reblog.id) == str(first.id)
+    _run_jobs()
+    notified = {n.type for n in app.notifications()}
+    assert {"favourite", "reblog", "mention", "follow"} <= notified
+    seen = app.status(first.id)
+    assert seen.favourites_count == 1 and seen.reblogs_count == 1
+
+    # Bob's home holds Alice's status; paging walks it without repeats or gaps.
+    for n in range(25):
+        app.status_post(f"numbered status {n}")
+    _run_jobs()
+    page = bob_app.timeline_home(limit=10)
+    walked = [str(s.id) for s in page]
+    while (page := bob_app.fetch_next(page)) is not None and len(page):
+        walked += [str(s.id) for s in page]
+    assert len(walked) == len(set(walked)) >= 27
+    assert str(first.id) in walked
+    newest = bob_app.timeline_home(limit=5)
+    older = bob_app.timeline_home(limit=5, max_id=newest[-1].id)
+    back = bob_app.timeline_home(limit=5, min_id=older[0].id)
+    assert [str(s.id) for s in back] == [str(s.id) for s in newest]
+
+    # Search finds people by name.
+    found = app.search_v2("bo", result_type="accounts")
+    assert "bob" in [a.username for a in found.accounts]
+
+    # Alice deletes her status: it is gone for everyone.
+    deleted = app.status_delete(first.id)
+    assert str(deleted.id) == str(first.id)
+    with pytest.raises(MastodonNotFoundError):
+        bob_app.status(first.id)
+
+    # Revoking the token ends the app's access at once.
+    app.revoke_access_token()
+    stale = Mastodon(access_token=token, api_base_url=site, request_timeout=10)
+    with pytest.raises(MastodonUnauthorizedError):
+        stale.account_verify_credentials()
+
+
+def _signed_in(site: str, username: str) -> Mastodon:
+    """Another person's app session, through the same flow."""
+    client_id, client_secret = Mastodon.create_app(
+        f"{username}'s app", api_base_url=site, redirect_uris=OOB, scopes=SCOPES
+    )
+    app = Mastodon(
+        client_id=client_id,
+        client_secret=client_secret,
+        api_base_url=site,
+        ratelimit_method="throw",
+        request_timeout=10,
+    )
+    url = app.auth_request_url(redirect_uris=OOB, scopes=SCOPES, allow_http=True)
+    code = _authorize_in_browser(url, username)
+    app.log_in(code=code, redirect_uri=OOB, scopes=SCOPES, allow_http=True)
+    return app
+
+
+def _run_jobs() -> None:
+    from tests.helpers import run_jobs
+
+    run_jobs()
