@@ -30,17 +30,26 @@ ACCOUNTS_LIMIT = 40
 ACCOUNTS_MAX = 80
 
 
+def _credential_account(request, found: dict, requests) -> dict:
+    """The token's own user as a CredentialAccount, with the count of follow
+    requests waiting for them."""
+    viewer = request.user
+    if not viewer.is_authenticated or viewer.id not in found:
+        raise ApiError(401, "The access token is invalid")
+    entity = entities.account(found[viewer.id], entities.Urls.of(request), source=True)
+    entity["source"]["follow_requests_count"] = requests.value
+    return entity
+
+
 def verify_credentials(request) -> dict:
     """The token's own user, with `source` (what the settings page edits)."""
     reads = request.reads
     uid = reads.claimed_uid
-    found = accounts_queue(reads, [uid]) if uid is not None else None
-    viewer = request.user
-    if found is None or not viewer.is_authenticated or viewer.id not in found.value:
+    if uid is None:
         raise ApiError(401, "The access token is invalid")
-    return entities.account(
-        found.value[viewer.id], entities.Urls.of(request), source=True
-    )
+    found = accounts_queue(reads, [uid])
+    requests = selectors.follow_requests_count_queue(reads)
+    return _credential_account(request, found.value, requests)
 
 
 verify = endpoint(GET=Op(verify_credentials, scope=("read:accounts", "profile")))
@@ -69,10 +78,9 @@ def update_credentials(request) -> dict:
         )
     if param(values, "locked") is not None:
         privacy.account_privacy_set(user=viewer, private=flag(values, "locked"))
-    found = accounts_queue(request.reads, [viewer.id]).value
-    if viewer.id not in found:
-        raise ApiError(401, "The access token is invalid")
-    return entities.account(found[viewer.id], entities.Urls.of(request), source=True)
+    found = accounts_queue(request.reads, [viewer.id])
+    requests = selectors.follow_requests_count_queue(request.reads)
+    return _credential_account(request, found.value, requests)
 
 
 update = endpoint(PATCH=Op(update_credentials, scope="write:accounts"))
@@ -238,8 +246,9 @@ relationships = endpoint(GET=Op(account_relationships, scope="read:follows"))
 
 def account_search(request) -> list[dict]:
     """People whose username or display name starts with `q` (`@name` and
-    `name@ourhost` too), as the site's search finds them; with `following`, only
-    those the viewer follows. Nobody from another host (`resolve` asks none)."""
+    `name@ourhost` too), as the site's search finds them (its first
+    `SEARCH_SHOWN`, paged by `offset` and `limit`); with `following`, only those
+    the viewer follows. Nobody from another host (`resolve` asks none)."""
     values = request.GET
     window = Window.of(request, default=ACCOUNTS_LIMIT, maximum=ACCOUNTS_MAX)
     raw_offset = param(values, "offset") or "0"
@@ -247,14 +256,16 @@ def account_search(request) -> list[dict]:
     name = _local_name(request, param(values, "q") or "")
     people = selectors.people_search(reads=request.reads, query=name) if name else []
     uids = [person.id for person in people]
-    if flag(values, "following") and uids:
-        between = selectors.relationships_queue(request.reads, uids)
-        stats = accounts_queue(request.reads, uids).value
+    between = (
+        selectors.relationships_queue(request.reads, uids)
+        if flag(values, "following")
+        else None
+    )
+    stats = accounts_queue(request.reads, uids).value if uids else {}
+    if between is not None:
         uids = [
             uid for uid in uids if uid in between.value and between.value[uid].following
         ]
-    else:
-        stats = accounts_queue(request.reads, uids).value if uids else {}
     urls = entities.Urls.of(request)
     shown = uids[offset : offset + window.limit]
     return [entities.account(stats[uid], urls) for uid in shown if uid in stats]

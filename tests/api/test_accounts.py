@@ -299,6 +299,8 @@ def test_follow_of_a_private_account_is_a_request_until_authorized():
         client_of(bob).get("/api/v1/accounts/relationships", {"id": alice.id}).json()
     )
     assert seen_by_bob[0]["requested_by"] is True
+    own = client_of(bob).get("/api/v1/accounts/verify_credentials").json()
+    assert own["source"]["follow_requests_count"] == 1
     authorized = client_of(bob).post(f"/api/v1/follow_requests/{alice.id}/authorize")
     assert authorized.status_code == 200
     assert authorized.json()["followed_by"] is True
@@ -377,7 +379,13 @@ def test_search_by_prefix_at_name_and_name_at_host():
         ] == ["bob"], q
     assert api.get("/api/v1/accounts/search", {"q": "bob@elsewhere"}).json() == []
     assert api.get("/api/v1/accounts/search", {"q": ""}).json() == []
-    assert len(api.get("/api/v1/accounts/search", {"q": "al", "limit": 1}).json()) == 1
+    one = api.get("/api/v1/accounts/search", {"q": "al", "limit": 1}).json()
+    other = api.get(
+        "/api/v1/accounts/search", {"q": "al", "limit": 1, "offset": 1}
+    ).json()
+    assert len(one) == len(other) == 1 and one[0]["id"] != other[0]["id"]
+    assert api.get("/api/v1/accounts/search", {"q": "al", "offset": 2}).json() == []
+    assert api_client().get("/api/v1/accounts/search", {"q": "al"}).status_code == 401
 
 
 def test_search_following_only_and_never_someone_blocked():
@@ -412,6 +420,7 @@ def test_account_reads_cost_at_most_two_round_trips():
         fan = make_user(f"fan{i}")
         services.follow_create(follower=fan, followee_id=alice.id)
     api = client_of(alice)
+    assert count_round_trips(api, "/api/v1/accounts/verify_credentials") == 1
     assert count_round_trips(api, f"/api/v1/accounts/{alice.id}") == 1
     assert count_round_trips(api, "/api/v1/accounts/lookup", {"acct": "alice"}) == 1
     assert count_round_trips(api, f"/api/v1/accounts/{alice.id}/followers") == 2
