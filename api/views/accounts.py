@@ -57,25 +57,22 @@ verify = endpoint(GET=Op(verify_credentials, scope=("read:accounts", "profile"))
 
 def update_credentials(request) -> dict:
     """Change the display name, the bio (`note`) and whether the account is private
-    (`locked`); the CredentialAccount as now stored. Everything is checked before
-    anything is written: a refused name or bio changes nothing."""
+    (`locked`); the CredentialAccount as now stored. A refused name or bio changes
+    nothing: it is checked (`profile_update`) before anything is written, and the
+    privacy, which cannot be refused, is written last."""
     viewer = request.user
     values = params(request)
     name = param(values, "display_name")
     bio = param(values, "note")
     if name is not None or bio is not None:
         try:
-            account_services.profile_clean(
+            account_services.profile_update(
+                user=viewer,
                 name=viewer.name if name is None else name,
                 bio=viewer.bio if bio is None else bio,
             )
         except InvalidProfile as error:
             raise unprocessable(str(error)) from error
-        account_services.profile_update(
-            user=viewer,
-            name=viewer.name if name is None else name,
-            bio=viewer.bio if bio is None else bio,
-        )
     if param(values, "locked") is not None:
         privacy.account_privacy_set(user=viewer, private=flag(values, "locked"))
     found = accounts_queue(request.reads, [viewer.id])
@@ -101,7 +98,8 @@ def _local_name(request, acct: str) -> str | None:
     """The username an `acct` names on this site (`name`, `@name`, `name@ourhost`);
     None for another host's."""
     name, _, host = acct.strip().removeprefix("@").partition("@")
-    if host and host.lower() != request.get_host().lower():
+    ours = request.get_host().lower()
+    if host and host.lower() not in (ours, ours.rpartition(":")[0] or ours):
         return None
     return name
 
@@ -236,7 +234,7 @@ def _ids(values) -> list[int]:
 def account_relationships(request) -> list[dict]:
     """The Relationships with the users `id[]` names, in the order asked; unknown
     ids are left out."""
-    uids = _ids(request.GET)[:ACCOUNTS_MAX]
+    uids = _ids(request.GET)[:ACCOUNTS_MAX]  # a bounded read, as a list's page
     found = selectors.relationships_queue(request.reads, uids).value
     return [entities.relationship(found[uid]) for uid in uids if uid in found]
 
