@@ -18,7 +18,7 @@ from accounts.selectors import PageReads
 from api.http import iso
 from config.reverse import url_maker
 from timeline import ids, richtext
-from timeline.domain import AccountStats, Status
+from timeline.domain import AccountStats, Relationship, Status
 from timeline.selectors import accounts_queue, statuses_by_id_queue
 
 
@@ -261,3 +261,27 @@ def accounts(
         if uid in stats:
             out.append(account(stats[uid], urls))
     return out
+
+
+def relationship(found: Relationship) -> dict:
+    """A Relationship: what stands between the token's user and another (every key
+    always there; what the site has no notion of, false or empty)."""
+    return {
+        "id": str(found.id),
+        "following": found.following,
+        # A follow (or a request) carries reposts: the site shows them all.
+        "showing_reblogs": found.following or found.requested,
+        "notifying": False,
+        "languages": None,
+        "followed_by": found.followed_by,
+        "blocking": found.blocking,
+        "blocked_by": found.blocked_by,
+        "muting": found.muting,
+        # A mute hides the muted's notifications too (`timeline.blocks`).
+        "muting_notifications": found.muting,
+        "requested": found.requested,
+        "requested_by": found.requested_by,
+        "domain_blocking": False,
+        "endorsed": False,
+        "note": "",
+    }

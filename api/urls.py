@@ -8,7 +8,7 @@ import re
 
 from django.urls import re_path
 
-from api.views import accounts, instance
+from api.views import accounts, instance, safety
 
 _PARAMETERS = {"id": "[0-9]{1,19}", "tag": "[^/]{1,100}"}
 
@@ -31,4 +31,25 @@ urlpatterns = [
     route("api/v1/instance", instance.v1, "instance_v1"),
     route("api/v2/instance", instance.v2, "instance_v2"),
     route("api/v1/accounts/verify_credentials", accounts.verify, "verify_credentials"),
+    # Accounts, the follow graph and safety (blocks, mutes, follow requests).
+    route("api/v1/accounts/update_credentials", accounts.update, "update_credentials"),
+    route("api/v1/accounts/lookup", accounts.lookup, "account_lookup"),
+    route("api/v1/accounts/relationships", accounts.relationships, "relationships"),
+    route("api/v1/accounts/search", accounts.search, "account_search"),
+    route("api/v1/accounts/<id>", accounts.show, "account"),
+    route("api/v1/accounts/<id>/followers", accounts.followers, "followers"),
+    route("api/v1/accounts/<id>/following", accounts.following, "following"),
+    route("api/v1/accounts/<id>/follow", accounts.follow, "follow"),
+    route("api/v1/accounts/<id>/unfollow", accounts.unfollow, "unfollow"),
+    route("api/v1/accounts/<id>/block", safety.block, "block"),
+    route("api/v1/accounts/<id>/unblock", safety.unblock, "unblock"),
+    route("api/v1/accounts/<id>/mute", safety.mute, "mute"),
+    route("api/v1/accounts/<id>/unmute", safety.unmute, "unmute"),
+    route("api/v1/blocks", safety.blocked, "blocks"),
+    route("api/v1/mutes", safety.muted, "mutes"),
+    route("api/v1/follow_requests", safety.follow_requests, "follow_requests"),
+    route(
+        "api/v1/follow_requests/<id>/authorize", safety.authorize, "request_authorize"
+    ),
+    route("api/v1/follow_requests/<id>/reject", safety.reject, "request_reject"),
 ]

@@ -540,3 +540,30 @@ class Reactors:
     relation: str
     users: list[User]
     next_cursor: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Relationship:
+    """What stands between the viewer and another user, from the viewer's side:
+    whether each follows the other, a follow request either way, a block either
+    way, the viewer's mute (the client API's Relationship)."""
+
+    id: int
+    following: bool
+    followed_by: bool
+    requested: bool
+    requested_by: bool
+    blocking: bool
+    blocked_by: bool
+    muting: bool
+
+
+@dataclass(frozen=True, slots=True)
+class PeopleRows:
+    """A window of a user's followers or followees: (uid, follow time in
+    microseconds) newest first; empty and `protected` when the owner's account is
+    private and the viewer is not an approved follower (`timeline.privacy`)."""
+
+    owner: User
+    rows: list[tuple[int, int]]
+    protected: bool = False

@@ -40,8 +40,10 @@ from timeline.domain import (
     Notifications,
     Page,
     PeoplePage,
+    PeopleRows,
     Profile,
     Reactors,
+    Relationship,
     Status,
     Thread,
     Trend,
@@ -1471,3 +1473,169 @@ def statuses_by_id_queue(reads: ReadBatch, sids: list[int]) -> Deferred[_Found]:
     whether they liked and reposted each (`.statuses`: None for each one gone): the
     client API's originals of reposts, and any status it names by id."""
     return _statuses_queue(reads, sids)
+
+
+def _rows_window_queue(
+    reads: ReadBatch,
+    key: str,
+    *,
+    max_id: int | None,
+    since_id: int | None,
+    min_id: int | None,
+    limit: int,
+) -> Deferred[list[tuple[int, int]]]:
+    """Queue a read of a zset of uid -> time (microseconds), newest first: below
+    `max_id`, above `since_id` (the newest `limit` of those) or above `min_id` (the
+    `limit` just above it, read oldest first), each bound exclusive."""
+    top = f"({max_id}" if max_id is not None else "+inf"
+    floor = min_id if min_id is not None else since_id
+    bottom = f"({floor}" if floor is not None else "-inf"
+    oldest_first = min_id is not None
+
+    def build(pipe) -> None:
+        if oldest_first:
+            pipe.zrangebyscore(key, bottom, top, start=0, num=limit, withscores=True)
+        else:
+            pipe.zrevrangebyscore(key, top, bottom, start=0, num=limit, withscores=True)
+
+    def parse(replies: list) -> list[tuple[int, int]]:
+        rows = [(int(member), int(score)) for member, score in replies[0]]
+        return rows[::-1] if oldest_first else rows
+
+    return reads.queue(build, parse)
+
+
+def people_rows_get(
+    *,
+    reads: PageReads,
+    uid: int,
+    relation: str,
+    max_id: int | None = None,
+    since_id: int | None = None,
+    min_id: int | None = None,
+    limit: int,
+) -> PeopleRows | None:
+    """A window of user `uid`'s followers or followees (`relation`) by follow time,
+    newest first (`_rows_window_queue`); None: no such user. One round trip, with
+    the auth check. A private account's lists are shown only to its owner and
+    approved followers, as on `people_page`."""
+    key_of = {"followers": keys.followers, "following": keys.following}[relation]
+    owner = users_queue(reads, uids=[uid])
+    rows = _rows_window_queue(
+        reads,
+        key_of(uid),
+        max_id=max_id,
+        since_id=since_id,
+        min_id=min_id,
+        limit=limit,
+    )
+    admitted = _admitted_queue(reads, uid)
+    user = owner.value.get(uid)
+    if user is None:
+        return None
+    if _protected(reads, user, admitted):
+        return PeopleRows(owner=user, rows=[], protected=True)
+    return PeopleRows(owner=user, rows=rows.value)
+
+
+def own_rows_get(
+    *,
+    reads: PageReads,
+    relation: str,
+    max_id: int | None = None,
+    since_id: int | None = None,
+    min_id: int | None = None,
+    limit: int,
+) -> list[tuple[int, int]] | None:
+    """A window of the viewer's blocks, mutes or pending follow requests
+    (`relation`): (uid, time in microseconds) newest first; None when the request
+    proves no viewer. One round trip, with the auth check."""
+    vid = reads.claimed_uid
+    if vid is None:
+        return None
+    key_of = {
+        "blocks": keys.blocks,
+        "mutes": keys.mutes,
+        "follow_requests": keys.follow_requests,
+    }[relation]
+    rows = _rows_window_queue(
+        reads,
+        key_of(vid),
+        max_id=max_id,
+        since_id=since_id,
+        min_id=min_id,
+        limit=limit,
+    )
+    if reads.proven_uid() != vid:
+        return None
+    return rows.value
+
+
+def relationships_queue(
+    reads: PageReads, other_ids: Iterable[int]
+) -> Deferred[dict[int, Relationship]]:
+    """Queue the reads, in the claimed viewer's slot, of what stands between them
+    and each of these users (follows, requests and blocks either way, mutes), with
+    whether each user exists; the value maps uid -> Relationship for those that do.
+    Trusted only once the viewer is proven (the auth check rides along)."""
+    vid = reads.claimed_uid
+    others = list(dict.fromkeys(other_ids))
+    if vid is None or not others:
+        return reads.queue(lambda pipe: None, lambda replies: {})
+    sets = (
+        keys.following,
+        keys.followers,
+        keys.requested,
+        keys.follow_requests,
+        keys.blocks,
+        keys.blocked_by,
+        keys.mutes,
+    )
+
+    def build(pipe) -> None:
+        for key_of in sets:
+            pipe.zmscore(key_of(vid), others)
+        for uid in others:
+            pipe.exists(account_keys.user(uid))
+            pipe.hexists(account_keys.user(uid), User.DELETED_FIELD)
+
+    def parse(replies: list) -> dict[int, Relationship]:
+        scores, existence = replies[: len(sets)], replies[len(sets) :]
+        found = {}
+        for i, uid in enumerate(others):
+            exists, deleted = existence[2 * i : 2 * i + 2]
+            if not exists or deleted:
+                continue
+            (
+                following,
+                followed_by,
+                requested,
+                requested_by,
+                blocking,
+                blocked_by,
+                muting,
+            ) = (reply[i] is not None for reply in scores)
+            found[uid] = Relationship(
+                id=uid,
+                following=following,
+                followed_by=followed_by,
+                requested=requested,
+                requested_by=requested_by,
+                blocking=blocking,
+                blocked_by=blocked_by,
+                muting=muting,
+            )
+        return found
+
+    return reads.queue(build, parse)
+
+
+def account_by_name_get(*, reads: PageReads, username: str) -> AccountStats | None:
+    """The user this name names (any case), with their counts; None: nobody. One
+    round trip with the auth check once this process has seen the name."""
+    owner, found = _named_user(
+        reads, username, lambda uid: accounts_queue(reads, [uid])
+    )
+    if owner is None:
+        return None
+    return found.value.get(owner.id)
