@@ -8,7 +8,7 @@ import re
 
 from django.urls import re_path
 
-from api.views import accounts, instance
+from api.views import accounts, apps, instance, oauth
 
 _PARAMETERS = {"id": "[0-9]{1,19}", "tag": "[^/]{1,100}"}
 
@@ -31,4 +31,15 @@ urlpatterns = [
     route("api/v1/instance", instance.v1, "instance_v1"),
     route("api/v2/instance", instance.v2, "instance_v2"),
     route("api/v1/accounts/verify_credentials", accounts.verify, "verify_credentials"),
+    # Apps and OAuth 2 (the authorization page is an HTML page of the site).
+    route("api/v1/apps", apps.register, "apps"),
+    route("api/v1/apps/verify_credentials", apps.verify, "apps_verify_credentials"),
+    route("oauth/authorize", oauth.authorize, "oauth_authorize"),
+    route("oauth/token", oauth.token, "oauth_token"),
+    route("oauth/revoke", oauth.revoke, "oauth_revoke"),
+    route(
+        ".well-known/oauth-authorization-server",
+        oauth.server_metadata,
+        "oauth_metadata",
+    ),
 ]
