@@ -8,6 +8,7 @@ import hashlib
 import re
 import secrets
 import time
+from html import unescape
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pytest
@@ -161,7 +162,7 @@ def test_the_whole_code_flow_through_the_login_page():
     make_user("alice")
     app = register()
     browser = Client()
-    path = authorize_path(app, state="xyz")
+    path = authorize_path(app, state='x"y<z>&')
     to_login = browser.get(path)
     assert to_login.status_code == 302
     login_path = to_login["Location"]
@@ -179,8 +180,12 @@ def test_the_whole_code_flow_through_the_login_page():
     assert "@alice" in html
     assert "receive push notifications" in html
     assert "form-action 'self' https://app.example" in page["Content-Security-Policy"]
-    answer = query_of(approve(browser, app, state="xyz"))
-    assert answer["state"] == "xyz"
+    # The page's own form, its hidden fields escaped and sent back as they came.
+    fields = dict(re.findall(r'type="hidden" name="([^"]+)" value="([^"]*)"', html))
+    fields = {name: unescape(value) for name, value in fields.items()}
+    del fields["csrfmiddlewaretoken"]
+    answer = query_of(browser.post(back, {**fields, "decision": "approve"}))
+    assert answer["state"] == 'x"y<z>&'
     # Nothing of the app expires any more once a user took it up.
     assert get_redis().ttl(keys.app(app["client_id"])) == -1
     response = exchange(app, answer["code"])
