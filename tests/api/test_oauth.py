@@ -500,3 +500,16 @@ def test_a_code_redeemed_after_the_account_is_deleted_leaves_nothing():
     late = exchange(app, late_code)
     assert late.status_code == 400 and late.json()["error"] == "invalid_grant"
     assert not get_redis().exists(account_keys.app_tokens(user.id))
+
+
+@pytest.mark.real_redis
+def test_the_settings_page_reads_the_apps_in_its_two_round_trips(alice):
+    app = register(client_name="<b>Bold</b> app")
+    exchange(app, query_of(approve(alice, app))["code"])
+    alice.get("/settings/")  # warm: connections open, scripts loaded
+    with RoundTripCounter() as counter:
+        page = alice.get("/settings/")
+    html = page.content.decode()
+    assert "&lt;b&gt;Bold&lt;/b&gt; app" in html and "<b>Bold</b>" not in html
+    assert 1 <= counter.count <= 2, counter.count
+    assert counter.most_per_node <= 1
