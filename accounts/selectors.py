@@ -241,3 +241,29 @@ def avatar_get(*, uid: int, version: str) -> bytes | None:
     if stored is None or stored.decode() != version:
         return None
     return image
+
+
+def app_grants_queue(reads: PageReads) -> Deferred[list[AppGrant]]:
+    """Queue a read of the apps the viewer authorized (their access tokens'
+    grants), newest first; the value is [] unless the request proves the viewer."""
+    uid = reads.claimed_uid
+    if uid is None:
+        return reads.queue(lambda pipe: None, lambda replies: [])
+
+    def parse(replies) -> list[AppGrant]:
+        if reads.proven_uid() != uid:
+            return []
+        found = (AppGrant.from_json(g, value) for g, value in replies[0].items())
+        return sorted(
+            (grant for grant in found if grant is not None),
+            key=lambda grant: -grant.created,
+        )
+
+    return reads.queue(lambda pipe: pipe.hgetall(keys.app_tokens(uid)), parse)
+
+
+def app_grant_get(*, credentials: BearerCredentials) -> AppGrant | None:
+    """What this access token allows, or None when it is not (or no longer) valid."""
+    grant_id = token_hash(credentials.token)
+    stored = get_redis().hget(keys.app_tokens(credentials.uid), grant_id)
+    return AppGrant.from_json(grant_id, stored)

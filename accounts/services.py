@@ -371,11 +371,15 @@ def session_revoke_all(*, uid: int) -> None:
     )
 
 
-# KEYS: the user's app tokens. ARGV: the new token's hash, its grant's JSON, the
-# cap. Adds it and drops the oldest grants past the cap (by their `created`), in one
-# step: a user never holds more than the cap. Returns how many were dropped.
+# KEYS: the user's app tokens, the user hash. ARGV: the new token's hash, its
+# grant's JSON, the cap, the deleted field. Adds it and drops the oldest grants past
+# the cap (by their `created`), in one step: a user never holds more than the cap.
+# Returns how many were dropped; -1, adding nothing, when the account is gone or
+# being deleted (a code redeemed late must not leave a key behind its deletion job).
 _APP_TOKEN_ADD = LuaScript(
     """
+if redis.call('EXISTS', KEYS[2]) == 0 or redis.call('HEXISTS', KEYS[2], ARGV[4]) == 1
+then return -1 end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 local cap = tonumber(ARGV[3])
 local n = redis.call('HLEN', KEYS[1])
@@ -404,7 +408,8 @@ def app_token_create(
     *, uid: int, client_id: str, app: str, website: str, scopes: tuple[str, ...]
 ) -> tuple[BearerCredentials, AppGrant]:
     """Issue an API access token to an app for this user: stored only hashed, with
-    what it allows; the oldest past AUTH_MAX_APP_TOKENS stop working."""
+    what it allows; the oldest past AUTH_MAX_APP_TOKENS stop working.
+    InvalidCredentials when the account is gone."""
     credentials = BearerCredentials(uid=uid, token=secrets.token_urlsafe(32))
     grant = AppGrant(
         id=token_hash(credentials.token),
@@ -414,10 +419,17 @@ def app_token_create(
         created=time.time(),
         website=website,
     )
-    _APP_TOKEN_ADD(
-        keys=[keys.app_tokens(uid)],
-        args=[grant.id, grant.to_json(), settings.AUTH_MAX_APP_TOKENS],
+    dropped = _APP_TOKEN_ADD(
+        keys=[keys.app_tokens(uid), keys.user(uid)],
+        args=[
+            grant.id,
+            grant.to_json(),
+            settings.AUTH_MAX_APP_TOKENS,
+            User.DELETED_FIELD,
+        ],
     )
+    if dropped == -1:
+        raise InvalidCredentials()
     return credentials, grant
 
 

@@ -11,6 +11,7 @@ urlpatterns = [
     path("settings/", views.account_settings, name="settings"),
     path("settings/password/", views.password_change, name="password_change"),
     path("settings/devices/logout/", views.device_logout, name="device_logout"),
+    path("settings/apps/revoke/", views.app_revoke, name="app_revoke"),
     path("settings/delete/", views.account_delete, name="account_delete"),
     path("settings/privacy/", views.privacy, name="privacy"),
     path("settings/profile/", views.profile_settings, name="profile_settings"),

@@ -203,6 +203,21 @@ def device_logout(request):
 
 @require_POST
 @login_required
+def app_revoke(request):
+    """Revoke an app's access token (from the settings page's list): it gets 401
+    from its next request on."""
+    form = DeviceForm(request.POST)
+    if form.is_valid() and services.app_token_revoke_grant(
+        uid=request.user.id, grant_id=form.cleaned_data["device"]
+    ):
+        messages.info(request, "That app's access is revoked.")
+    else:
+        messages.error(request, "That app's access was already revoked.")
+    return redirect("accounts:settings")
+
+
+@require_POST
+@login_required
 def privacy(request):
     """Make the account private (only approved followers see its statuses) or
     public again (`timeline.privacy`)."""
@@ -224,10 +239,16 @@ def privacy(request):
 
 def _settings_render(request, form: PasswordChangeForm, status: int = 200):
     requests = timeline_selectors.follow_requests_count_queue(request.reads)
+    apps = selectors.app_grants_queue(request.reads)
     devices = selectors.devices_get(
         reads=request.reads, credentials=request.credentials
     )
-    context = {"form": form, "devices": devices, "requests": requests.value}
+    context = {
+        "form": form,
+        "devices": devices,
+        "apps": apps.value,
+        "requests": requests.value,
+    }
     return render(request, "accounts/settings.html", context, status=status)
 
 

@@ -73,3 +73,27 @@ def allows(granted: tuple[str, ...], needed: str) -> bool:
     if top in granted and top != needed:
         return True
     return "follow" in granted and needed in FOLLOW
+
+
+_TOP_WORDS = {
+    "read": "read all of your account's data: timelines, statuses, follows, "
+    "notifications, blocks and mutes",
+    "write": "post and delete statuses, like and repost, follow, block and mute "
+    "people, and change your profile",
+    "follow": "follow, unfollow, block and mute people, and see whom you follow, "
+    "block and mute",
+    "push": "receive push notifications (this site sends none yet)",
+    "profile": "see your profile (name and avatar), nothing else",
+}
+_THINGS = {"accounts": "account details", "favourites": "likes", "search": "search"}
+
+
+def words(scope: str) -> str:
+    """What a scope lets an app do, as the authorization page says it."""
+    if scope in _TOP_WORDS:
+        return _TOP_WORDS[scope]
+    top, _, thing = scope.partition(":")
+    thing = _THINGS.get(thing, thing.replace("_", " "))
+    if top == "read":
+        return "search for you" if thing == "search" else f"read your {thing}"
+    return f"change your {thing}"

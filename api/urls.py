@@ -8,7 +8,7 @@ import re
 
 from django.urls import re_path
 
-from api.views import accounts, instance, safety
+from api.views import accounts, apps, instance, oauth, safety
 
 _PARAMETERS = {"id": "[0-9]{1,19}", "tag": "[^/]{1,100}"}
 
@@ -52,4 +52,15 @@ urlpatterns = [
         "api/v1/follow_requests/<id>/authorize", safety.authorize, "request_authorize"
     ),
     route("api/v1/follow_requests/<id>/reject", safety.reject, "request_reject"),
+    # Apps and OAuth 2 (the authorization page is an HTML page of the site).
+    route("api/v1/apps", apps.register, "apps"),
+    route("api/v1/apps/verify_credentials", apps.verify, "apps_verify_credentials"),
+    route("oauth/authorize", oauth.authorize, "oauth_authorize"),
+    route("oauth/token", oauth.token, "oauth_token"),
+    route("oauth/revoke", oauth.revoke, "oauth_revoke"),
+    route(
+        ".well-known/oauth-authorization-server",
+        oauth.server_metadata,
+        "oauth_metadata",
+    ),
 ]
