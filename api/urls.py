@@ -8,7 +8,7 @@ import re
 
 from django.urls import re_path
 
-from api.views import accounts, instance
+from api.views import accounts, instance, notifications
 
 _PARAMETERS = {"id": "[0-9]{1,19}", "tag": "[^/]{1,100}"}
 
@@ -31,4 +31,13 @@ urlpatterns = [
     route("api/v1/instance", instance.v1, "instance_v1"),
     route("api/v2/instance", instance.v2, "instance_v2"),
     route("api/v1/accounts/verify_credentials", accounts.verify, "verify_credentials"),
+    # Notifications (helper D).
+    route("api/v1/notifications", notifications.index, "notifications"),
+    route("api/v1/notifications/clear", notifications.clear, "notifications_clear"),
+    route("api/v1/notifications/<id>", notifications.detail, "notification"),
+    route(
+        "api/v1/notifications/<id>/dismiss",
+        notifications.dismiss,
+        "notification_dismiss",
+    ),
 ]
