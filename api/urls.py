@@ -8,7 +8,7 @@ import re
 
 from django.urls import re_path
 
-from api.views import accounts, instance, notifications
+from api.views import accounts, instance, notifications, search
 
 _PARAMETERS = {"id": "[0-9]{1,19}", "tag": "[^/]{1,100}"}
 
@@ -31,7 +31,7 @@ urlpatterns = [
     route("api/v1/instance", instance.v1, "instance_v1"),
     route("api/v2/instance", instance.v2, "instance_v2"),
     route("api/v1/accounts/verify_credentials", accounts.verify, "verify_credentials"),
-    # Notifications (helper D).
+    # Notifications and search (helper D).
     route("api/v1/notifications", notifications.index, "notifications"),
     route("api/v1/notifications/clear", notifications.clear, "notifications_clear"),
     route("api/v1/notifications/<id>", notifications.detail, "notification"),
@@ -40,4 +40,8 @@ urlpatterns = [
         notifications.dismiss,
         "notification_dismiss",
     ),
+    route("api/v2/search", search.search_v2, "search_v2"),
+    route("api/v1/tags/<tag>", search.tag_detail, "tag"),
+    route("api/v1/trends/tags", search.trends, "trends_tags"),
+    route("api/v1/trends", search.trends, "trends"),
 ]

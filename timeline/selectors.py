@@ -1617,3 +1617,30 @@ def notifications_window(
         read=len(groups),
         last_place=groups[-1].place if groups else None,
     )
+
+
+def tag_exists_queue(reads: ReadBatch, tag: str) -> Deferred[bool]:
+    """Queue whether a tag (as stored: `richtext.tag_wanted`) has a timeline: some
+    public status still carries it. One command in the tag's slot."""
+    return reads.queue(
+        lambda pipe: pipe.exists(keys.tag_timeline(tag)),
+        lambda replies: bool(replies[0]),
+    )
+
+
+def following_among_queue(reads: PageReads, uids: Iterable[int]) -> Deferred[set[int]]:
+    """Queue which of these users the claimed viewer follows (trusted once the
+    viewer is proven; none for a visitor). One command in the viewer's slot."""
+    vid = reads.claimed_uid
+    ask = sorted(set(uids))
+
+    def build(pipe) -> None:
+        if vid is not None and ask:
+            pipe.zmscore(keys.following(vid), ask)
+
+    def parse(replies: list) -> set[int]:
+        if vid is None or not ask or reads.proven_uid() != vid:
+            return set()
+        return {uid for uid, s in zip(ask, replies[0], strict=True) if s is not None}
+
+    return reads.queue(build, parse)
