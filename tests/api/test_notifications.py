@@ -236,6 +236,21 @@ def test_mutes_and_blocks_hide_as_on_the_page(people):
     assert listed(client) == []
 
 
+def test_a_deleted_status_and_a_deleted_actor_leave_the_list(people):
+    alice, bob, carol = people["alice"], people["bob"], people["carol"]
+    gone = services.status_create(author=alice, text="soon gone")
+    kept = services.status_create(author=alice, text="kept")
+    tell(alice, "like", bob, gone.id, at=T0)
+    tell(alice, "like", bob, kept.id, at=T0 + 1)
+    tell(alice, "like", carol, kept.id, at=T0 + 2)
+    client = api_client(token_for(alice))
+    assert len(listed(client)) == 3
+    services.status_delete(user=alice, sid=gone.id)
+    services.account_close(user=carol)
+    run_jobs()
+    assert summary(listed(client)) == [("favourite", "bob", str(kept.id))]
+
+
 def test_a_private_authors_mention_is_listed_only_once_followed(people):
     alice, bob = people["alice"], people["bob"]
     privacy.account_privacy_set(user=bob, private=True)
