@@ -540,3 +540,16 @@ class Reactors:
     relation: str
     users: list[User]
     next_cursor: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class NotificationsWindow:
+    """Groups of the viewer's notifications between two places, in the order asked,
+    as the viewer may see them (`items`, naming every remembered actor shown);
+    `read`: how many groups the read matched before the rules of what is shown
+    (when it is the number asked for, more may follow); `last_place`: the place
+    of the last of them (None when none)."""
+
+    items: list[NotificationItem]
+    read: int
+    last_place: int | None

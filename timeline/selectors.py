@@ -38,6 +38,7 @@ from timeline.domain import (
     Notification,
     NotificationItem,
     Notifications,
+    NotificationsWindow,
     Page,
     PeoplePage,
     Profile,
@@ -1544,16 +1545,14 @@ return out
 )
 
 
-@dataclass(frozen=True, slots=True)
-class NotificationsWindow:
-    """Groups of the viewer's notifications between two places, in the order asked,
-    as the viewer may see them (`items`, naming every remembered actor shown);
-    `read`: how many groups matched before the rules of what is shown (when it is
-    the number asked for, more may follow the last)."""
-
-    items: list[NotificationItem]
-    read: int
-    last_place: int | None
+def _window_rows(replies: list) -> tuple[int, int, list[Notification]]:
+    mark, *rows = replies[0]
+    groups = [
+        found
+        for group, place, row in zip(rows[::3], rows[1::3], rows[2::3], strict=True)
+        if (found := Notification.from_json(group, float(place), row)) is not None
+    ]
+    return int(float(mark)), len(rows) // 3, groups
 
 
 def notifications_window(
@@ -1595,26 +1594,16 @@ def notifications_window(
                 *wanted,
             ],
         ),
-        lambda replies: (
-            int(float(replies[0][0])),
-            [
-                found
-                for group, place, row in zip(
-                    replies[0][1::3], replies[0][2::3], replies[0][3::3], strict=True
-                )
-                if (found := Notification.from_json(group, float(place), row))
-                is not None
-            ],
-        ),
+        _window_rows,
     )
     hidden = _hidden_queue(reads, mutes=True)
     if reads.proven_uid() != vid:
         return None
-    mark, groups = rows.value
+    mark, read, groups = rows.value
     items = _notification_items(reads, hidden, groups, mark=mark, named=ACTORS_KEPT)
     return NotificationsWindow(
         items=items,
-        read=len(groups),
+        read=read,
         last_place=groups[-1].place if groups else None,
     )
 

@@ -35,12 +35,8 @@ from api import entities
 from api.http import ApiError, Op, Reply, endpoint, iso, not_found, param, param_list
 from api.pagination import Window, link_header
 from timeline import notifications as store
-from timeline.domain import NotificationItem
-from timeline.selectors import (
-    NotificationsWindow,
-    accounts_queue,
-    notifications_window,
-)
+from timeline.domain import NotificationItem, NotificationsWindow
+from timeline.selectors import accounts_queue, notifications_window
 
 ID_SPAN = 10**6
 # Our kinds as Mastodon's types; `follow_approved` has none and is left out.
