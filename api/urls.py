@@ -8,7 +8,7 @@ import re
 
 from django.urls import re_path
 
-from api.views import accounts, apps, instance, oauth, safety
+from api.views import accounts, apps, instance, notifications, oauth, safety, search
 
 _PARAMETERS = {"id": "[0-9]{1,19}", "tag": "[^/]{1,100}"}
 
@@ -63,4 +63,17 @@ urlpatterns = [
         oauth.server_metadata,
         "oauth_metadata",
     ),
+    # Notifications and search (helper D).
+    route("api/v1/notifications", notifications.index, "notifications"),
+    route("api/v1/notifications/clear", notifications.clear, "notifications_clear"),
+    route("api/v1/notifications/<id>", notifications.detail, "notification"),
+    route(
+        "api/v1/notifications/<id>/dismiss",
+        notifications.dismiss,
+        "notification_dismiss",
+    ),
+    route("api/v2/search", search.search_v2, "search_v2"),
+    route("api/v1/tags/<tag>", search.tag_detail, "tag"),
+    route("api/v1/trends/tags", search.trends, "trends_tags"),
+    route("api/v1/trends", search.trends, "trends"),
 ]

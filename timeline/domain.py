@@ -567,3 +567,15 @@ class PeopleRows:
     owner: User
     rows: list[tuple[int, int]]
     protected: bool = False
+
+
+class NotificationsWindow:
+    """Groups of the viewer's notifications between two places, in the order asked,
+    as the viewer may see them (`items`, naming every remembered actor shown);
+    `read`: how many groups the read matched before the rules of what is shown
+    (when it is the number asked for, more may follow); `last_place`: the place
+    of the last of them (None when none)."""
+
+    items: list[NotificationItem]
+    read: int
+    last_place: int | None

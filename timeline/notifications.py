@@ -395,3 +395,26 @@ def notifications_mark_read(*, user: User, up_to: int) -> int:
         )
     )
     return int(mark)
+
+
+def notification_dismiss(
+    *, user: User, kind: str, actor: int, sid: int | None = None
+) -> bool:
+    """Take one event out of the user's notifications (the client API's dismiss):
+    the actor leaves its group, as by an undo (`unnotify_queue`: a follow's group is
+    the one its index names), and an emptied group goes. One script in the user's
+    slot; True when something changed."""
+    (changed,) = pipeline_run(
+        lambda pipe: unnotify_queue(
+            pipe, recipient=user.id, kind=kind, actor=actor, sid=sid
+        )
+    )
+    return bool(changed)
+
+
+def notifications_clear(*, user: User) -> None:
+    """Delete all of the user's notifications, with the read mark (nothing is left
+    to be read; whatever comes next is unread): one DEL in the user's slot."""
+    pipeline_run(
+        lambda pipe: pipe.delete(*store_keys(user.id), keys.notifications_read(user.id))
+    )

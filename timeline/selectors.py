@@ -38,6 +38,7 @@ from timeline.domain import (
     Notification,
     NotificationItem,
     Notifications,
+    NotificationsWindow,
     Page,
     PeoplePage,
     PeopleRows,
@@ -48,7 +49,7 @@ from timeline.domain import (
     Thread,
     Trend,
 )
-from timeline.notifications import STATUS_KINDS
+from timeline.notifications import ACTORS_KEPT, STATUS_KINDS
 from timeline.services import home_rebuild_job_id
 
 IN_COMMON_SHOWN = 3
@@ -1234,55 +1235,9 @@ def notifications_get(
         return None
     mark, newest, groups = rows.value
     shown = groups[:size]
-    actors = sorted({a for g in shown for a in g.actors})
-    sids = sorted({g.sid for g in shown if g.sid is not None})
-    users = users_queue(reads, uids=actors)
-    statuses = _statuses_queue(reads, sids)
-    authors = sorted(
-        {a for g in shown if g.kind in ("mention", "reply") for a in g.actors}
+    items = _notification_items(
+        reads, hidden, shown, mark=mark, named=NOTIFICATION_ACTORS_SHOWN
     )
-    follows = (
-        reads.queue(
-            lambda pipe: pipe.zmscore(keys.following(vid), authors),
-            lambda replies: {
-                a for a, s in zip(authors, replies[0], strict=True) if s is not None
-            },
-        )
-        if authors
-        else None
-    )
-    hide = _hidden_authors(reads, hidden, actors)
-    found = {s.id: s for s in statuses.value.statuses if s is not None}
-    items = []
-    for g in shown:
-        status = found.get(g.sid) if g.sid is not None else None
-        if g.kind in STATUS_KINDS and status is None:
-            continue  # the status is gone
-        visible = [
-            users.value[a] for a in g.actors if a in users.value and a not in hide
-        ]
-        if status is not None and g.kind in ("mention", "reply"):
-            author = users.value.get(status.author_id)
-            if author is None or (
-                author.private
-                and status.author_id not in (follows.value if follows else ())
-            ):
-                continue  # a private author's status, for their followers only
-        if not visible:
-            continue
-        count = g.count - (len(g.actors) - len(visible))
-        named = visible[:NOTIFICATION_ACTORS_SHOWN]
-        items.append(
-            NotificationItem(
-                kind=g.kind,
-                actors=named,
-                others=max(count - len(named), 0),
-                status=status,
-                at=g.at,
-                place=g.place,
-                unread=g.place > mark,
-            )
-        )
     return Notifications(
         items=items,
         cursor=shown[-1].place if len(groups) > size else None,
@@ -1639,3 +1594,210 @@ def account_by_name_get(*, reads: PageReads, username: str) -> AccountStats | No
     if owner is None:
         return None
     return found.value.get(owner.id)
+
+
+def _notification_items(
+    reads: PageReads,
+    hidden: Deferred[_Hidden] | None,
+    shown: list[Notification],
+    *,
+    mark: int,
+    named: int,
+) -> list[NotificationItem]:
+    """The groups as the proven viewer may see them, in their order, each naming at
+    most `named` actors: one round trip (the actors' names, the statuses, whom the
+    viewer follows among mentioning authors). Groups about a status that is gone,
+    and actors who are deleted, blocked either way or muted, are left out; so are
+    mentions and replies by a private author the viewer does not follow."""
+    vid = reads.proven_uid()
+    actors = sorted({a for g in shown for a in g.actors})
+    sids = sorted({g.sid for g in shown if g.sid is not None})
+    users = users_queue(reads, uids=actors)
+    statuses = _statuses_queue(reads, sids)
+    authors = sorted(
+        {a for g in shown if g.kind in ("mention", "reply") for a in g.actors}
+    )
+    follows = (
+        reads.queue(
+            lambda pipe: pipe.zmscore(keys.following(vid), authors),
+            lambda replies: {
+                a for a, s in zip(authors, replies[0], strict=True) if s is not None
+            },
+        )
+        if authors
+        else None
+    )
+    hide = _hidden_authors(reads, hidden, actors)
+    found = {s.id: s for s in statuses.value.statuses if s is not None}
+    items = []
+    for g in shown:
+        status = found.get(g.sid) if g.sid is not None else None
+        if g.kind in STATUS_KINDS and status is None:
+            continue  # the status is gone
+        visible = [
+            users.value[a] for a in g.actors if a in users.value and a not in hide
+        ]
+        if status is not None and g.kind in ("mention", "reply"):
+            author = users.value.get(status.author_id)
+            if author is None or (
+                author.private
+                and status.author_id not in (follows.value if follows else ())
+            ):
+                continue  # a private author's status, for their followers only
+        if not visible:
+            continue
+        count = g.count - (len(g.actors) - len(visible))
+        names = visible[:named]
+        items.append(
+            NotificationItem(
+                kind=g.kind,
+                actors=names,
+                others=max(count - len(names), 0),
+                status=status,
+                at=g.at,
+                place=g.place,
+                unread=g.place > mark,
+            )
+        )
+    return items
+
+
+# KEYS: the viewer's groups, rows and read mark. ARGV: 'desc' (newest first) or
+# 'asc', the highest and lowest places wanted (inclusive; '+inf', '-inf'), how many
+# groups, an actor the groups must name ('' for any), then the kinds wanted (none:
+# any). Returns the read mark, then group, place, row triples of the first groups
+# in that order that match: the groups are capped (NOTIFICATIONS_CAP), so the walk
+# over those that do not match is bounded.
+_NOTIFICATIONS_WINDOW = LuaScript(
+    """
+local desc, high, low = ARGV[1] == 'desc', ARGV[2], ARGV[3]
+local want, actor = tonumber(ARGV[4]), ARGV[5]
+local kinds, any_kind = {}, #ARGV < 6
+for i = 6, #ARGV do kinds[ARGV[i]] = true end
+local out = {redis.call('GET', KEYS[3]) or '0'}
+local found, offset, chunk = 0, 0, want + 16
+while found < want do
+  local rows
+  if desc then
+    rows = redis.call('ZREVRANGEBYSCORE', KEYS[1], high, low, 'WITHSCORES',
+                      'LIMIT', offset, chunk)
+  else
+    rows = redis.call('ZRANGEBYSCORE', KEYS[1], low, high, 'WITHSCORES',
+                      'LIMIT', offset, chunk)
+  end
+  for i = 1, #rows, 2 do
+    local row = redis.call('HGET', KEYS[2], rows[i])
+    local parsed, g = false, nil
+    if row and found < want then parsed, g = pcall(cjson.decode, row) end
+    if parsed and type(g) == 'table' then
+      local ok = any_kind or kinds[g.k]
+      if ok and actor ~= '' then
+        ok = false
+        for _, a in ipairs(g.a or {}) do
+          if tostring(a) == actor then ok = true end
+        end
+      end
+      if ok then
+        found = found + 1
+        out[#out + 1] = rows[i]
+        out[#out + 1] = rows[i + 1]
+        out[#out + 1] = row
+      end
+    end
+  end
+  if #rows < 2 * chunk then break end
+  offset = offset + chunk
+end
+return out
+"""
+)
+
+
+def _window_rows(replies: list) -> tuple[int, int, list[Notification]]:
+    mark, *rows = replies[0]
+    groups = [
+        found
+        for group, place, row in zip(rows[::3], rows[1::3], rows[2::3], strict=True)
+        if (found := Notification.from_json(group, float(place), row)) is not None
+    ]
+    return int(float(mark)), len(rows) // 3, groups
+
+
+def notifications_window(
+    *,
+    reads: PageReads,
+    high: int | None = None,
+    low: int | None = None,
+    size: int,
+    oldest_first: bool = False,
+    kinds: Iterable[str] | None = None,
+    actor: int | None = None,
+) -> NotificationsWindow | None:
+    """Up to `size` groups of the viewer's notifications with places from `high`
+    down to `low` (inclusive; None: no bound), newest first (or, `oldest_first`,
+    the oldest of them first), only of `kinds` and naming `actor` when given, with
+    the page's rules (`_notification_items`); None when the request proves no
+    viewer. Two round trips, as the page: the client API's notifications."""
+    vid = reads.claimed_uid
+    if vid is None:
+        return None
+    wanted = [] if kinds is None else sorted(set(kinds))
+    if kinds is not None and not wanted:
+        nothing = NotificationsWindow(items=[], read=0, last_place=None)
+        return nothing if reads.proven_uid() == vid else None
+    rows = reads.queue(
+        lambda pipe: _NOTIFICATIONS_WINDOW.queue(
+            pipe,
+            keys=[
+                keys.notifications(vid),
+                keys.notification_groups(vid),
+                keys.notifications_read(vid),
+            ],
+            args=[
+                "asc" if oldest_first else "desc",
+                "+inf" if high is None else int(high),
+                "-inf" if low is None else int(low),
+                size,
+                "" if actor is None else int(actor),
+                *wanted,
+            ],
+        ),
+        _window_rows,
+    )
+    hidden = _hidden_queue(reads, mutes=True)
+    if reads.proven_uid() != vid:
+        return None
+    mark, read, groups = rows.value
+    items = _notification_items(reads, hidden, groups, mark=mark, named=ACTORS_KEPT)
+    return NotificationsWindow(
+        items=items,
+        read=read,
+        last_place=groups[-1].place if groups else None,
+    )
+
+
+def tag_exists_queue(reads: ReadBatch, tag: str) -> Deferred[bool]:
+    """Queue whether a tag (as stored: `richtext.tag_wanted`) has a timeline: some
+    public status still carries it. One command in the tag's slot."""
+    return reads.queue(
+        lambda pipe: pipe.exists(keys.tag_timeline(tag)),
+        lambda replies: bool(replies[0]),
+    )
+
+
+def following_among_queue(reads: PageReads, uids: Iterable[int]) -> Deferred[set[int]]:
+    """Queue which of these users the claimed viewer follows (trusted once the
+    viewer is proven; none for a visitor). One command in the viewer's slot."""
+    vid = reads.claimed_uid
+    ask = sorted(set(uids))
+
+    def build(pipe) -> None:
+        if vid is not None and ask:
+            pipe.zmscore(keys.following(vid), ask)
+
+    def parse(replies: list) -> set[int]:
+        if vid is None or not ask or reads.proven_uid() != vid:
+            return set()
+        return {uid for uid, s in zip(ask, replies[0], strict=True) if s is not None}
+
+    return reads.queue(build, parse)

@@ -37,9 +37,11 @@ def _no_limits(settings):
 
 
 def _form(html: str, button: str) -> tuple[str, dict[str, str]]:
-    """The action and hidden fields of the form holding the button named `button`."""
+    """The action and hidden fields of the form holding the button named `button`,
+    with that button's own name and value, as a browser submits it."""
     for form in re.findall(r"<form\b.*?</form>", html, flags=re.S):
-        if re.search(rf">\s*{re.escape(button)}\s*<", form):
+        pressed = re.search(rf"<button([^>]*)>\s*{re.escape(button)}\s*<", form)
+        if pressed:
             action = re.search(r'action="([^"]*)"', form)
             fields = dict(
                 re.findall(
@@ -47,6 +49,10 @@ def _form(html: str, button: str) -> tuple[str, dict[str, str]]:
                     form,
                 )
             )
+            name = re.search(r'name="([^"]+)"', pressed[1])
+            value = re.search(r'value="([^"]*)"', pressed[1])
+            if name:
+                fields[name[1]] = value[1] if value else ""
             return unescape(action[1]) if action else "", {
                 k: unescape(v) for k, v in fields.items()
             }
@@ -77,9 +83,9 @@ def _authorize_in_browser(authorize_url: str, username: str) -> str:
         timeout=10,
     )
     assert shown.status_code == 200, shown.text[:2000]
-    code = re.search(r'<code[^>]*id="code"[^>]*>([^<]+)</code>', shown.text)
+    code = re.search(r'<input[^>]*value="([^"]+)"[^>]*data-auth-code', shown.text)
     assert code, shown.text[:3000]
-    return code[1].strip()
+    return unescape(code[1])
 
 
 def test_mastodon_py_drives_the_site(site):
@@ -159,7 +165,7 @@ def test_mastodon_py_drives_the_site(site):
         bob_app.status(first.id)
 
     # Revoking the token ends the app's access at once.
-    app.revoke_access_token()
+    app.revoke_access_token(allow_http=True)
     stale = Mastodon(access_token=token, api_base_url=site, request_timeout=10)
     with pytest.raises(MastodonUnauthorizedError):
         stale.account_verify_credentials()

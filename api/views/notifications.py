@@ -1,0 +1,243 @@
+"""Notifications: Mastodon's one Notification per event, from the site's groups.
+
+The site keeps a user's notifications grouped (`timeline.notifications`): "bob,
+carol and 3 others liked your status" is one group with a unique place (its newest
+event's time in ms, raised to stay unique) and its newest actors (up to
+ACTORS_KEPT). Mastodon's v1 list has one Notification per event. Here each
+remembered actor of a group is one event, with the id
+
+    place * ID_SPAN + actor uid % ID_SPAN
+
+so ids sort as the page does (newer group first; within a group by actor), each
+names its group (by place) and its actor, and paging with `max_id`, `since_id` and
+`min_id` is exact: a cursor that falls inside a group reads that group again and
+keeps only the ids on its side. What follows from the store, and docs/API.md says:
+
+- an event's `created_at` is its group's newest event time (the store keeps no
+  time per actor);
+- a group that gains an event moves on top with a new place, so its events get new
+  ids above the others: they show again as new, as the group is unread again on
+  the page;
+- past ACTORS_KEPT actors a group's older ones are counted, not listed;
+- "follow request approved" has no Mastodon type and is not listed.
+
+The rules of what a viewer sees (blocks either way, mutes, deleted actors, gone
+statuses, private authors' mentions) are the page's own
+(`timeline.selectors.notifications_window`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from accounts.domain import User
+from api import entities
+from api.http import ApiError, Op, Reply, endpoint, iso, not_found, param, param_list
+from api.pagination import Window, link_header
+from timeline import notifications as store
+from timeline.domain import NotificationItem, NotificationsWindow
+from timeline.selectors import accounts_queue, notifications_window
+
+ID_SPAN = 10**6
+# Our kinds as Mastodon's types; `follow_approved` has none and is left out.
+TYPE_OF = {
+    "mention": "mention",
+    "reply": "mention",
+    "like": "favourite",
+    "repost": "reblog",
+    "follow": "follow",
+    "follow_request": "follow_request",
+}
+# Every type Mastodon 4.3 knows (a known type we never send matches nothing; an
+# unknown one is ignored, as Mastodon does).
+MASTODON_TYPES = frozenset(
+    (
+        "mention",
+        "status",
+        "reblog",
+        "follow",
+        "follow_request",
+        "favourite",
+        "poll",
+        "update",
+        "admin.sign_up",
+        "admin.report",
+        "severed_relationships",
+        "moderation_warning",
+    )
+)
+GROUPED = ("like", "repost", "follow", "follow_request")
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One actor of a group: one Mastodon Notification."""
+
+    id: int
+    item: NotificationItem
+    actor: User
+
+
+def _events(window: NotificationsWindow) -> list[Event]:
+    """The events of the window's groups, newest first."""
+    out = []
+    for item in window.items:
+        if item.kind not in TYPE_OF:
+            continue
+        seen: set[int] = set()
+        for actor in item.actors:
+            event_id = item.place * ID_SPAN + actor.id % ID_SPAN
+            if event_id not in seen:  # two actors alike past ID_SPAN: one shown
+                seen.add(event_id)
+                out.append(Event(id=event_id, item=item, actor=actor))
+    out.sort(key=lambda e: e.id, reverse=True)
+    return out
+
+
+def _kinds(values) -> list[str]:
+    """Our kinds that `types[]` and `exclude_types[]` ask for."""
+    types = {t for t in param_list(values, "types") if t in MASTODON_TYPES}
+    excluded = set(param_list(values, "exclude_types"))
+    return [
+        kind
+        for kind, type_ in TYPE_OF.items()
+        if (not types or type_ in types) and type_ not in excluded
+    ]
+
+
+def _group_key(event: Event) -> str:
+    item = event.item
+    if item.kind not in GROUPED:
+        return f"ungrouped-{event.id}"
+    if item.status is not None:
+        return f"{TYPE_OF[item.kind]}-{item.status.id}"
+    return f"{TYPE_OF[item.kind]}-{item.at // store.DAY_MS}"
+
+
+def _entities(request, events: list[Event]) -> list[dict]:
+    """Notification entities: the actors' accounts and the statuses' authors read
+    in one round trip."""
+    reads = request.reads
+    urls = entities.Urls.of(request)
+    actors = accounts_queue(reads, {e.actor.id for e in events})
+    statuses = {e.item.status.id: e.item.status for e in events if e.item.status}
+    related = entities.related_get(reads, statuses.values())
+    shown: dict[int, dict | None] = {}
+    out = []
+    for event in events:
+        stats = actors.value.get(event.actor.id)
+        if stats is None:
+            continue  # deleted since the page's first read
+        entity = {
+            "id": str(event.id),
+            "type": TYPE_OF[event.item.kind],
+            "group_key": _group_key(event),
+            "created_at": iso(event.item.at / 1000),
+            "account": entities.account(stats, urls),
+        }
+        status = event.item.status
+        if status is not None:
+            if status.id not in shown:
+                shown[status.id] = entities.status(status, related, urls)
+            if shown[status.id] is None:
+                continue
+            entity["status"] = shown[status.id]
+        out.append(entity)
+    return out
+
+
+def _window(request, **bounds) -> NotificationsWindow:
+    found = notifications_window(reads=request.reads, **bounds)
+    if found is None:
+        raise ApiError(401, "The access token is invalid")
+    return found
+
+
+def notifications_list(request) -> Reply:
+    """The viewer's notifications, newest first, one per event (see the module)."""
+    values = request.GET
+    window = Window.of(request, default=40, maximum=80)
+    kinds = _kinds(values)
+    raw_actor = param(values, "account_id")
+    if raw_actor is not None and not raw_actor.isdecimal():
+        kinds = []  # no such account: nothing of it
+    actor = int(raw_actor) if raw_actor and raw_actor.isdecimal() else None
+    floor = window.floor
+    size = window.limit + 1  # groups: each shown one gives at least one event
+    found = _window(
+        request,
+        high=window.max_id // ID_SPAN if window.max_id is not None else None,
+        low=floor // ID_SPAN if floor is not None else None,
+        size=size,
+        oldest_first=window.from_oldest,
+        kinds=kinds,
+        actor=actor,
+    )
+    events = [
+        e
+        for e in _events(found)
+        if (window.max_id is None or e.id < window.max_id)
+        and (floor is None or e.id > floor)
+        and (actor is None or e.actor.id == actor)
+    ]
+    more = found.read == size  # the read stopped at its bound: there may be more
+    last = found.last_place
+    if window.from_oldest:
+        page = events[-window.limit :]
+        newer = page[0].id if page else None
+        if len(events) <= window.limit and more and last is not None:
+            newer = last * ID_SPAN + ID_SPAN - 1  # every group read was considered
+        older = page[-1].id if page else None
+    else:
+        page = events[: window.limit]
+        newer = page[0].id if page else None
+        older = None
+        if len(events) > window.limit:
+            older = page[-1].id
+        elif more and last is not None:
+            older = last * ID_SPAN  # below every group read
+    return Reply(
+        _entities(request, page),
+        headers=link_header(request, next_max_id=older, prev_min_id=newer),
+    )
+
+
+def _event(request, nid: int) -> Event:
+    """The viewer's notification with this id (404 when it is not, or not shown)."""
+    place = nid // ID_SPAN
+    found = _window(request, high=place, low=place, size=1, kinds=list(TYPE_OF))
+    for event in _events(found):
+        if event.id == nid:
+            return event
+    raise not_found()
+
+
+def notification_show(request, id: str) -> dict:
+    event = _event(request, int(id))
+    shown = _entities(request, [event])
+    if not shown:
+        raise not_found()
+    return shown[0]
+
+
+def notification_dismiss(request, id: str) -> dict:
+    """Take one notification out: on the page its actor leaves the group."""
+    event = _event(request, int(id))
+    store.notification_dismiss(
+        user=request.user,
+        kind=event.item.kind,
+        actor=event.actor.id,
+        sid=event.item.status.id if event.item.status is not None else None,
+    )
+    return {}
+
+
+def notifications_clear(request) -> dict:
+    store.notifications_clear(user=request.user)
+    return {}
+
+
+index = endpoint(GET=Op(notifications_list, scope="read:notifications"))
+detail = endpoint(GET=Op(notification_show, scope="read:notifications"))
+dismiss = endpoint(POST=Op(notification_dismiss, scope="write:notifications"))
+clear = endpoint(POST=Op(notifications_clear, scope="write:notifications"))

@@ -1,0 +1,141 @@
+"""Search, tags and trending tags.
+
+`/api/v2/search` finds accounts with the site's people search (a username or
+display name prefix, `timeline.selectors.people_search`) and hashtags among what
+the site can answer without walking its keys: the tag itself when a public status
+still carries it (its timeline exists), and the trending tags (those the global
+page shows, `trends_queue`) that start with the query. Statuses are never found:
+the site has no full-text index (`statuses` is always `[]`).
+
+A Tag's `history` comes from the trend counts, which the site keeps by the hour for
+TRENDS_HOURS hours only: one entry, today, with the uses of those hours; Mastodon's
+`accounts` (how many people) is not counted, and is given as the uses (a bound).
+"""
+
+from __future__ import annotations
+
+import time
+
+from api import entities
+from api.http import OPTIONAL, ApiError, Op, Reply, endpoint, flag, not_found, param
+from timeline import richtext
+from timeline.domain import Trend
+from timeline.selectors import (
+    accounts_queue,
+    following_among_queue,
+    people_search,
+    tag_exists_queue,
+    trends_queue,
+)
+
+TYPES = ("accounts", "hashtags", "statuses")
+TRENDS_LIMIT_DEFAULT = 10
+TRENDS_LIMIT_MAX = 20
+
+
+def _number(values, name: str, default: int, maximum: int | None = None) -> int:
+    raw = param(values, name)
+    if raw in (None, ""):
+        return default
+    try:
+        value = int(raw)
+    except ValueError as error:
+        raise ApiError(400, f"{name} must be a number") from error
+    if value < 0:
+        raise ApiError(
+            400, "Pagination values for `offset` and `limit` must be positive"
+        )
+    return min(value, maximum) if maximum is not None else value
+
+
+def _history(uses: int | None) -> list[dict]:
+    if not uses:
+        return []
+    today = int(time.time() // 86_400 * 86_400)
+    return [{"day": str(today), "uses": str(uses), "accounts": str(uses)}]
+
+
+def _tag(name: str, trends: dict[str, int], urls: entities.Urls) -> dict:
+    return entities.tag(name, urls, history=_history(trends.get(name)))
+
+
+def search(request) -> dict:
+    """Accounts and hashtags matching `q` (see the module); statuses: none."""
+    values = request.GET
+    query = (param(values, "q") or "").strip()
+    if not query:
+        raise ApiError(400, "param is missing or the value is empty: q")
+    wanted = param(values, "type")
+    kinds = (wanted,) if wanted in TYPES else TYPES
+    limit = max(_number(values, "limit", 20, 40), 1)
+    offset = _number(values, "offset", 0)
+    signed_in = request.reads.claimed_uid is not None
+    if not signed_in and flag(values, "resolve"):
+        raise ApiError(
+            401,
+            "Search queries that resolve remote resources are not supported "
+            "without authentication",
+        )
+    if not signed_in and offset:
+        raise ApiError(
+            401, "Search queries pagination is not supported without authentication"
+        )
+    reads = request.reads
+    urls = entities.Urls.of(request)
+    tag = richtext.tag_wanted(query.removeprefix("#"))
+    # The tag reads ride in the first round trip, with the people search's.
+    exists = tag_exists_queue(reads, tag) if tag and "hashtags" in kinds else None
+    trending = trends_queue(reads) if "hashtags" in kinds else None
+    accounts: list[dict] = []
+    if "accounts" in kinds:
+        found = people_search(reads=reads, query=query)[offset : offset + limit]
+        uids = [user.id for user in found]
+        stats = accounts_queue(reads, uids)
+        followed = (
+            following_among_queue(reads, uids)
+            if flag(values, "following") and signed_in
+            else None
+        )
+        keep = followed.value if followed is not None else set(uids)
+        accounts = entities.accounts(
+            [user for user in found if user.id in keep], stats.value, urls
+        )
+    hashtags: list[dict] = []
+    if trending is not None:
+        counts = {trend.tag: trend.count for trend in trending.value}
+        prefix = richtext.tag_key(query.removeprefix("#"))
+        names = [tag] if exists is not None and exists.value else []
+        names += [t for t in counts if t.startswith(prefix) and t not in names]
+        hashtags = [_tag(name, counts, urls) for name in names[offset:]][:limit]
+    return {"accounts": accounts, "statuses": [], "hashtags": hashtags}
+
+
+def tag_show(request, tag: str) -> dict:
+    """A tag some public status carries, or that trends; 404 for any other."""
+    wanted = richtext.tag_wanted(tag)
+    if wanted is None:
+        raise not_found()
+    exists = tag_exists_queue(request.reads, wanted)
+    trending = trends_queue(request.reads)
+    counts = {trend.tag: trend.count for trend in trending.value}
+    if not exists.value and wanted not in counts:
+        raise not_found()
+    return _tag(wanted, counts, entities.Urls.of(request))
+
+
+def trends_tags(request) -> Reply:
+    """The tags the global page shows as trending, most used first."""
+    values = request.GET
+    limit = max(_number(values, "limit", TRENDS_LIMIT_DEFAULT, TRENDS_LIMIT_MAX), 1)
+    offset = _number(values, "offset", 0)
+    trends: list[Trend] = trends_queue(request.reads).value
+    counts = {trend.tag: trend.count for trend in trends}
+    urls = entities.Urls.of(request)
+    shown = trends[offset : offset + limit]
+    return Reply([_tag(trend.tag, counts, urls) for trend in shown])
+
+
+search_v2 = endpoint(GET=Op(search, scope="read:search", auth=OPTIONAL))
+# Mastodon answers these two to anyone, with or without a token (no scope asked).
+tag_detail = endpoint(GET=Op(tag_show, auth=OPTIONAL))
+trends = endpoint(GET=Op(trends_tags, auth=OPTIONAL))

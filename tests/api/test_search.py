@@ -1,0 +1,133 @@
+"""The client API's search (accounts and hashtags), tags and trending tags."""
+
+from __future__ import annotations
+
+import pytest
+
+from accounts import services as account_services
+from tests.api.helpers import api_client, token_for
+from tests.helpers import make_user, run_jobs
+from tests.roundtrips import RoundTripCounter
+from timeline import blocks, services
+
+
+@pytest.fixture(autouse=True)
+def _backend(redis_backend, settings):
+    settings.RATE_LIMIT_POST = "off"
+    settings.RATE_LIMIT_FOLLOW = "off"
+
+
+@pytest.fixture
+def people():
+    found = {name: make_user(name) for name in ("alice", "albert", "bob", "alfred")}
+    account_services.profile_update(user=found["bob"], name="Alan Bobson", bio="")
+    return found
+
+
+def search(client, query: str) -> dict:
+    response = client.get("/api/v2/search" + query)
+    assert response.status_code == 200, response.content
+    return response.json()
+
+
+def names(found: dict) -> list[str]:
+    return sorted(a["username"] for a in found["accounts"])
+
+
+def post_tagged(author, *texts) -> None:
+    for text in texts:
+        services.status_create(author=author, text=text)
+    run_jobs()
+
+
+def test_accounts_are_found_by_name_prefix(people):
+    client = api_client(token_for(people["alice"]))
+    found = search(client, "?q=al")
+    assert names(found) == ["albert", "alfred", "alice", "bob"]  # Alan Bobson too
+    assert found["statuses"] == []
+    albert = next(a for a in found["accounts"] if a["username"] == "albert")
+    assert albert["id"] == str(people["albert"].id)
+    assert albert["followers_count"] == 0
+    assert names(search(client, "?q=%40alf")) == ["alfred"]
+    assert len(search(client, "?q=al&limit=2")["accounts"]) == 2
+    rest = search(client, "?q=al&type=accounts&limit=2&offset=2")
+    assert len(rest["accounts"]) == 2
+    assert rest["hashtags"] == []
+    # Mastodon.py's own parameters are accepted and ignored.
+    assert names(search(client, "?q=alb&resolve=1&exclude_unreviewed=1")) == ["albert"]
+
+
+def test_search_leaves_out_the_blocked_and_can_ask_for_followees(people):
+    alice = people["alice"]
+    blocks.block_create(blocker=people["alfred"], blocked_id=alice.id)
+    services.follow_create(follower=alice, followee_id=people["albert"].id)
+    run_jobs()
+    client = api_client(token_for(alice))
+    assert names(search(client, "?q=al")) == ["albert", "alice", "bob"]
+    assert names(search(client, "?q=al&following=1")) == ["albert"]
+    assert names(search(client, "?q=al&following=0")) == ["albert", "alice", "bob"]
+
+
+def test_hashtags_are_the_tag_itself_and_trending_ones_with_the_prefix(people):
+    alice = people["alice"]
+    post_tagged(alice, "I like #python", "#pythonista here", "#pythonic code", "#rust")
+    client = api_client(token_for(alice))
+    found = search(client, "?q=%23python&type=hashtags")
+    tags = [t["name"] for t in found["hashtags"]]
+    assert tags[0] == "python"  # the tag itself first
+    assert sorted(tags) == ["python", "pythonic", "pythonista"]
+    assert found["accounts"] == []
+    tag = found["hashtags"][0]
+    assert tag["url"] == "http://testserver/tags/python/"
+    (today,) = tag["history"]
+    assert today["uses"] == "1"
+    assert isinstance(today["day"], str)
+    # A tag that no public status carries is not found; nor statuses ever.
+    assert search(client, "?q=nothinghere")["hashtags"] == []
+    both = search(client, "?q=rust")
+    assert [t["name"] for t in both["hashtags"]] == ["rust"]
+
+
+def test_a_tag_and_the_trending_tags(people):
+    alice = people["alice"]
+    post_tagged(alice, "#Django one", "#django two", "#redis three")
+    client = api_client()
+    tag = client.get("/api/v1/tags/Django")
+    assert tag.status_code == 200
+    assert tag.json()["name"] == "django"
+    assert tag.json()["history"][0]["uses"] == "2"
+    assert client.get("/api/v1/tags/nosuchtag").status_code == 404
+    assert client.get("/api/v1/tags/123").status_code == 404
+    trends = client.get("/api/v1/trends/tags")
+    assert trends.status_code == 200
+    assert [t["name"] for t in trends.json()] == ["django", "redis"]
+    assert [t["name"] for t in client.get("/api/v1/trends/tags?limit=1").json()] == [
+        "django"
+    ]
+
+
+def test_search_asks_for_q_and_a_token_to_resolve(people):
+    client = api_client(token_for(people["alice"]))
+    missing = client.get("/api/v2/search")
+    assert missing.status_code == 400
+    assert missing.json() == {"error": "param is missing or the value is empty: q"}
+    anonymous = api_client()
+    assert names(search(anonymous, "?q=alb")) == ["albert"]
+    assert anonymous.get("/api/v2/search?q=alb&resolve=true").status_code == 401
+    assert anonymous.get("/api/v2/search?q=alb&offset=1").status_code == 401
+    assert client.get("/api/v2/search?q=al&limit=-1").status_code == 400
+    no_scope = api_client(token_for(people["alice"], scopes=("write",)))
+    assert no_scope.get("/api/v2/search?q=al").status_code == 403
+
+
+@pytest.mark.real_redis
+def test_search_costs_three_round_trips(people):
+    post_tagged(people["alice"], "#alpha and #alps")
+    client = api_client(token_for(people["alice"]))
+    client.get("/api/v2/search?q=al")
+    with RoundTripCounter() as counter:
+        found = search(client, "?q=al")
+    assert counter.most_per_node <= 1
+    assert counter.count == 3
+    assert len(found["accounts"]) == 4
+    assert sorted(t["name"] for t in found["hashtags"]) == ["alpha", "alps"]
