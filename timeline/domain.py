@@ -569,6 +569,7 @@ class PeopleRows:
     protected: bool = False
 
 
+@dataclass(frozen=True, slots=True)
 class NotificationsWindow:
     """Groups of the viewer's notifications between two places, in the order asked,
     as the viewer may see them (`items`, naming every remembered actor shown);
