@@ -121,20 +121,34 @@ return out
 
 
 # KEYS: an author's posts, outbox and fan-out mode. ARGV: the newest id wanted
-# (or +inf), how many. Returns 0 when the author is pushed (a stale merge entry: read
-# nothing); else 1, the id below which the outbox keeps nothing the posts hold (0:
-# none), then sid, JSON pairs of the newest statuses from the outbox.
+# (or +inf), how many, the lowest id wanted (or -inf), and 'asc' to read the oldest
+# above it rather than the newest below the top. Returns 0 when the author is
+# pushed (a stale merge entry: read nothing); else 1, the id below which the outbox
+# keeps nothing the posts hold (0: none), then sid, JSON pairs of the statuses read
+# from the outbox (the outbox keeps the newest: read upwards, what it lacks comes
+# first and is skipped).
 _OUTBOX_READ = LuaScript(
     """
 if redis.call('EXISTS', KEYS[3]) == 0 then return {0} end
-local ids = redis.call('ZREVRANGEBYSCORE', KEYS[1], ARGV[1], '-inf',
-                      'LIMIT', 0, tonumber(ARGV[2]))
+local up = ARGV[4] == 'asc'
+local ids
+if up then
+  ids = redis.call('ZRANGEBYSCORE', KEYS[1], ARGV[3], ARGV[1],
+                   'LIMIT', 0, tonumber(ARGV[2]))
+else
+  ids = redis.call('ZREVRANGEBYSCORE', KEYS[1], ARGV[1], ARGV[3],
+                   'LIMIT', 0, tonumber(ARGV[2]))
+end
 local out = {1, 0}
 for _, sid in ipairs(ids) do
   local row = redis.call('HGET', KEYS[2], sid)
-  if not row then out[2] = sid break end
-  out[#out + 1] = sid
-  out[#out + 1] = row
+  if not row then
+    out[2] = sid
+    if not up then break end
+  else
+    out[#out + 1] = sid
+    out[#out + 1] = row
+  end
 end
 return out
 """
@@ -142,7 +156,12 @@ return out
 
 
 def _pulled_queue(
-    reads: ReadBatch, authors: list[int], max_id: int | None, size: int
+    reads: ReadBatch,
+    authors: list[int],
+    max_id: int | None,
+    size: int,
+    low: str = "-inf",
+    ascending: bool = False,
 ) -> Deferred[tuple[int, list[Status]]]:
     """Queue reads of the newest statuses of pulled authors from their outboxes:
     one script call per author, in the same round trip. The value: the floor
@@ -159,7 +178,7 @@ def _pulled_queue(
                     keys.outbox(author),
                     keys.fanout_mode(author),
                 ],
-                args=[top, size + 1],
+                args=[top, size + 1, low, "asc" if ascending else "desc"],
             )
 
     def parse(replies: list) -> tuple[int, list[Status]]:
@@ -179,14 +198,19 @@ def _pulled_queue(
 
 
 def _merged(
-    ids: list[int], found: list[Status | None], pulled: tuple[int, list[Status]]
+    ids: list[int],
+    found: list[Status | None],
+    pulled: tuple[int, list[Status]],
+    size: int | None = None,
+    ascending: bool = False,
 ) -> tuple[list[int], list[Status | None]]:
     """Merge a home page's ids (one past the size) with pulled authors' statuses.
 
     Each source gave its newest statuses up to the cursor, one past the page size,
     so the newest of their union are exact; a status in both (pushed before its
     author was pulled) shows once; nothing below an outbox's floor is shown, so a
-    page never skips a pulled status that an outbox no longer keeps.
+    page never skips a pulled status that an outbox no longer keeps. Read upwards
+    (`ascending`, above a `min_id`), the oldest of the union are the exact ones.
     """
     floor, statuses = pulled
     if not statuses and not floor:
@@ -194,21 +218,37 @@ def _merged(
     by_id: dict[int, Status | None] = dict(zip(ids, found, strict=True))
     for status in statuses:
         by_id[status.id] = status
-    merged = sorted((sid for sid in by_id if sid >= floor), reverse=True)
-    merged = merged[: settings.TIMELINE_PAGE_SIZE + 1]
+    size = settings.TIMELINE_PAGE_SIZE if size is None else size
+    merged = sorted((sid for sid in by_id if sid >= floor), reverse=not ascending)
+    merged = merged[: size + 1]
+    if ascending:
+        merged.reverse()
     return merged, [by_id[sid] for sid in merged]
 
 
 def _ids_queue(
-    reads: ReadBatch, key: str, max_id: int | None, size: int
+    reads: ReadBatch,
+    key: str,
+    max_id: int | None,
+    size: int,
+    low: str = "-inf",
+    ascending: bool = False,
 ) -> Deferred[list[int]]:
-    """Queue a read of a timeline's ids from `max_id` down, one past the page size."""
+    """Queue a read of a timeline's ids from `max_id` down to `low`, one past the
+    page size, newest first; `ascending`: the oldest ones above `low`."""
     top = max_id if max_id is not None else "+inf"
 
     def build(pipe) -> None:
-        pipe.zrevrangebyscore(key, top, "-inf", start=0, num=size + 1)
+        if ascending:
+            pipe.zrangebyscore(key, low, top, start=0, num=size + 1)
+        else:
+            pipe.zrevrangebyscore(key, top, low, start=0, num=size + 1)
 
-    return reads.queue(build, lambda replies: [int(sid) for sid in replies[0]])
+    def parse(replies: list) -> list[int]:
+        found = [int(sid) for sid in replies[0]]
+        return found[::-1] if ascending else found
+
+    return reads.queue(build, parse)
 
 
 @dataclass(frozen=True, slots=True)
@@ -449,12 +489,51 @@ def home_get(*, reads: PageReads, max_id: int | None = None) -> Home | None:
     first round trip proved that claim. The popular people ride in the first round
     trip too, so an empty home still costs two.
     """
+    read = _home_read(
+        reads,
+        size=settings.TIMELINE_PAGE_SIZE,
+        max_id=max_id,
+        suggest=max_id is None,
+    )
+    if read is None:
+        return None
+    return Home(
+        page=_page(read.ids, read.found, read.size, cards=read.cards()),
+        suggestions=read.suggestions,
+        catching_up=read.catching_up,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _HomeRead:
+    """A home's ids (one past `size`, newest first) and their statuses (None for
+    those gone or hidden), pulled authors merged; their cards are read on demand
+    (`cards()`: on a Cluster, one more round trip)."""
+
+    ids: list[int]
+    found: list[Status | None]
+    size: int
+    cards: Callable[[], dict[int, Card]]
+    suggestions: list[User]
+    catching_up: bool
+
+
+def _home_read(
+    reads: PageReads,
+    *,
+    size: int,
+    max_id: int | None,
+    low: str = "-inf",
+    ascending: bool = False,
+    suggest: bool = False,
+) -> _HomeRead | None:
+    """Read a home's window (`_ids_queue`'s bounds) with every rule of the home
+    page: pulled authors merged, blocks and mutes left out, a repost shown once."""
     if reads.claimed_uid is None:
         return None
-    size = settings.TIMELINE_PAGE_SIZE
     uid = reads.claimed_uid
-    ids = _ids_queue(reads, keys.home(uid), max_id, size)
-    popular = _candidates_queue(reads, SUGGESTIONS) if max_id is None else None
+    ids = _ids_queue(reads, keys.home(uid), max_id, size, low, ascending)
+    popular = _candidates_queue(reads, SUGGESTIONS) if suggest else None
     pulls = reads.queue(
         lambda pipe: pipe.zrange(keys.pulls(uid), 0, -1),
         lambda replies: [int(a) for a in replies[0]],
@@ -474,7 +553,9 @@ def home_get(*, reads: PageReads, max_id: int | None = None) -> Home | None:
     hide = _hidden_known(reads, hidden).authors
     pulled_authors = [a for a in pulls.value if a not in hide]
     pulled = (
-        _pulled_queue(reads, pulled_authors, max_id, size) if pulled_authors else None
+        _pulled_queue(reads, pulled_authors, max_id, size, low, ascending)
+        if pulled_authors
+        else None
     )
     # Their authors are known already: their cards ride in this round trip too.
     pulled_cards = _cards_queue(reads, pulled_authors) if pulled_authors else None
@@ -491,16 +572,25 @@ def home_get(*, reads: PageReads, max_id: int | None = None) -> Home | None:
         pulled_statuses, more_cards = _pulled_checked(
             reads, uid, pulled_statuses, set(pulled_authors)
         )
-        page_ids, page_found = _merged(page_ids, page_found, (floor, pulled_statuses))
+        page_ids, page_found = _merged(
+            page_ids, page_found, (floor, pulled_statuses), size, ascending
+        )
     # Fan-out keeps them out of the home; what raced a block or mute goes here.
     page_found = _reposts_once(_without_hidden(reads, hidden, page_found))
-    cards = _with_cards(reads, found.value)
-    if pulled_cards is not None:
-        cards.update(pulled_cards.value)
-    if more_cards is not None:
-        cards.update(more_cards.value)
-    return Home(
-        page=_page(page_ids, page_found, size, cards=cards),
+
+    def cards() -> dict[int, Card]:
+        found_cards = _with_cards(reads, found.value)
+        if pulled_cards is not None:
+            found_cards.update(pulled_cards.value)
+        if more_cards is not None:
+            found_cards.update(more_cards.value)
+        return found_cards
+
+    return _HomeRead(
+        ids=page_ids,
+        found=page_found,
+        size=size,
+        cards=cards,
         suggestions=suggestions.value if suggestions is not None else [],
         # No stamp: away too long, the rebuild is queued after this page.
         catching_up=rebuilding.value or reads.seen_day.value is None,
@@ -547,7 +637,11 @@ def _pulled_checked(
 
 
 def _global_ids_queue(
-    reads: ReadBatch, max_id: int | None, size: int
+    reads: ReadBatch,
+    max_id: int | None,
+    size: int,
+    low: str = "-inf",
+    ascending: bool = False,
 ) -> Deferred[list[int]]:
     """Queue a read of the global timeline's ids from `max_id` down, one past the
     page size, merged from its partitions (one plain range read each).
@@ -555,14 +649,18 @@ def _global_ids_queue(
     A partition that dropped old statuses ends with a marker (the member 0,
     `timeline.services._GLOBAL_ADD`), read in the same round trip: ids of any
     partition below the highest marker are cut, so a page never skips what a
-    partition dropped, even for a cursor older than the drop.
+    partition dropped, even for a cursor older than the drop. `low` and
+    `ascending` bound the read as `_ids_queue`'s.
     """
     top = max_id if max_id is not None else "+inf"
     partitions = keys.global_partitions()
 
     def build(pipe) -> None:
         for partition in partitions:
-            pipe.zrevrangebyscore(partition, top, "-inf", start=0, num=size + 1)
+            if ascending:
+                pipe.zrangebyscore(partition, low, top, start=0, num=size + 1)
+            else:
+                pipe.zrevrangebyscore(partition, top, low, start=0, num=size + 1)
             pipe.zscore(partition, 0)
 
     def parse(replies: list) -> list[int]:
@@ -574,8 +672,11 @@ def _global_ids_queue(
                 # have been dropped (even above an old cursor), so none is shown.
                 floor = max(floor, int(marker) + 1)
             merged.extend(sid for sid in (int(x) for x in reply) if sid != 0)
-        merged.sort(reverse=True)
-        return [sid for sid in merged[: size + 1] if sid >= floor]
+        merged.sort(reverse=not ascending)
+        # Below the floor is at the end of a downward read: cutting it first or
+        # last is the same there; read upwards it must go first.
+        kept = [sid for sid in merged if sid >= floor][: size + 1]
+        return kept[::-1] if ascending else kept
 
     return reads.queue(build, parse)
 
@@ -607,16 +708,29 @@ def _public_page(
     """A page of a timeline everyone may read (`ids_queue(n)` queues the read of
     one past n ids), without what the viewer must not see: two round trips."""
     size = settings.TIMELINE_PAGE_SIZE
+    ids, statuses, read, found = _public_read(reads, ids_queue, size)
+    return _page(ids, statuses, size, read=read, cards=_with_cards(reads, found))
+
+
+def _public_read(
+    reads: PageReads,
+    ids_queue: Callable[[int], Deferred[list[int]]],
+    size: int,
+    ascending: bool = False,
+) -> tuple[list[int], list[Status | None], int, _Found]:
+    """The ids, statuses (None for those hidden or gone), how many ids were asked
+    for, and the read, of a window of `size` of a timeline everyone may read."""
     hidden = _hidden_queue(reads, mutes=False)
     read = size + 1 if hidden is None else 2 * size + 1
     ids = ids_queue(read - 1).value
     known = _hidden_known(reads, hidden)
     if not known.authors and not known.unread:
         read = size + 1
-        ids = ids[:read]
+        # Newest first: a window read upwards keeps its oldest ones.
+        ids = ids[-read:] if ascending else ids[:read]
     found = _statuses_queue(reads, ids).value
     statuses = _without_hidden(reads, hidden, found.statuses)
-    return _page(ids, statuses, size, read=read, cards=_with_cards(reads, found))
+    return ids, statuses, read, found
 
 
 def _admitted_queue(reads: PageReads, owner_id: int) -> Deferred[bool] | None:
@@ -1471,3 +1585,164 @@ def statuses_by_id_queue(reads: ReadBatch, sids: list[int]) -> Deferred[_Found]:
     whether they liked and reposted each (`.statuses`: None for each one gone): the
     client API's originals of reposts, and any status it names by id."""
     return _statuses_queue(reads, sids)
+
+
+# Windows of timelines for the client API (Mastodon's `max_id`, `since_id`,
+# `min_id`, `limit`): the same reads and rules as the pages above, any size, with
+# a floor, read upwards for `min_id`. Ids here are exclusive bounds, as Mastodon's.
+
+
+@dataclass(frozen=True, slots=True)
+class StatusWindow:
+    """Statuses of a window of a timeline, newest first; `older`: the exclusive
+    `max_id` of the window below (None: nothing older was seen)."""
+
+    statuses: list[Status]
+    older: int | None
+
+
+def _bounds(
+    max_id: int | None, since_id: int | None, min_id: int | None
+) -> tuple[int | None, str, bool]:
+    """The inclusive top, the low bound and the direction of a window's read."""
+    top = max_id - 1 if max_id is not None else None
+    floor = min_id if min_id is not None else since_id
+    low = f"({floor}" if floor is not None else "-inf"
+    return top, low, min_id is not None
+
+
+def _window(
+    ids: list[int],
+    found: list[Status | None],
+    size: int,
+    *,
+    ascending: bool,
+    read: int | None = None,
+) -> StatusWindow:
+    """Cut a window as `_page` cuts a page; read upwards, its oldest shown ones."""
+    if not ascending:
+        page = _page(ids, found, size, read=read)
+        older = page.next_max_id + 1 if page.next_max_id is not None else None
+        return StatusWindow(statuses=page.statuses, older=older)
+    page = _page(ids[::-1], found[::-1], size, read=read)
+    statuses = page.statuses[::-1]
+    return StatusWindow(statuses=statuses, older=statuses[-1].id if statuses else None)
+
+
+def home_window(
+    *,
+    reads: PageReads,
+    size: int,
+    max_id: int | None = None,
+    since_id: int | None = None,
+    min_id: int | None = None,
+) -> StatusWindow | None:
+    """A window of the viewer's home with every rule of the home page
+    (`_home_read`); None when the request proves no viewer. Two round trips, a
+    third only for a home that merges pulled authors' replies or reposts."""
+    top, low, ascending = _bounds(max_id, since_id, min_id)
+    read = _home_read(reads, size=size, max_id=top, low=low, ascending=ascending)
+    if read is None:
+        return None
+    return _window(read.ids, read.found, size, ascending=ascending)
+
+
+def global_window(
+    *,
+    reads: PageReads,
+    size: int,
+    max_id: int | None = None,
+    since_id: int | None = None,
+    min_id: int | None = None,
+) -> StatusWindow:
+    """A window of everyone's statuses, as `global_page`."""
+    top, low, ascending = _bounds(max_id, since_id, min_id)
+    ids, found, read, _ = _public_read(
+        reads,
+        lambda n: _global_ids_queue(reads, top, n, low, ascending),
+        size,
+        ascending,
+    )
+    return _window(ids, found, size, ascending=ascending, read=read)
+
+
+def tag_window(
+    *,
+    reads: PageReads,
+    tag: str,
+    size: int,
+    max_id: int | None = None,
+    since_id: int | None = None,
+    min_id: int | None = None,
+) -> StatusWindow | None:
+    """A window of a tag's statuses, as `tag_page`; None: not a tag."""
+    wanted = richtext.tag_wanted(tag)
+    if wanted is None:
+        return None
+    key = keys.tag_timeline(wanted)
+    top, low, ascending = _bounds(max_id, since_id, min_id)
+    ids, found, read, _ = _public_read(
+        reads, lambda n: _ids_queue(reads, key, top, n, low, ascending), size, ascending
+    )
+    return _window(ids, found, size, ascending=ascending, read=read)
+
+
+def account_statuses_window(
+    *,
+    reads: PageReads,
+    uid: int,
+    size: int,
+    max_id: int | None = None,
+    since_id: int | None = None,
+    min_id: int | None = None,
+    exclude_replies: bool = False,
+    exclude_reblogs: bool = False,
+    tagged: str | None = None,
+) -> StatusWindow | None:
+    """A window of a user's statuses as their profile shows them (nothing across a
+    block either way, nothing of a private account but to its owner and approved
+    followers, no reposts of people blocked either way); None: no such user.
+
+    `exclude_replies` leaves out replies to others (one's own threads stay, as
+    Mastodon's), `exclude_reblogs` reposts, `tagged` statuses without that tag: a
+    window may show fewer than `size`, its `older` still pages on. Two round trips.
+    """
+    top, low, ascending = _bounds(max_id, since_id, min_id)
+    hidden = _hidden_queue(reads, mutes=False)
+    owner_d = users_queue(reads, uids=[uid])
+    ids_d = _ids_queue(reads, keys.posts(uid), top, size, low, ascending)
+    between = _between_queue(reads, uid)
+    admitted = _admitted_queue(reads, uid)
+    owner = owner_d.value.get(uid)
+    if owner is None:
+        return None
+    proven = reads.proven_uid() == reads.claimed_uid
+    blocks, blocked_by, _ = (
+        between.value if between is not None and proven else (False, False, False)
+    )
+    if blocks or blocked_by or _protected(reads, owner, admitted):
+        return StatusWindow(statuses=[], older=None)
+    wanted = richtext.tag_wanted(tagged) if tagged else None
+    if tagged and wanted is None:
+        return StatusWindow(statuses=[], older=None)
+    ids = ids_d.value
+    found = _without_hidden(reads, hidden, _statuses_queue(reads, ids).value.statuses)
+
+    def kept(status: Status) -> bool:
+        if exclude_reblogs and status.repost_of is not None:
+            return False
+        if exclude_replies and status.reply_uid not in (None, status.author_id):
+            return False
+        return wanted is None or wanted in richtext.hashtags(status.text)
+
+    found = [s if s is not None and kept(s) else None for s in found]
+    return _window(ids, found, size, ascending=ascending)
+
+
+def repost_id_queue(reads: ReadBatch, *, uid: int, original_id: int) -> Deferred[int]:
+    """Queue the read of the id of `uid`'s repost of a status (None: none), in the
+    original's slot (`timeline.social`'s reposts zset)."""
+    return reads.queue(
+        lambda pipe: pipe.zscore(keys.reposts(original_id), uid),
+        lambda replies: int(replies[0]) if replies[0] is not None else None,
+    )
