@@ -258,13 +258,22 @@ class _Found:
 
     statuses: list[Status | None]
     cards: dict[int, Card] | None
+    # With `related` (the client API, one server): the authors with their counts,
+    # and reposts' originals with theirs and the viewer's state.
+    accounts: dict[int, AccountStats] | None = None
+    originals: dict[int, Status] | None = None
 
 
-def _statuses_queue(reads: ReadBatch, sids: list[int]) -> Deferred[_Found]:
+def _statuses_queue(
+    reads: ReadBatch, sids: list[int], related: bool = False
+) -> Deferred[_Found]:
     """Queue a read of these statuses, their counts and, for a proven viewer,
     whether they liked and reposted each (None in place of each one that is gone),
-    and, on one server, their authors' cards."""
+    and, on one server, their authors' cards (`related`: their authors' accounts
+    and reposts' originals instead, `_statuses_related_queue`)."""
     cluster = is_cluster()
+    if related and not cluster:
+        return _statuses_related_queue(reads, sids)
     groups = slot_groups(sids, keys.status, max(len(sids), 1))
     # The claimed viewer's state is read, and trusted once proven (the auth check is
     # parsed first: it was queued first, in this round trip or an earlier one).
@@ -516,6 +525,7 @@ class _HomeRead:
     cards: Callable[[], dict[int, Card]]
     suggestions: list[User]
     catching_up: bool
+    read: _Found
 
 
 def _home_read(
@@ -526,6 +536,7 @@ def _home_read(
     low: str = "-inf",
     ascending: bool = False,
     suggest: bool = False,
+    related: bool = False,
 ) -> _HomeRead | None:
     """Read a home's window (`_ids_queue`'s bounds) with every rule of the home
     page: pulled authors merged, blocks and mutes left out, a repost shown once."""
@@ -547,7 +558,7 @@ def _home_read(
     hidden = _hidden_queue(reads, mutes=True)
     if reads.proven_uid() is None:
         return None
-    found = _statuses_queue(reads, ids.value)
+    found = _statuses_queue(reads, ids.value, related)
     # A blocked or muted pulled author is not read at all (a block ends the follow,
     # so only a race or a mute leaves one in `pulls`).
     hide = _hidden_known(reads, hidden).authors
@@ -594,6 +605,7 @@ def _home_read(
         suggestions=suggestions.value if suggestions is not None else [],
         # No stamp: away too long, the rebuild is queued after this page.
         catching_up=rebuilding.value or reads.seen_day.value is None,
+        read=found.value,
     )
 
 
@@ -717,6 +729,7 @@ def _public_read(
     ids_queue: Callable[[int], Deferred[list[int]]],
     size: int,
     ascending: bool = False,
+    related: bool = False,
 ) -> tuple[list[int], list[Status | None], int, _Found]:
     """The ids, statuses (None for those hidden or gone), how many ids were asked
     for, and the read, of a window of `size` of a timeline everyone may read."""
@@ -728,7 +741,7 @@ def _public_read(
         read = size + 1
         # Newest first: a window read upwards keeps its oldest ones.
         ids = ids[-read:] if ascending else ids[:read]
-    found = _statuses_queue(reads, ids).value
+    found = _statuses_queue(reads, ids, related).value
     statuses = _without_hidden(reads, hidden, found.statuses)
     return ids, statuses, read, found
 
@@ -1547,34 +1560,68 @@ def reactors_page(
     )
 
 
+# KEYS: per user, their hash, posts, followers and following (one slot each).
+# ARGV: the user hash's fields (`User.FIELDS`). Returns per user their fields, then
+# the three counts and the newest status's id (false: none): a page's authors in
+# one command on one server (one a slot on a Cluster), not five each.
+_ACCOUNTS_READ = LuaScript(
+    """
+local out = {}
+for i = 1, #KEYS, 4 do
+  local newest = redis.call('ZREVRANGE', KEYS[i + 1], 0, 0)[1] or false
+  out[#out + 1] = {
+    redis.call('HMGET', KEYS[i], unpack(ARGV)),
+    redis.call('ZCARD', KEYS[i + 1]),
+    redis.call('ZCARD', KEYS[i + 2]),
+    redis.call('ZCARD', KEYS[i + 3]),
+    newest,
+  }
+end
+return out
+"""
+)
+
+
 def accounts_queue(
     reads: ReadBatch, uids: Iterable[int]
 ) -> Deferred[dict[int, AccountStats]]:
     """Queue a read of these users with their counts (the client API's Account);
     the value maps uid -> AccountStats for those that exist."""
     uids = sorted(set(uids))
+    groups = slot_groups(uids, account_keys.user, max(len(uids), 1))
 
     def build(pipe) -> None:
-        for uid in uids:
-            pipe.hmget(account_keys.user(uid), User.FIELDS)
-            pipe.zcard(keys.posts(uid))
-            pipe.zcard(keys.followers(uid))
-            pipe.zcard(keys.following(uid))
-            pipe.zrevrange(keys.posts(uid), 0, 0)
+        for group in groups:
+            _ACCOUNTS_READ.queue(
+                pipe,
+                keys=[
+                    k
+                    for uid in group
+                    for k in (
+                        account_keys.user(uid),
+                        keys.posts(uid),
+                        keys.followers(uid),
+                        keys.following(uid),
+                    )
+                ],
+                args=list(User.FIELDS),
+            )
 
     def parse(replies: list) -> dict[int, AccountStats]:
         found: dict[int, AccountStats] = {}
-        for i, uid in enumerate(uids):
-            values, posts, followers, following, newest = replies[5 * i : 5 * i + 5]
-            user = User.from_fields(uid, values)
-            if user is not None:
-                found[uid] = AccountStats(
-                    user=user,
-                    statuses=int(posts),
-                    followers=int(followers),
-                    following=int(following),
-                    last_status_id=int(newest[0]) if newest else None,
-                )
+        for group, rows in zip(groups, replies, strict=True):
+            for uid, (values, posts, followers, following, newest) in zip(
+                group, rows, strict=True
+            ):
+                user = User.from_fields(uid, values)
+                if user is not None:
+                    found[uid] = AccountStats(
+                        user=user,
+                        statuses=int(posts),
+                        followers=int(followers),
+                        following=int(following),
+                        last_status_id=int(newest) if newest else None,
+                    )
         return found
 
     return reads.queue(build, parse)
@@ -1599,6 +1646,10 @@ class StatusWindow:
 
     statuses: list[Status]
     older: int | None
+    # Read with the statuses on one server (`_Found`): their authors' accounts and
+    # reposts' originals; None when not read (a Cluster).
+    accounts: dict[int, AccountStats] | None = None
+    originals: dict[int, Status] | None = None
 
 
 def _bounds(
@@ -1618,15 +1669,22 @@ def _window(
     *,
     ascending: bool,
     read: int | None = None,
+    related: _Found | None = None,
 ) -> StatusWindow:
     """Cut a window as `_page` cuts a page; read upwards, its oldest shown ones."""
+    known = {
+        "accounts": related.accounts if related is not None else None,
+        "originals": related.originals if related is not None else None,
+    }
     if not ascending:
         page = _page(ids, found, size, read=read)
         older = page.next_max_id + 1 if page.next_max_id is not None else None
-        return StatusWindow(statuses=page.statuses, older=older)
+        return StatusWindow(statuses=page.statuses, older=older, **known)
     page = _page(ids[::-1], found[::-1], size, read=read)
     statuses = page.statuses[::-1]
-    return StatusWindow(statuses=statuses, older=statuses[-1].id if statuses else None)
+    return StatusWindow(
+        statuses=statuses, older=statuses[-1].id if statuses else None, **known
+    )
 
 
 def home_window(
@@ -1641,10 +1699,12 @@ def home_window(
     (`_home_read`); None when the request proves no viewer. Two round trips, a
     third only for a home that merges pulled authors' replies or reposts."""
     top, low, ascending = _bounds(max_id, since_id, min_id)
-    read = _home_read(reads, size=size, max_id=top, low=low, ascending=ascending)
+    read = _home_read(
+        reads, size=size, max_id=top, low=low, ascending=ascending, related=True
+    )
     if read is None:
         return None
-    return _window(read.ids, read.found, size, ascending=ascending)
+    return _window(read.ids, read.found, size, ascending=ascending, related=read.read)
 
 
 def global_window(
@@ -1657,13 +1717,14 @@ def global_window(
 ) -> StatusWindow:
     """A window of everyone's statuses, as `global_page`."""
     top, low, ascending = _bounds(max_id, since_id, min_id)
-    ids, found, read, _ = _public_read(
+    ids, found, read, statuses = _public_read(
         reads,
         lambda n: _global_ids_queue(reads, top, n, low, ascending),
         size,
         ascending,
+        related=True,
     )
-    return _window(ids, found, size, ascending=ascending, read=read)
+    return _window(ids, found, size, ascending=ascending, read=read, related=statuses)
 
 
 def tag_window(
@@ -1681,10 +1742,14 @@ def tag_window(
         return None
     key = keys.tag_timeline(wanted)
     top, low, ascending = _bounds(max_id, since_id, min_id)
-    ids, found, read, _ = _public_read(
-        reads, lambda n: _ids_queue(reads, key, top, n, low, ascending), size, ascending
+    ids, found, read, statuses = _public_read(
+        reads,
+        lambda n: _ids_queue(reads, key, top, n, low, ascending),
+        size,
+        ascending,
+        related=True,
     )
-    return _window(ids, found, size, ascending=ascending, read=read)
+    return _window(ids, found, size, ascending=ascending, read=read, related=statuses)
 
 
 def account_statuses_window(
@@ -1726,7 +1791,8 @@ def account_statuses_window(
     if tagged and wanted is None:
         return StatusWindow(statuses=[], older=None)
     ids = ids_d.value
-    found = _without_hidden(reads, hidden, _statuses_queue(reads, ids).value.statuses)
+    statuses = _statuses_queue(reads, ids, related=True).value
+    found = _without_hidden(reads, hidden, statuses.statuses)
 
     def kept(status: Status) -> bool:
         if exclude_reblogs and status.repost_of is not None:
@@ -1736,7 +1802,7 @@ def account_statuses_window(
         return wanted is None or wanted in richtext.hashtags(status.text)
 
     found = [s if s is not None and kept(s) else None for s in found]
-    return _window(ids, found, size, ascending=ascending)
+    return _window(ids, found, size, ascending=ascending, related=statuses)
 
 
 def repost_id_queue(reads: ReadBatch, *, uid: int, original_id: int) -> Deferred[int]:
@@ -1746,3 +1812,141 @@ def repost_id_queue(reads: ReadBatch, *, uid: int, original_id: int) -> Deferred
         lambda pipe: pipe.zscore(keys.reposts(original_id), uid),
         lambda replies: int(replies[0]) if replies[0] is not None else None,
     )
+
+
+# The statuses of a client API page with their authors' accounts (with counts) and
+# reposts' originals (with counts and the viewer's state), in one command: as
+# `_STATUSES_READ`, it builds the keys beyond its own in Lua, so one server only (a
+# Cluster reads them in one more round trip, `api.entities.related_get`). KEYS:
+# (status hash, likes, reposts) of each status. ARGV: the viewer's uid ('' for
+# none), how many status fields, the field names, the positions of the author's id,
+# of a repost's original author's id and of the original's id among them, then the
+# text before and after an id in a user hash, posts, followers, following, status,
+# likes and reposts key (`keys.around_id`), then the user fields (`User.FIELDS`).
+# Returns the rows (as `_STATUSES_READ`'s), then uid, {fields, posts, followers,
+# following, newest status id} of each author, then sid, row of each original.
+_STATUSES_RELATED_READ = LuaScript(
+    """
+local viewer, n = ARGV[1], tonumber(ARGV[2])
+local fields = {unpack(ARGV, 3, n + 2)}
+local uid_at, ruid_at, orig_at =
+  tonumber(ARGV[n + 3]), tonumber(ARGV[n + 4]), tonumber(ARGV[n + 5])
+local t = n + 6
+local up, us, pp, ps, fp, fs, gp, gs, sp, ss, lp, ls, rp, rs = unpack(ARGV, t, t + 13)
+local ufields = {unpack(ARGV, t + 14)}
+local rows, accounts, originals, seen, seen_original = {}, {}, {}, {}, {}
+local function account(uid)
+  if not uid or seen[uid] then return end
+  seen[uid] = true
+  local posts = pp .. uid .. ps
+  accounts[#accounts + 1] = uid
+  accounts[#accounts + 1] = {
+    redis.call('HMGET', up .. uid .. us, unpack(ufields)),
+    redis.call('ZCARD', posts),
+    redis.call('ZCARD', fp .. uid .. fs),
+    redis.call('ZCARD', gp .. uid .. gs),
+    redis.call('ZREVRANGE', posts, 0, 0)[1] or false,
+  }
+end
+local function state(row, likes, reposts)
+  if viewer ~= '' then
+    row[n + 1] = redis.call('ZSCORE', likes, viewer)
+    row[n + 2] = redis.call('ZSCORE', reposts, viewer)
+  end
+end
+for i = 1, #KEYS, 3 do
+  local row = redis.call('HMGET', KEYS[i], unpack(fields))
+  account(row[uid_at])
+  account(row[ruid_at])
+  local original = row[orig_at]
+  if original and not seen_original[original] then
+    seen_original[original] = true
+    local found = redis.call('HMGET', sp .. original .. ss, unpack(fields))
+    state(found, lp .. original .. ls, rp .. original .. rs)
+    originals[#originals + 1] = original
+    originals[#originals + 1] = found
+  end
+  state(row, KEYS[i + 1], KEYS[i + 2])
+  rows[#rows + 1] = row
+end
+return {rows, accounts, originals}
+"""
+)
+
+
+def _statuses_related_queue(reads: ReadBatch, sids: list[int]) -> Deferred[_Found]:
+    """Queue a read of these statuses (as `_statuses_queue`) with their authors'
+    accounts and reposts' originals: one command, one server only."""
+    viewer = reads.claimed_uid if isinstance(reads, PageReads) else None
+    n = len(Status.FIELDS)
+    args = [
+        "" if viewer is None else viewer,
+        n,
+        *Status.FIELDS,
+        Status.FIELDS.index("uid") + 1,
+        Status.FIELDS.index("repost_uid") + 1,
+        Status.FIELDS.index("repost_of") + 1,
+        *account_keys.user_prefix(),
+        *(
+            part
+            for key_of in (
+                keys.posts,
+                keys.followers,
+                keys.following,
+                keys.status,
+                keys.likes,
+                keys.reposts,
+            )
+            for part in keys.around_id(key_of)
+        ),
+        *User.FIELDS,
+    ]
+
+    def build(pipe) -> None:
+        if sids:
+            _STATUSES_RELATED_READ.queue(
+                pipe,
+                keys=[
+                    k
+                    for sid in sids
+                    for k in (keys.status(sid), keys.likes(sid), keys.reposts(sid))
+                ],
+                args=args,
+            )
+
+    def parse(replies: list) -> _Found:
+        if not sids:
+            return _Found(statuses=[], cards=None, accounts={}, originals={})
+        rows, account_rows, original_rows = replies[0]
+        trusted = viewer is not None and reads.proven_uid() == viewer
+        accounts: dict[int, AccountStats] = {}
+        for uid, (values, posts, followers, following, newest) in zip(
+            account_rows[::2], account_rows[1::2], strict=True
+        ):
+            user = User.from_fields(int(uid), values)
+            if user is not None:
+                accounts[user.id] = AccountStats(
+                    user=user,
+                    statuses=int(posts),
+                    followers=int(followers),
+                    following=int(following),
+                    last_status_id=int(newest) if newest else None,
+                )
+        originals: dict[int, Status] = {}
+        for sid, row in zip(original_rows[::2], original_rows[1::2], strict=True):
+            original = Status.from_fields(
+                int(sid), row[:n], viewer=row[n:] if trusted else None
+            )
+            if original is not None:
+                originals[original.id] = original
+        return _Found(
+            statuses=[
+                Status.from_fields(sid, row[:n], viewer=row[n:] if trusted else None)
+                for sid, row in zip(sids, rows, strict=True)
+            ],
+            cards=None,
+            accounts=accounts,
+            originals=originals,
+        )
+
+    return reads.queue(build, parse)

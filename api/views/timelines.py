@@ -1,8 +1,10 @@
 """Timelines: home, public (everyone's), a tag's, and an account's statuses.
 
 Each is a window of the same selectors as the site's pages (`timeline.selectors`
-`*_window`: every rule of the page, any size, read upwards for `min_id`), then the
-statuses' authors and reposts' originals in one more round trip: three in all.
+`*_window`: every rule of the page, any size, read upwards for `min_id`), whose
+statuses come with their authors' accounts and reposts' originals on one server:
+two round trips; on a Cluster those cost one more (`entities.related_get`), as do
+a pulled author's statuses in a home (their counts are not in the outbox).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ def _answer(request, found: StatusWindow | None) -> Reply:
     """The window's statuses with the Link to the older and the newer windows."""
     if found is None:
         return Reply([])
-    body = entities_of(request, found.statuses)
+    body = entities_of(request, found.statuses, found)
     return Reply(
         body,
         headers=link_header(
