@@ -157,62 +157,59 @@ def _mentions(status: Status, urls: Urls) -> list[dict]:
 
 @lru_cache(maxsize=20_000)
 def _fixed(status: Status, urls: Urls) -> dict:
-    """The parts of a Status entity that never change: a pure function of the
-    frozen status (its counts and the viewer's state take no part in its equality,
-    `timeline.domain.Status`) and of the response's host and routes, so a cached
-    one never shows anything but that status (as `timeline.rendering`'s
-    fragments). Callers copy it before changing it."""
+    """A Status entity but its author, counts and the viewer's state: a pure
+    function of the frozen status (its counts and the viewer's state take no part
+    in its equality, `timeline.domain.Status`) and of the response's host and
+    routes, so a cached one never shows anything but that status (as
+    `timeline.rendering`'s fragments). Callers copy it before changing it."""
     return {
         "id": str(status.id),
         "uri": urls("timeline:status_detail", status.id),
         "url": urls("timeline:status_detail", status.id),
         "created_at": iso(status.created),
+        "account": None,
         "content": _content(status, urls),
+        "text": None,
+        "visibility": "public",
+        "sensitive": False,
+        "spoiler_text": "",
+        "media_attachments": [],
+        "application": None,
         "mentions": _mentions(status, urls),
         "tags": [
             {"name": name, "url": urls("timeline:tag", name)}
             for name in richtext.hashtags(status.text)
         ],
+        "emojis": [],
+        "reblogs_count": 0,
+        "favourites_count": 0,
+        "replies_count": 0,
         "in_reply_to_id": str(status.reply_to) if status.reply_to else None,
         "in_reply_to_account_id": str(status.reply_uid) if status.reply_uid else None,
-    }
-
-
-def _base_status(status: Status, author: dict, urls: Urls) -> dict:
-    fixed = _fixed(status, urls)
-    return {
-        "id": fixed["id"],
-        "uri": fixed["uri"],
-        "url": fixed["url"],
-        "created_at": fixed["created_at"],
-        "account": author,
-        "content": fixed["content"],
-        "text": None,
-        "visibility": "private" if author.get("locked") else "public",
-        "sensitive": False,
-        "spoiler_text": "",
-        "media_attachments": [],
-        "application": None,
-        "mentions": fixed["mentions"],
-        "tags": fixed["tags"],
-        "emojis": [],
-        "reblogs_count": status.reposts or 0,
-        "favourites_count": status.likes or 0,
-        "replies_count": status.replies or 0,
-        "in_reply_to_id": fixed["in_reply_to_id"],
-        "in_reply_to_account_id": fixed["in_reply_to_account_id"],
         "reblog": None,
         "poll": None,
         "card": None,
         "language": None,
         "edited_at": None,
-        "favourited": bool(status.liked),
-        "reblogged": bool(status.reposted),
+        "favourited": False,
+        "reblogged": False,
         "muted": False,
         "bookmarked": False,
         "pinned": False,
         "filtered": [],
     }
+
+
+def _base_status(status: Status, author: dict, urls: Urls) -> dict:
+    entity = _fixed(status, urls).copy()
+    entity["account"] = author
+    entity["visibility"] = "private" if author["locked"] else "public"
+    entity["reblogs_count"] = status.reposts or 0
+    entity["favourites_count"] = status.likes or 0
+    entity["replies_count"] = status.replies or 0
+    entity["favourited"] = bool(status.liked)
+    entity["reblogged"] = bool(status.reposted)
+    return entity
 
 
 @dataclass(frozen=True, slots=True)

@@ -126,33 +126,45 @@ return out
 # pushed (a stale merge entry: read nothing); else 1, the id below which the outbox
 # keeps nothing the posts hold (0: none), then sid, JSON pairs of the statuses read
 # from the outbox (the outbox keeps the newest: read upwards, what it lacks comes
-# first and is skipped).
+# first and is skipped, a batch at a time, at most ARGV[5] batches).
 _OUTBOX_READ = LuaScript(
     """
 if redis.call('EXISTS', KEYS[3]) == 0 then return {0} end
-local up = ARGV[4] == 'asc'
-local ids
-if up then
-  ids = redis.call('ZRANGEBYSCORE', KEYS[1], ARGV[3], ARGV[1],
-                   'LIMIT', 0, tonumber(ARGV[2]))
-else
-  ids = redis.call('ZREVRANGEBYSCORE', KEYS[1], ARGV[1], ARGV[3],
-                   'LIMIT', 0, tonumber(ARGV[2]))
-end
-local out = {1, 0}
-for _, sid in ipairs(ids) do
-  local row = redis.call('HGET', KEYS[2], sid)
-  if not row then
-    out[2] = sid
-    if not up then break end
-  else
+local n, out = tonumber(ARGV[2]), {1, 0}
+if ARGV[4] ~= 'asc' then
+  local ids = redis.call('ZREVRANGEBYSCORE', KEYS[1], ARGV[1], ARGV[3],
+                         'LIMIT', 0, n)
+  for _, sid in ipairs(ids) do
+    local row = redis.call('HGET', KEYS[2], sid)
+    if not row then out[2] = sid break end
     out[#out + 1] = sid
     out[#out + 1] = row
   end
+  return out
+end
+-- Upwards: what the outbox no longer keeps comes first; skip it, a batch at a
+-- time (a bounded number), to the first it keeps.
+local low = ARGV[3]
+for _ = 1, tonumber(ARGV[5]) do
+  local ids = redis.call('ZRANGEBYSCORE', KEYS[1], low, ARGV[1], 'LIMIT', 0, n)
+  for _, sid in ipairs(ids) do
+    local row = redis.call('HGET', KEYS[2], sid)
+    if not row then
+      out[2] = sid
+    else
+      out[#out + 1] = sid
+      out[#out + 1] = row
+    end
+  end
+  if #out > 2 or #ids < n then break end
+  low = '(' .. ids[#ids]
 end
 return out
 """
 )
+
+
+OUTBOX_SKIP_BATCHES = 64  # read upwards, at most this many batches lacked
 
 
 def _pulled_queue(
@@ -178,7 +190,13 @@ def _pulled_queue(
                     keys.outbox(author),
                     keys.fanout_mode(author),
                 ],
-                args=[top, size + 1, low, "asc" if ascending else "desc"],
+                args=[
+                    top,
+                    size + 1,
+                    low,
+                    "asc" if ascending else "desc",
+                    OUTBOX_SKIP_BATCHES,
+                ],
             )
 
     def parse(replies: list) -> tuple[int, list[Status]]:
@@ -558,7 +576,12 @@ def _home_read(
     hidden = _hidden_queue(reads, mutes=True)
     if reads.proven_uid() is None:
         return None
-    found = _statuses_queue(reads, ids.value, related)
+    # The id one past the page tells only that there is more (`_page` never shows
+    # it): its status is not read.
+    read_ids = ids.value
+    if len(read_ids) > size:
+        read_ids = read_ids[1:] if ascending else read_ids[:size]
+    found = _statuses_queue(reads, read_ids, related)
     # A blocked or muted pulled author is not read at all (a block ends the follow,
     # so only a race or a mute leaves one in `pulls`).
     hide = _hidden_known(reads, hidden).authors
@@ -577,9 +600,23 @@ def _home_read(
         else None
     )
     page_ids, page_found = ids.value, found.value.statuses
+    if len(read_ids) < len(page_ids):
+        page_found = [None, *page_found] if ascending else [*page_found, None]
     more_cards: Deferred[dict[int, Card]] | None = None
     if pulled is not None:
         floor, pulled_statuses = pulled.value
+        if ascending and floor - 1 > (-1 if low == "-inf" else int(low[1:])):
+            # Read upwards from below what an outbox keeps: nothing below its floor
+            # is shown, so the window starts at the floor (two more round trips,
+            # only for such a window).
+            return _home_read(
+                reads,
+                size=size,
+                max_id=max_id,
+                low=f"({floor - 1}",
+                ascending=True,
+                related=related,
+            )
         pulled_statuses, more_cards = _pulled_checked(
             reads, uid, pulled_statuses, set(pulled_authors)
         )
@@ -1823,8 +1860,9 @@ def repost_id_queue(reads: ReadBatch, *, uid: int, original_id: int) -> Deferred
 # of a repost's original author's id and of the original's id among them, then the
 # text before and after an id in a user hash, posts, followers, following, status,
 # likes and reposts key (`keys.around_id`), then the user fields (`User.FIELDS`).
-# Returns the rows (as `_STATUSES_READ`'s), then uid, {fields, posts, followers,
-# following, newest status id} of each author, then sid, row of each original.
+# Returns the rows (as `_STATUSES_READ`'s, a repost's without the viewer's state),
+# then uid, fields, posts, followers, following, newest status id of each author,
+# then sid, row of each original.
 _STATUSES_RELATED_READ = LuaScript(
     """
 local viewer, n = ARGV[1], tonumber(ARGV[2])
@@ -1838,15 +1876,13 @@ local rows, accounts, originals, seen, seen_original = {}, {}, {}, {}, {}
 local function account(uid)
   if not uid or seen[uid] then return end
   seen[uid] = true
-  local posts = pp .. uid .. ps
-  accounts[#accounts + 1] = uid
-  accounts[#accounts + 1] = {
-    redis.call('HMGET', up .. uid .. us, unpack(ufields)),
-    redis.call('ZCARD', posts),
-    redis.call('ZCARD', fp .. uid .. fs),
-    redis.call('ZCARD', gp .. uid .. gs),
-    redis.call('ZREVRANGE', posts, 0, 0)[1] or false,
-  }
+  local posts, at = pp .. uid .. ps, #accounts
+  accounts[at + 1] = uid
+  accounts[at + 2] = redis.call('HMGET', up .. uid .. us, unpack(ufields))
+  accounts[at + 3] = redis.call('ZCARD', posts)
+  accounts[at + 4] = redis.call('ZCARD', fp .. uid .. fs)
+  accounts[at + 5] = redis.call('ZCARD', gp .. uid .. gs)
+  accounts[at + 6] = redis.call('ZREVRANGE', posts, 0, 0)[1] or false
 end
 local function state(row, likes, reposts)
   if viewer ~= '' then
@@ -1866,7 +1902,8 @@ for i = 1, #KEYS, 3 do
     originals[#originals + 1] = original
     originals[#originals + 1] = found
   end
-  state(row, KEYS[i + 1], KEYS[i + 2])
+  -- A repost row's own state is not shown (`Status.from_fields`): its original's.
+  if not original then state(row, KEYS[i + 1], KEYS[i + 2]) end
   rows[#rows + 1] = row
 end
 return {rows, accounts, originals}
@@ -1920,9 +1957,8 @@ def _statuses_related_queue(reads: ReadBatch, sids: list[int]) -> Deferred[_Foun
         rows, account_rows, original_rows = replies[0]
         trusted = viewer is not None and reads.proven_uid() == viewer
         accounts: dict[int, AccountStats] = {}
-        for uid, (values, posts, followers, following, newest) in zip(
-            account_rows[::2], account_rows[1::2], strict=True
-        ):
+        for at in range(0, len(account_rows), 6):
+            uid, values, posts, followers, following, newest = account_rows[at : at + 6]
             user = User.from_fields(int(uid), values)
             if user is not None:
                 accounts[user.id] = AccountStats(

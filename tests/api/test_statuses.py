@@ -8,9 +8,17 @@ import pytest
 from django.test import Client
 
 from accounts.selectors import user_get
+from api import keys as api_keys
 from config.redis import get_redis
 from tests.api.helpers import api_client, token_for
-from tests.helpers import logged_in_client, make_user, page, run_jobs, status_ids
+from tests.helpers import (
+    PASSWORD,
+    logged_in_client,
+    make_user,
+    page,
+    run_jobs,
+    status_ids,
+)
 from tests.roundtrips import RoundTripCounter
 from timeline import blocks, keys, privacy, services
 
@@ -285,6 +293,22 @@ def test_writes_need_a_token_with_the_scope():
     assert api_client().post("/api/v1/statuses", {"status": "x"}).status_code == 401
     read_only = api_client(token_for(alice, scopes=("read",)))
     assert read_only.post("/api/v1/statuses", {"status": "x"}).status_code == 403
+
+
+def test_account_deletion_removes_the_idempotency_keys():
+    alice = make_user("alice")
+    client = Client(
+        headers={"Authorization": f"Bearer {token_for(alice)}", "Idempotency-Key": "k"}
+    )
+    assert client.post("/api/v1/statuses", {"status": "soon gone"}).status_code == 200
+    assert get_redis().exists(api_keys.idempotency(alice.id))
+    account_services_delete(alice)
+    run_jobs()
+    assert not get_redis().exists(api_keys.idempotency(alice.id))
+
+
+def account_services_delete(user) -> None:
+    services.account_delete(user=user, password=PASSWORD, client="127.0.0.1")
 
 
 @pytest.mark.real_redis
