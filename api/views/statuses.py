@@ -49,8 +49,8 @@ def _entity(request, status: Status | None) -> dict:
 
 
 def _read(request, sid: int) -> Status | None:
-    """A status by id with the viewer's like and repost (no visibility check: for
-    what the viewer just acted on, which the service checked)."""
+    """A status by id with the viewer's like and repost, without the visibility
+    check: for the viewer's own statuses only (`_shown` for others')."""
     return selectors.statuses_by_id_queue(request.reads, [sid]).value.statuses[0]
 
 
@@ -182,11 +182,18 @@ def status_context(request, id: str) -> dict:
     }
 
 
+def _shown(request, sid: int) -> dict:
+    """A status as the viewer may see it (`selectors.status_get`), else 404: what
+    an action answers with tells nothing of a status hidden from them (an undo
+    acts on whatever it finds, `timeline.social`)."""
+    return _entity(request, selectors.status_get(reads=request.reads, sid=sid))
+
+
 def _react(request, id: str, change) -> dict:
     """Like or undo a like (of a repost's original); the status asked about."""
     sid = int(id)
     change(user=request.user, sid=sid, limit=limits.like(request.user.id))
-    return _entity(request, _read(request, sid))
+    return _shown(request, sid)
 
 
 def favourite(request, id: str) -> dict:
@@ -215,12 +222,12 @@ def reblog(request, id: str) -> dict:
 def unreblog(request, id: str) -> dict:
     """Undo the viewer's repost of a status: the original."""
     user = request.user
-    found = _read(request, int(id))
+    found = selectors.status_get(reads=request.reads, sid=int(id))
     if found is None:
         raise not_found()
     original = found.repost_of if found.repost_of is not None else found.id
     social.status_unrepost(user=user, sid=original, limit=limits.like(user.id))
-    return _entity(request, _read(request, original))
+    return _shown(request, original)
 
 
 def _reactors(request, id: str, relation: str) -> Reply:

@@ -273,6 +273,11 @@ def test_blocks_either_way_hide_a_status():
     run_jobs()
     assert _api(bob).get(f"/api/v1/statuses/{sid}").status_code == 404
     assert _api(bob).post(f"/api/v1/statuses/{sid}/favourite").status_code == 404
+    for action in ("unfavourite", "unreblog", "reblog", "context", "reblogged_by"):
+        method = "get" if action in ("context", "reblogged_by") else "post"
+        response = getattr(_api(bob), method)(f"/api/v1/statuses/{sid}/{action}")
+        assert response.status_code == 404, action
+        assert "hidden from bob" not in response.content.decode()
     bob_sid = _post(_api(bob), "by bob")["id"]
     assert _api(alice).get(f"/api/v1/statuses/{bob_sid}").status_code == 404
     assert api_client().get(f"/api/v1/statuses/{sid}").status_code == 200
