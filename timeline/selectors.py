@@ -535,7 +535,8 @@ def home_get(*, reads: PageReads, max_id: int | None = None) -> Home | None:
 class _HomeRead:
     """A home's ids (one past `size`, newest first) and their statuses (None for
     those gone or hidden), pulled authors merged; their cards are read on demand
-    (`cards()`: on a Cluster, one more round trip)."""
+    (`cards()`: on a Cluster, one more round trip); `read`: the home's own
+    statuses as read (with `related`, their authors' accounts and originals)."""
 
     ids: list[int]
     found: list[Status | None]
