@@ -601,6 +601,7 @@ def _home_read(
         else None
     )
     page_ids, page_found = ids.value, found.value.statuses
+    read = found.value
     if len(read_ids) < len(page_ids):
         page_found = [None, *page_found] if ascending else [*page_found, None]
     more_cards: Deferred[dict[int, Card]] | None = None
@@ -618,9 +619,27 @@ def _home_read(
                 ascending=True,
                 related=related,
             )
+        # An outbox holds no counts: for the client API (one server) they are read
+        # by id, with their authors' accounts, in the round trip the pulled
+        # statuses' checks take anyway.
+        fresh = (
+            _statuses_queue(reads, [s.id for s in pulled_statuses], related=True)
+            if related and pulled_statuses and not is_cluster()
+            else None
+        )
         pulled_statuses, more_cards = _pulled_checked(
             reads, uid, pulled_statuses, set(pulled_authors)
         )
+        if fresh is not None:
+            counted = {s.id: s for s in fresh.value.statuses if s is not None}
+            pulled_statuses = [counted.get(s.id, s) for s in pulled_statuses]
+            own = found.value
+            read = _Found(
+                statuses=own.statuses,
+                cards=None,
+                accounts={**(own.accounts or {}), **(fresh.value.accounts or {})},
+                originals={**(own.originals or {}), **(fresh.value.originals or {})},
+            )
         page_ids, page_found = _merged(
             page_ids, page_found, (floor, pulled_statuses), size, ascending
         )
@@ -643,7 +662,7 @@ def _home_read(
         suggestions=suggestions.value if suggestions is not None else [],
         # No stamp: away too long, the rebuild is queued after this page.
         catching_up=rebuilding.value or reads.seen_day.value is None,
-        read=found.value,
+        read=read,
     )
 
 

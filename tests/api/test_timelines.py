@@ -350,3 +350,26 @@ def test_a_home_walked_up_or_down_shows_the_same_past_a_pulled_outboxs_floor(
     assert down == sorted([*stars[4:], between], reverse=True)
     up = _walk(client, "/api/v1/timelines/home?limit=3&min_id=1", rel="prev")
     assert [s for p in reversed(up) for s in p] == down
+
+
+@pytest.mark.real_redis
+def test_a_home_with_pulled_authors_costs_three_round_trips_on_one_server(settings):
+    settings.FANOUT_PUSH_MAX = 2
+    star, bob, carol = make_user("star"), make_user("bob"), make_user("carol")
+    for fan in [bob, *(make_user(f"fan{i}") for i in range(3))]:
+        services.follow_create(follower=fan, followee_id=star.id)
+    run_jobs()
+    liked = _post(star, "liked by bob")
+    social.status_like(user=bob, sid=liked)
+    social.status_reply(author=star, sid=_post(carol, "carol's"), text="@carol hi")
+    social.status_repost(user=star, sid=_post(carol, "reposted"))
+    run_jobs()
+    client = _api(bob)
+    data = {s["id"]: s for s in client.get("/api/v1/timelines/home").json()}
+    # A pulled author's status shows its counts and the viewer's like.
+    assert data[str(liked)]["favourites_count"] == 1
+    assert data[str(liked)]["favourited"] is True
+    # The pulled statuses' checks take a round trip (as on the site's home); their
+    # counts and accounts ride in it; a Cluster reads those in one more.
+    expected = 4 if is_cluster() else 3
+    assert _round_trips(client, "/api/v1/timelines/home?limit=30") == expected
