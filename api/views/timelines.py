@@ -3,8 +3,9 @@
 Each is a window of the same selectors as the site's pages (`timeline.selectors`
 `*_window`: every rule of the page, any size, read upwards for `min_id`), whose
 statuses come with their authors' accounts and reposts' originals on one server:
-two round trips; on a Cluster those cost one more (`entities.related_get`), as do
-a pulled author's statuses in a home (their counts are not in the outbox).
+two round trips; on a Cluster those cost one more (`entities.related_get`). A home
+that merges pulled authors' statuses takes one more for their checks (as the site's
+home), which carries their counts and accounts too (an outbox holds no counts).
 """
 
 from __future__ import annotations
