@@ -9,11 +9,14 @@ emoji, edits, bookmarks, pins) is there, empty or false, so clients parse them.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
-from datetime import UTC, datetime
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from functools import lru_cache
 from html import escape
 
-from accounts.domain import User
+from django.urls import get_script_prefix
+
+from accounts.domain import User, avatar_url
 from accounts.selectors import PageReads
 from api.http import iso
 from config.reverse import url_maker
@@ -24,14 +27,20 @@ from timeline.selectors import accounts_queue, statuses_by_id_queue
 
 @dataclass(frozen=True, slots=True)
 class Urls:
-    """Absolute URLs for one response: `https://host` and the route reverser."""
+    """Absolute URLs for one response: `https://host` and the route reverser.
+    Equal for equal hosts and script prefixes (`_fixed`'s cache key)."""
 
     base: str
-    url: object
+    prefix: str
+    url: object = field(compare=False, hash=False)
 
     @classmethod
     def of(cls, request) -> Urls:
-        return cls(base=f"{request.scheme}://{request.get_host()}", url=url_maker())
+        return cls(
+            base=f"{request.scheme}://{request.get_host()}",
+            prefix=get_script_prefix(),
+            url=url_maker(),
+        )
 
     def __call__(self, name: str, *args) -> str:
         return self.base + self.url(name, *args)
@@ -49,12 +58,13 @@ def _note_html(bio: str) -> str:
     return "<p>" + escape(bio).replace("\n", "<br>") + "</p>"
 
 
-def account(stats: AccountStats, urls: Urls, *, source: bool = False) -> dict:
-    """An Account (a CredentialAccount, with `source`, for the token's own user)."""
-    user = stats.user
-    avatar = urls.base + user.avatar_url
-    last = stats.last_status_id
-    entity = {
+@lru_cache(maxsize=20_000)
+def _account_fixed(user: User, urls: Urls) -> dict:
+    """What an Account shows of the user hash alone: a pure function of the frozen
+    `User` (every field of the hash it shows takes part in its equality) and of
+    the response's host and routes, kept as `_fixed` keeps a status's."""
+    avatar = urls.base + avatar_url(user.id, user.avatar, urls.url)
+    return {
         "id": str(user.id),
         "username": user.username,
         "acct": user.username,
@@ -73,18 +83,28 @@ def account(stats: AccountStats, urls: Urls, *, source: bool = False) -> dict:
         "avatar_static": avatar,
         "header": "",
         "header_static": "",
-        "followers_count": stats.followers,
-        "following_count": stats.following,
-        "statuses_count": stats.statuses,
-        "last_status_at": (
-            datetime.fromtimestamp(ids.created_of(last), tz=UTC).date().isoformat()
-            if last
-            else None
-        ),
         "hide_collections": False,
         "emojis": [],
         "fields": [],
         "roles": [],
+    }
+
+
+@lru_cache(maxsize=4096)
+def _day(day: int) -> str:
+    return (datetime(1970, 1, 1, tzinfo=UTC) + timedelta(days=day)).date().isoformat()
+
+
+def account(stats: AccountStats, urls: Urls, *, source: bool = False) -> dict:
+    """An Account (a CredentialAccount, with `source`, for the token's own user)."""
+    user = stats.user
+    last = stats.last_status_id
+    entity = {
+        **_account_fixed(user, urls),
+        "followers_count": stats.followers,
+        "following_count": stats.following,
+        "statuses_count": stats.statuses,
+        "last_status_at": _day(int(ids.created_of(last) // 86400)) if last else None,
     }
     if source:
         entity["source"] = {
@@ -135,17 +155,22 @@ def _mentions(status: Status, urls: Urls) -> list[dict]:
     ]
 
 
-def _base_status(status: Status, author: dict, urls: Urls) -> dict:
-    likes = status.likes or 0
+@lru_cache(maxsize=20_000)
+def _fixed(status: Status, urls: Urls) -> dict:
+    """A Status entity but its author, counts and the viewer's state: a pure
+    function of the frozen status (its counts and the viewer's state take no part
+    in its equality, `timeline.domain.Status`) and of the response's host and
+    routes, so a cached one never shows anything but that status (as
+    `timeline.rendering`'s fragments). Callers copy it before changing it."""
     return {
         "id": str(status.id),
         "uri": urls("timeline:status_detail", status.id),
         "url": urls("timeline:status_detail", status.id),
         "created_at": iso(status.created),
-        "account": author,
+        "account": None,
         "content": _content(status, urls),
         "text": None,
-        "visibility": "private" if author.get("locked") else "public",
+        "visibility": "public",
         "sensitive": False,
         "spoiler_text": "",
         "media_attachments": [],
@@ -156,9 +181,9 @@ def _base_status(status: Status, author: dict, urls: Urls) -> dict:
             for name in richtext.hashtags(status.text)
         ],
         "emojis": [],
-        "reblogs_count": status.reposts or 0,
-        "favourites_count": likes,
-        "replies_count": status.replies or 0,
+        "reblogs_count": 0,
+        "favourites_count": 0,
+        "replies_count": 0,
         "in_reply_to_id": str(status.reply_to) if status.reply_to else None,
         "in_reply_to_account_id": str(status.reply_uid) if status.reply_uid else None,
         "reblog": None,
@@ -166,8 +191,8 @@ def _base_status(status: Status, author: dict, urls: Urls) -> dict:
         "card": None,
         "language": None,
         "edited_at": None,
-        "favourited": bool(status.liked),
-        "reblogged": bool(status.reposted),
+        "favourited": False,
+        "reblogged": False,
         "muted": False,
         "bookmarked": False,
         "pinned": False,
@@ -175,38 +200,62 @@ def _base_status(status: Status, author: dict, urls: Urls) -> dict:
     }
 
 
+def _base_status(status: Status, author: dict, urls: Urls) -> dict:
+    entity = _fixed(status, urls).copy()
+    entity["account"] = author
+    entity["visibility"] = "private" if author["locked"] else "public"
+    entity["reblogs_count"] = status.reposts or 0
+    entity["favourites_count"] = status.likes or 0
+    entity["replies_count"] = status.replies or 0
+    entity["favourited"] = bool(status.liked)
+    entity["reblogged"] = bool(status.reposted)
+    return entity
+
+
 @dataclass(frozen=True, slots=True)
 class Related:
     """What statuses' entities need beyond the statuses: their authors (with
-    counts) and the originals of reposts (with counts and the viewer's state)."""
+    counts) and statuses read by id (with counts and the viewer's state): the
+    originals of reposts, and statuses whose counts were not read with them (a
+    pulled author's, from their outbox)."""
 
     accounts: dict[int, AccountStats]
     originals: dict[int, Status]
 
 
-def related_get(reads: PageReads, statuses: Iterable[Status]) -> Related:
-    """Read the authors and reposts' originals of these statuses: one round trip
-    (none when there are no statuses)."""
-    statuses = list(statuses)
-    if not statuses:
-        return Related(accounts={}, originals={})
-    authors = set()
-    originals = []
+def related_get(
+    reads: PageReads,
+    statuses: Iterable[Status],
+    *,
+    accounts: dict[int, AccountStats] | None = None,
+    originals: dict[int, Status] | None = None,
+) -> Related:
+    """Read the authors and reposts' originals of these statuses but those given
+    (read with the statuses: `timeline.selectors.StatusWindow`): one round trip,
+    none when nothing is missing."""
+    known_accounts = dict(accounts or {})
+    known_originals = dict(originals or {})
+    authors: set[int] = set()
+    wanted: list[int] = []
     for status in statuses:
         authors.add(status.author_id)
         if status.repost_of is not None:
-            originals.append(status.repost_of)
+            wanted.append(status.repost_of)
             if status.repost_uid:
                 authors.add(status.repost_uid)
-    found_accounts = accounts_queue(reads, authors)
-    found_originals = statuses_by_id_queue(reads, originals) if originals else None
-    accounts = found_accounts.value
-    originals_by_id = {}
+        elif status.likes is None:
+            wanted.append(status.id)  # read without its counts
+    missing_authors = authors - known_accounts.keys()
+    missing = [sid for sid in dict.fromkeys(wanted) if sid not in known_originals]
+    found_accounts = accounts_queue(reads, missing_authors) if missing_authors else None
+    found_originals = statuses_by_id_queue(reads, missing) if missing else None
+    if found_accounts is not None:
+        known_accounts.update(found_accounts.value)
     if found_originals is not None:
         for original in found_originals.value.statuses:
             if original is not None:
-                originals_by_id[original.id] = original
-    return Related(accounts=accounts, originals=originals_by_id)
+                known_originals[original.id] = original
+    return Related(accounts=known_accounts, originals=known_originals)
 
 
 def statuses(found: Iterable[Status], related: Related, urls: Urls) -> list[dict]:
@@ -222,6 +271,9 @@ def statuses(found: Iterable[Status], related: Related, urls: Urls) -> list[dict
 
     out = []
     for status in found:
+        if status.likes is None and status.repost_of is None:
+            # Read without its counts (from an outbox): as read by id, if it was.
+            status = related.originals.get(status.id, status)
         poster = author(status.author_id)
         if poster is None:
             continue

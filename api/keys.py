@@ -1,5 +1,6 @@
-"""Redis key names of the client API. Pure functions, no I/O: this docstring is the
-schema (the API's per-user keys, its tokens, live in `accounts/keys.py`).
+"""Redis key names of the client API's own state. Pure functions, no I/O: this
+docstring is the schema (the API's access tokens live with the user's sessions, in
+`accounts/keys.py`).
 
 | key                       | type   | contents                                 | cap / TTL                          |
 |---------------------------|--------|------------------------------------------|------------------------------------|
@@ -15,10 +16,22 @@ schema (the API's per-user keys, its tokens, live in `accounts/keys.py`).
 |                           |        | code's SHA-256 (never the code): JSON of | once                               |
 |                           |        | client id, uid, redirect URI, scopes,    |                                    |
 |                           |        | PKCE challenge (`api.domain.AuthCode`)   |                                    |
+| `idem:{<uid>}`            | hash   | sha256(Idempotency-Key header) hex ->    | TTL IDEMPOTENCY_SECONDS (1 h),     |
+|                           |        | `<claimed at, unix seconds>:<sid>` of    | renewed by each claim; fields      |
+|                           |        | the status a `POST /api/v1/statuses`     | older than the hour pruned at each |
+|                           |        | with that key made (`<at>:` while the    | claim past IDEMPOTENCY_PRUNE_AT    |
+|                           |        | post is under way; `api.idempotency`)    | fields (the posting budget bounds  |
+|                           |        |                                          | new ones); gone with the account   |
 
 A client id is 43 URL-safe characters (checked before it reaches a key); each app is
-its own slot. A code is one key, read and deleted in one command.
+its own slot. A code is one key, read and deleted in one command. `idem:{<uid>}` has
+the user id as its hash tag: it lives in its owner's slot, with the rest of their keys.
 """
+
+from __future__ import annotations
+
+IDEMPOTENCY_SECONDS = 3600  # Mastodon keeps a key's status for an hour
+IDEMPOTENCY_PRUNE_AT = 200
 
 
 def app(client_id: str) -> str:
@@ -27,3 +40,7 @@ def app(client_id: str) -> str:
 
 def auth_code(code_hash: str) -> str:
     return f"oauthcode:{code_hash}"
+
+
+def idempotency(uid: int) -> str:
+    return f"idem:{{{uid}}}"

@@ -8,7 +8,17 @@ import re
 
 from django.urls import re_path
 
-from api.views import accounts, apps, instance, notifications, oauth, safety, search
+from api.views import (
+    accounts,
+    apps,
+    instance,
+    notifications,
+    oauth,
+    safety,
+    search,
+    statuses,
+    timelines,
+)
 
 _PARAMETERS = {"id": "[0-9]{1,19}", "tag": "[^/]{1,100}"}
 
@@ -76,4 +86,28 @@ urlpatterns = [
     route("api/v1/tags/<tag>", search.tag_detail, "tag"),
     route("api/v1/trends/tags", search.trends, "trends_tags"),
     route("api/v1/trends", search.trends, "trends"),
+    # Statuses and timelines (issue #13, helper C).
+    route("api/v1/statuses", statuses.statuses, "statuses"),
+    route("api/v1/statuses/<id>", statuses.status, "status"),
+    route("api/v1/statuses/<id>/context", statuses.context, "status_context"),
+    route("api/v1/statuses/<id>/favourite", statuses.favourite_view, "favourite"),
+    route("api/v1/statuses/<id>/unfavourite", statuses.unfavourite_view, "unfavourite"),
+    route("api/v1/statuses/<id>/reblog", statuses.reblog_view, "reblog"),
+    route("api/v1/statuses/<id>/unreblog", statuses.unreblog_view, "unreblog"),
+    route(
+        "api/v1/statuses/<id>/favourited_by",
+        statuses.favourited_by_view,
+        "favourited_by",
+    ),
+    route(
+        "api/v1/statuses/<id>/reblogged_by", statuses.reblogged_by_view, "reblogged_by"
+    ),
+    route("api/v1/timelines/home", timelines.home_view, "timeline_home"),
+    route("api/v1/timelines/public", timelines.public_view, "timeline_public"),
+    route("api/v1/timelines/tag/<tag>", timelines.tag_view, "timeline_tag"),
+    route(
+        "api/v1/accounts/<id>/statuses",
+        timelines.account_statuses_view,
+        "account_statuses",
+    ),
 ]

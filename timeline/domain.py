@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import unicodedata
@@ -55,6 +56,13 @@ def _mentions_from(value: str | None) -> tuple[tuple[str, int], ...]:
     """The (name, uid) pairs of a stored `mentions` field ('' or absent: none)."""
     if not value:
         return ()
+    return _mentions_parsed(value)
+
+
+@functools.lru_cache(maxsize=20_000)
+def _mentions_parsed(value: str) -> tuple[tuple[str, int], ...]:
+    # A pure function of the stored string (an immutable field): every page of
+    # statuses parses the same few again (the client API's and the site's).
     try:
         found = json.loads(value)
         return tuple(sorted((str(name), int(uid)) for name, uid in found.items()))

@@ -49,6 +49,7 @@ from accounts import keys as account_keys
 from accounts import limits
 from accounts.domain import User
 from accounts.services import names_unindex_queue, username_retire
+from api import keys as api_keys
 from config.pipelines import LuaScript, pipeline_run
 from config.redis import get_redis, slot_groups
 from timeline import (
@@ -408,6 +409,7 @@ def _account_keys(uid: int) -> list[str]:
         keys.notifications_read(uid),
         keys.liked(uid),
         keys.suggestions(uid),
+        api_keys.idempotency(uid),  # the client API's Idempotency-Keys
     ]
 
 

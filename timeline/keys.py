@@ -126,6 +126,7 @@ set about its own statuses' authors in one more (`timeline.selectors`).
 """
 
 import functools
+from collections.abc import Callable
 
 from redis.crc import key_slot
 
@@ -381,3 +382,10 @@ def job_ready_shards() -> list[str]:
 
 def store_layout() -> str:
     return "store:layout"
+
+
+def around_id(key_of: Callable[[int], str]) -> tuple[str, str]:
+    """What goes before and after an id in `key_of(id)`: for a script that builds
+    such keys itself (one server only: `timeline.selectors._STATUSES_RELATED_READ`)."""
+    before, _, after = key_of("\x00").partition("\x00")  # type: ignore[arg-type]
+    return before, after

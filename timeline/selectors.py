@@ -124,28 +124,59 @@ return out
 
 
 # KEYS: an author's posts, outbox and fan-out mode. ARGV: the newest id wanted
-# (or +inf), how many. Returns 0 when the author is pushed (a stale merge entry: read
-# nothing); else 1, the id below which the outbox keeps nothing the posts hold (0:
-# none), then sid, JSON pairs of the newest statuses from the outbox.
+# (or +inf), how many, the lowest id wanted (or -inf), and 'asc' to read the oldest
+# above it rather than the newest below the top. Returns 0 when the author is
+# pushed (a stale merge entry: read nothing); else 1, the id below which the outbox
+# keeps nothing the posts hold (0: none), then sid, JSON pairs of the statuses read
+# from the outbox (the outbox keeps the newest: read upwards, what it lacks comes
+# first and is skipped, a batch at a time, at most ARGV[5] batches).
 _OUTBOX_READ = LuaScript(
     """
 if redis.call('EXISTS', KEYS[3]) == 0 then return {0} end
-local ids = redis.call('ZREVRANGEBYSCORE', KEYS[1], ARGV[1], '-inf',
-                      'LIMIT', 0, tonumber(ARGV[2]))
-local out = {1, 0}
-for _, sid in ipairs(ids) do
-  local row = redis.call('HGET', KEYS[2], sid)
-  if not row then out[2] = sid break end
-  out[#out + 1] = sid
-  out[#out + 1] = row
+local n, out = tonumber(ARGV[2]), {1, 0}
+if ARGV[4] ~= 'asc' then
+  local ids = redis.call('ZREVRANGEBYSCORE', KEYS[1], ARGV[1], ARGV[3],
+                         'LIMIT', 0, n)
+  for _, sid in ipairs(ids) do
+    local row = redis.call('HGET', KEYS[2], sid)
+    if not row then out[2] = sid break end
+    out[#out + 1] = sid
+    out[#out + 1] = row
+  end
+  return out
+end
+-- Upwards: what the outbox no longer keeps comes first; skip it, a batch at a
+-- time (a bounded number), to the first it keeps.
+local low = ARGV[3]
+for _ = 1, tonumber(ARGV[5]) do
+  local ids = redis.call('ZRANGEBYSCORE', KEYS[1], low, ARGV[1], 'LIMIT', 0, n)
+  for _, sid in ipairs(ids) do
+    local row = redis.call('HGET', KEYS[2], sid)
+    if not row then
+      out[2] = sid
+    else
+      out[#out + 1] = sid
+      out[#out + 1] = row
+    end
+  end
+  if #out > 2 or #ids < n then break end
+  low = '(' .. ids[#ids]
 end
 return out
 """
 )
 
 
+OUTBOX_SKIP_BATCHES = 64  # read upwards, at most this many batches lacked
+
+
 def _pulled_queue(
-    reads: ReadBatch, authors: list[int], max_id: int | None, size: int
+    reads: ReadBatch,
+    authors: list[int],
+    max_id: int | None,
+    size: int,
+    low: str = "-inf",
+    ascending: bool = False,
 ) -> Deferred[tuple[int, list[Status]]]:
     """Queue reads of the newest statuses of pulled authors from their outboxes:
     one script call per author, in the same round trip. The value: the floor
@@ -162,7 +193,13 @@ def _pulled_queue(
                     keys.outbox(author),
                     keys.fanout_mode(author),
                 ],
-                args=[top, size + 1],
+                args=[
+                    top,
+                    size + 1,
+                    low,
+                    "asc" if ascending else "desc",
+                    OUTBOX_SKIP_BATCHES,
+                ],
             )
 
     def parse(replies: list) -> tuple[int, list[Status]]:
@@ -182,14 +219,19 @@ def _pulled_queue(
 
 
 def _merged(
-    ids: list[int], found: list[Status | None], pulled: tuple[int, list[Status]]
+    ids: list[int],
+    found: list[Status | None],
+    pulled: tuple[int, list[Status]],
+    size: int | None = None,
+    ascending: bool = False,
 ) -> tuple[list[int], list[Status | None]]:
     """Merge a home page's ids (one past the size) with pulled authors' statuses.
 
     Each source gave its newest statuses up to the cursor, one past the page size,
     so the newest of their union are exact; a status in both (pushed before its
     author was pulled) shows once; nothing below an outbox's floor is shown, so a
-    page never skips a pulled status that an outbox no longer keeps.
+    page never skips a pulled status that an outbox no longer keeps. Read upwards
+    (`ascending`, above a `min_id`), the oldest of the union are the exact ones.
     """
     floor, statuses = pulled
     if not statuses and not floor:
@@ -197,21 +239,37 @@ def _merged(
     by_id: dict[int, Status | None] = dict(zip(ids, found, strict=True))
     for status in statuses:
         by_id[status.id] = status
-    merged = sorted((sid for sid in by_id if sid >= floor), reverse=True)
-    merged = merged[: settings.TIMELINE_PAGE_SIZE + 1]
+    size = settings.TIMELINE_PAGE_SIZE if size is None else size
+    merged = sorted((sid for sid in by_id if sid >= floor), reverse=not ascending)
+    merged = merged[: size + 1]
+    if ascending:
+        merged.reverse()
     return merged, [by_id[sid] for sid in merged]
 
 
 def _ids_queue(
-    reads: ReadBatch, key: str, max_id: int | None, size: int
+    reads: ReadBatch,
+    key: str,
+    max_id: int | None,
+    size: int,
+    low: str = "-inf",
+    ascending: bool = False,
 ) -> Deferred[list[int]]:
-    """Queue a read of a timeline's ids from `max_id` down, one past the page size."""
+    """Queue a read of a timeline's ids from `max_id` down to `low`, one past the
+    page size, newest first; `ascending`: the oldest ones above `low`."""
     top = max_id if max_id is not None else "+inf"
 
     def build(pipe) -> None:
-        pipe.zrevrangebyscore(key, top, "-inf", start=0, num=size + 1)
+        if ascending:
+            pipe.zrangebyscore(key, low, top, start=0, num=size + 1)
+        else:
+            pipe.zrevrangebyscore(key, top, low, start=0, num=size + 1)
 
-    return reads.queue(build, lambda replies: [int(sid) for sid in replies[0]])
+    def parse(replies: list) -> list[int]:
+        found = [int(sid) for sid in replies[0]]
+        return found[::-1] if ascending else found
+
+    return reads.queue(build, parse)
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,13 +279,22 @@ class _Found:
 
     statuses: list[Status | None]
     cards: dict[int, Card] | None
+    # With `related` (the client API, one server): the authors with their counts,
+    # and reposts' originals with theirs and the viewer's state.
+    accounts: dict[int, AccountStats] | None = None
+    originals: dict[int, Status] | None = None
 
 
-def _statuses_queue(reads: ReadBatch, sids: list[int]) -> Deferred[_Found]:
+def _statuses_queue(
+    reads: ReadBatch, sids: list[int], related: bool = False
+) -> Deferred[_Found]:
     """Queue a read of these statuses, their counts and, for a proven viewer,
     whether they liked and reposted each (None in place of each one that is gone),
-    and, on one server, their authors' cards."""
+    and, on one server, their authors' cards (`related`: their authors' accounts
+    and reposts' originals instead, `_statuses_related_queue`)."""
     cluster = is_cluster()
+    if related and not cluster:
+        return _statuses_related_queue(reads, sids)
     groups = slot_groups(sids, keys.status, max(len(sids), 1))
     # The claimed viewer's state is read, and trusted once proven (the auth check is
     # parsed first: it was queued first, in this round trip or an earlier one).
@@ -452,12 +519,54 @@ def home_get(*, reads: PageReads, max_id: int | None = None) -> Home | None:
     first round trip proved that claim. The popular people ride in the first round
     trip too, so an empty home still costs two.
     """
+    read = _home_read(
+        reads,
+        size=settings.TIMELINE_PAGE_SIZE,
+        max_id=max_id,
+        suggest=max_id is None,
+    )
+    if read is None:
+        return None
+    return Home(
+        page=_page(read.ids, read.found, read.size, cards=read.cards()),
+        suggestions=read.suggestions,
+        catching_up=read.catching_up,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _HomeRead:
+    """A home's ids (one past `size`, newest first) and their statuses (None for
+    those gone or hidden), pulled authors merged; their cards are read on demand
+    (`cards()`: on a Cluster, one more round trip); `read`: the home's own
+    statuses as read (with `related`, their authors' accounts and originals)."""
+
+    ids: list[int]
+    found: list[Status | None]
+    size: int
+    cards: Callable[[], dict[int, Card]]
+    suggestions: list[User]
+    catching_up: bool
+    read: _Found
+
+
+def _home_read(
+    reads: PageReads,
+    *,
+    size: int,
+    max_id: int | None,
+    low: str = "-inf",
+    ascending: bool = False,
+    suggest: bool = False,
+    related: bool = False,
+) -> _HomeRead | None:
+    """Read a home's window (`_ids_queue`'s bounds) with every rule of the home
+    page: pulled authors merged, blocks and mutes left out, a repost shown once."""
     if reads.claimed_uid is None:
         return None
-    size = settings.TIMELINE_PAGE_SIZE
     uid = reads.claimed_uid
-    ids = _ids_queue(reads, keys.home(uid), max_id, size)
-    popular = _candidates_queue(reads, SUGGESTIONS) if max_id is None else None
+    ids = _ids_queue(reads, keys.home(uid), max_id, size, low, ascending)
+    popular = _candidates_queue(reads, SUGGESTIONS) if suggest else None
     pulls = reads.queue(
         lambda pipe: pipe.zrange(keys.pulls(uid), 0, -1),
         lambda replies: [int(a) for a in replies[0]],
@@ -471,13 +580,20 @@ def home_get(*, reads: PageReads, max_id: int | None = None) -> Home | None:
     hidden = _hidden_queue(reads, mutes=True)
     if reads.proven_uid() is None:
         return None
-    found = _statuses_queue(reads, ids.value)
+    # The id one past the page tells only that there is more (`_page` never shows
+    # it): its status is not read.
+    read_ids = ids.value
+    if len(read_ids) > size:
+        read_ids = read_ids[1:] if ascending else read_ids[:size]
+    found = _statuses_queue(reads, read_ids, related)
     # A blocked or muted pulled author is not read at all (a block ends the follow,
     # so only a race or a mute leaves one in `pulls`).
     hide = _hidden_known(reads, hidden).authors
     pulled_authors = [a for a in pulls.value if a not in hide]
     pulled = (
-        _pulled_queue(reads, pulled_authors, max_id, size) if pulled_authors else None
+        _pulled_queue(reads, pulled_authors, max_id, size, low, ascending)
+        if pulled_authors
+        else None
     )
     # Their authors are known already: their cards ride in this round trip too.
     pulled_cards = _cards_queue(reads, pulled_authors) if pulled_authors else None
@@ -488,25 +604,68 @@ def home_get(*, reads: PageReads, max_id: int | None = None) -> Home | None:
         else None
     )
     page_ids, page_found = ids.value, found.value.statuses
+    read = found.value
+    if len(read_ids) < len(page_ids):
+        page_found = [None, *page_found] if ascending else [*page_found, None]
     more_cards: Deferred[dict[int, Card]] | None = None
     if pulled is not None:
         floor, pulled_statuses = pulled.value
+        if ascending and floor - 1 > (-1 if low == "-inf" else int(low[1:])):
+            # Read upwards from below what an outbox keeps: nothing below its floor
+            # is shown, so the window starts at the floor (two more round trips,
+            # only for such a window).
+            return _home_read(
+                reads,
+                size=size,
+                max_id=max_id,
+                low=f"({floor - 1}",
+                ascending=True,
+                related=related,
+            )
+        # An outbox holds no counts: for the client API (one server) they are read
+        # by id, with their authors' accounts, in the round trip the pulled
+        # statuses' checks take anyway.
+        fresh = (
+            _statuses_queue(reads, [s.id for s in pulled_statuses], related=True)
+            if related and pulled_statuses and not is_cluster()
+            else None
+        )
         pulled_statuses, more_cards = _pulled_checked(
             reads, uid, pulled_statuses, set(pulled_authors)
         )
-        page_ids, page_found = _merged(page_ids, page_found, (floor, pulled_statuses))
+        if fresh is not None:
+            counted = {s.id: s for s in fresh.value.statuses if s is not None}
+            pulled_statuses = [counted.get(s.id, s) for s in pulled_statuses]
+            own = found.value
+            read = _Found(
+                statuses=own.statuses,
+                cards=None,
+                accounts={**(own.accounts or {}), **(fresh.value.accounts or {})},
+                originals={**(own.originals or {}), **(fresh.value.originals or {})},
+            )
+        page_ids, page_found = _merged(
+            page_ids, page_found, (floor, pulled_statuses), size, ascending
+        )
     # Fan-out keeps them out of the home; what raced a block or mute goes here.
     page_found = _reposts_once(_without_hidden(reads, hidden, page_found))
-    cards = _with_cards(reads, found.value)
-    if pulled_cards is not None:
-        cards.update(pulled_cards.value)
-    if more_cards is not None:
-        cards.update(more_cards.value)
-    return Home(
-        page=_page(page_ids, page_found, size, cards=cards),
+
+    def cards() -> dict[int, Card]:
+        found_cards = _with_cards(reads, found.value)
+        if pulled_cards is not None:
+            found_cards.update(pulled_cards.value)
+        if more_cards is not None:
+            found_cards.update(more_cards.value)
+        return found_cards
+
+    return _HomeRead(
+        ids=page_ids,
+        found=page_found,
+        size=size,
+        cards=cards,
         suggestions=suggestions.value if suggestions is not None else [],
         # No stamp: away too long, the rebuild is queued after this page.
         catching_up=rebuilding.value or reads.seen_day.value is None,
+        read=read,
     )
 
 
@@ -550,7 +709,11 @@ def _pulled_checked(
 
 
 def _global_ids_queue(
-    reads: ReadBatch, max_id: int | None, size: int
+    reads: ReadBatch,
+    max_id: int | None,
+    size: int,
+    low: str = "-inf",
+    ascending: bool = False,
 ) -> Deferred[list[int]]:
     """Queue a read of the global timeline's ids from `max_id` down, one past the
     page size, merged from its partitions (one plain range read each).
@@ -558,14 +721,18 @@ def _global_ids_queue(
     A partition that dropped old statuses ends with a marker (the member 0,
     `timeline.services._GLOBAL_ADD`), read in the same round trip: ids of any
     partition below the highest marker are cut, so a page never skips what a
-    partition dropped, even for a cursor older than the drop.
+    partition dropped, even for a cursor older than the drop. `low` and
+    `ascending` bound the read as `_ids_queue`'s.
     """
     top = max_id if max_id is not None else "+inf"
     partitions = keys.global_partitions()
 
     def build(pipe) -> None:
         for partition in partitions:
-            pipe.zrevrangebyscore(partition, top, "-inf", start=0, num=size + 1)
+            if ascending:
+                pipe.zrangebyscore(partition, low, top, start=0, num=size + 1)
+            else:
+                pipe.zrevrangebyscore(partition, top, low, start=0, num=size + 1)
             pipe.zscore(partition, 0)
 
     def parse(replies: list) -> list[int]:
@@ -577,8 +744,11 @@ def _global_ids_queue(
                 # have been dropped (even above an old cursor), so none is shown.
                 floor = max(floor, int(marker) + 1)
             merged.extend(sid for sid in (int(x) for x in reply) if sid != 0)
-        merged.sort(reverse=True)
-        return [sid for sid in merged[: size + 1] if sid >= floor]
+        merged.sort(reverse=not ascending)
+        # Below the floor is at the end of a downward read: cutting it first or
+        # last is the same there; read upwards it must go first.
+        kept = [sid for sid in merged if sid >= floor][: size + 1]
+        return kept[::-1] if ascending else kept
 
     return reads.queue(build, parse)
 
@@ -610,16 +780,30 @@ def _public_page(
     """A page of a timeline everyone may read (`ids_queue(n)` queues the read of
     one past n ids), without what the viewer must not see: two round trips."""
     size = settings.TIMELINE_PAGE_SIZE
+    ids, statuses, read, found = _public_read(reads, ids_queue, size)
+    return _page(ids, statuses, size, read=read, cards=_with_cards(reads, found))
+
+
+def _public_read(
+    reads: PageReads,
+    ids_queue: Callable[[int], Deferred[list[int]]],
+    size: int,
+    ascending: bool = False,
+    related: bool = False,
+) -> tuple[list[int], list[Status | None], int, _Found]:
+    """The ids, statuses (None for those hidden or gone), how many ids were asked
+    for, and the read, of a window of `size` of a timeline everyone may read."""
     hidden = _hidden_queue(reads, mutes=False)
     read = size + 1 if hidden is None else 2 * size + 1
     ids = ids_queue(read - 1).value
     known = _hidden_known(reads, hidden)
     if not known.authors and not known.unread:
         read = size + 1
-        ids = ids[:read]
-    found = _statuses_queue(reads, ids).value
+        # Newest first: a window read upwards keeps its oldest ones.
+        ids = ids[-read:] if ascending else ids[:read]
+    found = _statuses_queue(reads, ids, related).value
     statuses = _without_hidden(reads, hidden, found.statuses)
-    return _page(ids, statuses, size, read=read, cards=_with_cards(reads, found))
+    return ids, statuses, read, found
 
 
 def _admitted_queue(reads: PageReads, owner_id: int) -> Deferred[bool] | None:
@@ -1390,34 +1574,68 @@ def reactors_page(
     )
 
 
+# KEYS: per user, their hash, posts, followers and following (one slot each).
+# ARGV: the user hash's fields (`User.FIELDS`). Returns per user their fields, then
+# the three counts and the newest status's id (false: none): a page's authors in
+# one command on one server (one a slot on a Cluster), not five each.
+_ACCOUNTS_READ = LuaScript(
+    """
+local out = {}
+for i = 1, #KEYS, 4 do
+  local newest = redis.call('ZREVRANGE', KEYS[i + 1], 0, 0)[1] or false
+  out[#out + 1] = {
+    redis.call('HMGET', KEYS[i], unpack(ARGV)),
+    redis.call('ZCARD', KEYS[i + 1]),
+    redis.call('ZCARD', KEYS[i + 2]),
+    redis.call('ZCARD', KEYS[i + 3]),
+    newest,
+  }
+end
+return out
+"""
+)
+
+
 def accounts_queue(
     reads: ReadBatch, uids: Iterable[int]
 ) -> Deferred[dict[int, AccountStats]]:
     """Queue a read of these users with their counts (the client API's Account);
     the value maps uid -> AccountStats for those that exist."""
     uids = sorted(set(uids))
+    groups = slot_groups(uids, account_keys.user, max(len(uids), 1))
 
     def build(pipe) -> None:
-        for uid in uids:
-            pipe.hmget(account_keys.user(uid), User.FIELDS)
-            pipe.zcard(keys.posts(uid))
-            pipe.zcard(keys.followers(uid))
-            pipe.zcard(keys.following(uid))
-            pipe.zrevrange(keys.posts(uid), 0, 0)
+        for group in groups:
+            _ACCOUNTS_READ.queue(
+                pipe,
+                keys=[
+                    k
+                    for uid in group
+                    for k in (
+                        account_keys.user(uid),
+                        keys.posts(uid),
+                        keys.followers(uid),
+                        keys.following(uid),
+                    )
+                ],
+                args=list(User.FIELDS),
+            )
 
     def parse(replies: list) -> dict[int, AccountStats]:
         found: dict[int, AccountStats] = {}
-        for i, uid in enumerate(uids):
-            values, posts, followers, following, newest = replies[5 * i : 5 * i + 5]
-            user = User.from_fields(uid, values)
-            if user is not None:
-                found[uid] = AccountStats(
-                    user=user,
-                    statuses=int(posts),
-                    followers=int(followers),
-                    following=int(following),
-                    last_status_id=int(newest[0]) if newest else None,
-                )
+        for group, rows in zip(groups, replies, strict=True):
+            for uid, (values, posts, followers, following, newest) in zip(
+                group, rows, strict=True
+            ):
+                user = User.from_fields(uid, values)
+                if user is not None:
+                    found[uid] = AccountStats(
+                        user=user,
+                        statuses=int(posts),
+                        followers=int(followers),
+                        following=int(following),
+                        last_status_id=int(newest) if newest else None,
+                    )
         return found
 
     return reads.queue(build, parse)
@@ -1799,5 +2017,322 @@ def following_among_queue(reads: PageReads, uids: Iterable[int]) -> Deferred[set
         if vid is None or not ask or reads.proven_uid() != vid:
             return set()
         return {uid for uid, s in zip(ask, replies[0], strict=True) if s is not None}
+
+    return reads.queue(build, parse)
+
+
+# Windows of timelines for the client API (Mastodon's `max_id`, `since_id`,
+# `min_id`, `limit`): the same reads and rules as the pages above, any size, with
+# a floor, read upwards for `min_id`. Ids here are exclusive bounds, as Mastodon's.
+
+
+@dataclass(frozen=True, slots=True)
+class StatusWindow:
+    """Statuses of a window of a timeline, newest first; `older`: the exclusive
+    `max_id` of the window below (None: nothing older was seen)."""
+
+    statuses: list[Status]
+    older: int | None
+    # Read with the statuses on one server (`_Found`): their authors' accounts and
+    # reposts' originals; None when not read (a Cluster).
+    accounts: dict[int, AccountStats] | None = None
+    originals: dict[int, Status] | None = None
+
+
+def _bounds(
+    max_id: int | None, since_id: int | None, min_id: int | None
+) -> tuple[int | None, str, bool]:
+    """The inclusive top, the low bound and the direction of a window's read."""
+    top = max_id - 1 if max_id is not None else None
+    floor = min_id if min_id is not None else since_id
+    low = f"({floor}" if floor is not None else "-inf"
+    return top, low, min_id is not None
+
+
+def _window(
+    ids: list[int],
+    found: list[Status | None],
+    size: int,
+    *,
+    ascending: bool,
+    read: int | None = None,
+    related: _Found | None = None,
+) -> StatusWindow:
+    """Cut a window as `_page` cuts a page; read upwards, its oldest shown ones."""
+    known = {
+        "accounts": related.accounts if related is not None else None,
+        "originals": related.originals if related is not None else None,
+    }
+    if not ascending:
+        page = _page(ids, found, size, read=read)
+        older = page.next_max_id + 1 if page.next_max_id is not None else None
+        return StatusWindow(statuses=page.statuses, older=older, **known)
+    page = _page(ids[::-1], found[::-1], size, read=read)
+    statuses = page.statuses[::-1]
+    return StatusWindow(
+        statuses=statuses, older=statuses[-1].id if statuses else None, **known
+    )
+
+
+def home_window(
+    *,
+    reads: PageReads,
+    size: int,
+    max_id: int | None = None,
+    since_id: int | None = None,
+    min_id: int | None = None,
+) -> StatusWindow | None:
+    """A window of the viewer's home with every rule of the home page
+    (`_home_read`); None when the request proves no viewer. Two round trips, a
+    third only for a home that merges pulled authors' replies or reposts."""
+    top, low, ascending = _bounds(max_id, since_id, min_id)
+    read = _home_read(
+        reads, size=size, max_id=top, low=low, ascending=ascending, related=True
+    )
+    if read is None:
+        return None
+    return _window(read.ids, read.found, size, ascending=ascending, related=read.read)
+
+
+def global_window(
+    *,
+    reads: PageReads,
+    size: int,
+    max_id: int | None = None,
+    since_id: int | None = None,
+    min_id: int | None = None,
+) -> StatusWindow:
+    """A window of everyone's statuses, as `global_page`."""
+    top, low, ascending = _bounds(max_id, since_id, min_id)
+    ids, found, read, statuses = _public_read(
+        reads,
+        lambda n: _global_ids_queue(reads, top, n, low, ascending),
+        size,
+        ascending,
+        related=True,
+    )
+    return _window(ids, found, size, ascending=ascending, read=read, related=statuses)
+
+
+def tag_window(
+    *,
+    reads: PageReads,
+    tag: str,
+    size: int,
+    max_id: int | None = None,
+    since_id: int | None = None,
+    min_id: int | None = None,
+) -> StatusWindow | None:
+    """A window of a tag's statuses, as `tag_page`; None: not a tag."""
+    wanted = richtext.tag_wanted(tag)
+    if wanted is None:
+        return None
+    key = keys.tag_timeline(wanted)
+    top, low, ascending = _bounds(max_id, since_id, min_id)
+    ids, found, read, statuses = _public_read(
+        reads,
+        lambda n: _ids_queue(reads, key, top, n, low, ascending),
+        size,
+        ascending,
+        related=True,
+    )
+    return _window(ids, found, size, ascending=ascending, read=read, related=statuses)
+
+
+def account_statuses_window(
+    *,
+    reads: PageReads,
+    uid: int,
+    size: int,
+    max_id: int | None = None,
+    since_id: int | None = None,
+    min_id: int | None = None,
+    exclude_replies: bool = False,
+    exclude_reblogs: bool = False,
+    tagged: str | None = None,
+) -> StatusWindow | None:
+    """A window of a user's statuses as their profile shows them (nothing across a
+    block either way, nothing of a private account but to its owner and approved
+    followers, no reposts of people blocked either way); None: no such user.
+
+    `exclude_replies` leaves out replies to others (one's own threads stay, as
+    Mastodon's), `exclude_reblogs` reposts, `tagged` statuses without that tag: a
+    window may show fewer than `size`, its `older` still pages on. Two round trips.
+    """
+    top, low, ascending = _bounds(max_id, since_id, min_id)
+    hidden = _hidden_queue(reads, mutes=False)
+    owner_d = users_queue(reads, uids=[uid])
+    ids_d = _ids_queue(reads, keys.posts(uid), top, size, low, ascending)
+    between = _between_queue(reads, uid)
+    admitted = _admitted_queue(reads, uid)
+    owner = owner_d.value.get(uid)
+    if owner is None:
+        return None
+    proven = reads.proven_uid() == reads.claimed_uid
+    blocks, blocked_by, _ = (
+        between.value if between is not None and proven else (False, False, False)
+    )
+    if blocks or blocked_by or _protected(reads, owner, admitted):
+        return StatusWindow(statuses=[], older=None)
+    wanted = richtext.tag_wanted(tagged) if tagged else None
+    if tagged and wanted is None:
+        return StatusWindow(statuses=[], older=None)
+    ids = ids_d.value
+    statuses = _statuses_queue(reads, ids, related=True).value
+    found = _without_hidden(reads, hidden, statuses.statuses)
+
+    def kept(status: Status) -> bool:
+        if exclude_reblogs and status.repost_of is not None:
+            return False
+        if exclude_replies and status.reply_uid not in (None, status.author_id):
+            return False
+        return wanted is None or wanted in richtext.hashtags(status.text)
+
+    found = [s if s is not None and kept(s) else None for s in found]
+    return _window(ids, found, size, ascending=ascending, related=statuses)
+
+
+def repost_id_queue(reads: ReadBatch, *, uid: int, original_id: int) -> Deferred[int]:
+    """Queue the read of the id of `uid`'s repost of a status (None: none), in the
+    original's slot (`timeline.social`'s reposts zset)."""
+    return reads.queue(
+        lambda pipe: pipe.zscore(keys.reposts(original_id), uid),
+        lambda replies: int(replies[0]) if replies[0] is not None else None,
+    )
+
+
+# The statuses of a client API page with their authors' accounts (with counts) and
+# reposts' originals (with counts and the viewer's state), in one command: as
+# `_STATUSES_READ`, it builds the keys beyond its own in Lua, so one server only (a
+# Cluster reads them in one more round trip, `api.entities.related_get`). KEYS:
+# (status hash, likes, reposts) of each status. ARGV: the viewer's uid ('' for
+# none), how many status fields, the field names, the positions of the author's id,
+# of a repost's original author's id and of the original's id among them, then the
+# text before and after an id in a user hash, posts, followers, following, status,
+# likes and reposts key (`keys.around_id`), then the user fields (`User.FIELDS`).
+# Returns the rows (as `_STATUSES_READ`'s, a repost's without the viewer's state),
+# then uid, fields, posts, followers, following, newest status id of each author,
+# then sid, row of each original.
+_STATUSES_RELATED_READ = LuaScript(
+    """
+local viewer, n = ARGV[1], tonumber(ARGV[2])
+local fields = {unpack(ARGV, 3, n + 2)}
+local uid_at, ruid_at, orig_at =
+  tonumber(ARGV[n + 3]), tonumber(ARGV[n + 4]), tonumber(ARGV[n + 5])
+local t = n + 6
+local up, us, pp, ps, fp, fs, gp, gs, sp, ss, lp, ls, rp, rs = unpack(ARGV, t, t + 13)
+local ufields = {unpack(ARGV, t + 14)}
+local rows, accounts, originals, seen, seen_original = {}, {}, {}, {}, {}
+local function account(uid)
+  if not uid or seen[uid] then return end
+  seen[uid] = true
+  local posts, at = pp .. uid .. ps, #accounts
+  accounts[at + 1] = uid
+  accounts[at + 2] = redis.call('HMGET', up .. uid .. us, unpack(ufields))
+  accounts[at + 3] = redis.call('ZCARD', posts)
+  accounts[at + 4] = redis.call('ZCARD', fp .. uid .. fs)
+  accounts[at + 5] = redis.call('ZCARD', gp .. uid .. gs)
+  accounts[at + 6] = redis.call('ZREVRANGE', posts, 0, 0)[1] or false
+end
+local function state(row, likes, reposts)
+  if viewer ~= '' then
+    row[n + 1] = redis.call('ZSCORE', likes, viewer)
+    row[n + 2] = redis.call('ZSCORE', reposts, viewer)
+  end
+end
+for i = 1, #KEYS, 3 do
+  local row = redis.call('HMGET', KEYS[i], unpack(fields))
+  account(row[uid_at])
+  account(row[ruid_at])
+  local original = row[orig_at]
+  if original and not seen_original[original] then
+    seen_original[original] = true
+    local found = redis.call('HMGET', sp .. original .. ss, unpack(fields))
+    state(found, lp .. original .. ls, rp .. original .. rs)
+    originals[#originals + 1] = original
+    originals[#originals + 1] = found
+  end
+  -- A repost row's own state is not shown (`Status.from_fields`): its original's.
+  if not original then state(row, KEYS[i + 1], KEYS[i + 2]) end
+  rows[#rows + 1] = row
+end
+return {rows, accounts, originals}
+"""
+)
+
+
+def _statuses_related_queue(reads: ReadBatch, sids: list[int]) -> Deferred[_Found]:
+    """Queue a read of these statuses (as `_statuses_queue`) with their authors'
+    accounts and reposts' originals: one command, one server only."""
+    viewer = reads.claimed_uid if isinstance(reads, PageReads) else None
+    n = len(Status.FIELDS)
+    args = [
+        "" if viewer is None else viewer,
+        n,
+        *Status.FIELDS,
+        Status.FIELDS.index("uid") + 1,
+        Status.FIELDS.index("repost_uid") + 1,
+        Status.FIELDS.index("repost_of") + 1,
+        *account_keys.user_prefix(),
+        *(
+            part
+            for key_of in (
+                keys.posts,
+                keys.followers,
+                keys.following,
+                keys.status,
+                keys.likes,
+                keys.reposts,
+            )
+            for part in keys.around_id(key_of)
+        ),
+        *User.FIELDS,
+    ]
+
+    def build(pipe) -> None:
+        if sids:
+            _STATUSES_RELATED_READ.queue(
+                pipe,
+                keys=[
+                    k
+                    for sid in sids
+                    for k in (keys.status(sid), keys.likes(sid), keys.reposts(sid))
+                ],
+                args=args,
+            )
+
+    def parse(replies: list) -> _Found:
+        if not sids:
+            return _Found(statuses=[], cards=None, accounts={}, originals={})
+        rows, account_rows, original_rows = replies[0]
+        trusted = viewer is not None and reads.proven_uid() == viewer
+        accounts: dict[int, AccountStats] = {}
+        for at in range(0, len(account_rows), 6):
+            uid, values, posts, followers, following, newest = account_rows[at : at + 6]
+            user = User.from_fields(int(uid), values)
+            if user is not None:
+                accounts[user.id] = AccountStats(
+                    user=user,
+                    statuses=int(posts),
+                    followers=int(followers),
+                    following=int(following),
+                    last_status_id=int(newest) if newest else None,
+                )
+        originals: dict[int, Status] = {}
+        for sid, row in zip(original_rows[::2], original_rows[1::2], strict=True):
+            original = Status.from_fields(
+                int(sid), row[:n], viewer=row[n:] if trusted else None
+            )
+            if original is not None:
+                originals[original.id] = original
+        return _Found(
+            statuses=[
+                Status.from_fields(sid, row[:n], viewer=row[n:] if trusted else None)
+                for sid, row in zip(sids, rows, strict=True)
+            ],
+            cards=None,
+            accounts=accounts,
+            originals=originals,
+        )
 
     return reads.queue(build, parse)

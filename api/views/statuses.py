@@ -1,0 +1,276 @@
+"""Statuses: post (with Idempotency-Key), show, delete, a thread, likes, reposts."""
+
+from __future__ import annotations
+
+from django.conf import settings
+
+from accounts import limits
+from api import entities, idempotency
+from api.http import (
+    OPTIONAL,
+    ApiError,
+    Op,
+    Reply,
+    endpoint,
+    not_found,
+    param,
+    param_list,
+    params,
+    unprocessable,
+)
+from api.pagination import link_header
+from timeline import selectors, services, social
+from timeline.domain import Busy, InvalidStatus, NotFound, Status, normalize_text
+from timeline.selectors import StatusWindow
+
+IN_REPLY_NOT_FOUND = "The post you are trying to reply to does not appear to exist."
+
+
+def entities_of(
+    request, statuses: list[Status], window: StatusWindow | None = None
+) -> list[dict]:
+    """Status entities of these statuses: their authors and reposts' originals,
+    read with a window's statuses on one server, else in one more round trip
+    (`entities.related_get`)."""
+    related = entities.related_get(
+        request.reads,
+        statuses,
+        accounts=window.accounts if window is not None else None,
+        originals=window.originals if window is not None else None,
+    )
+    return entities.statuses(statuses, related, entities.Urls.of(request))
+
+
+def _entity(request, status: Status | None) -> dict:
+    found = entities_of(request, [status]) if status is not None else []
+    if not found:
+        raise not_found()
+    return found[0]
+
+
+def _read(request, sid: int) -> Status | None:
+    """A status by id with the viewer's like and repost, without the visibility
+    check: for the viewer's own statuses only (`_shown` for others')."""
+    return selectors.statuses_by_id_queue(request.reads, [sid]).value.statuses[0]
+
+
+def _visibility_problem(values, user) -> str | None:
+    """Whether a post's requested visibility can be honoured.
+
+    The site has no per-status visibility: a status is seen as its author's
+    account is (public, or private: approved followers only). What is asked is
+    accepted when the status will be seen by no more people than asked: `public`
+    and `unlisted` (public here, on the public timelines too) from a public
+    account; any but `direct` from a private one (its statuses stay private).
+    `private` from a public account would be shown to everyone, and `direct` to
+    all followers: refused rather than published wider than asked.
+    """
+    visibility = param(values, "visibility") or ""
+    if visibility in ("", "public", "unlisted"):
+        return None
+    if visibility == "private":
+        return (
+            None
+            if user.private
+            else "Visibility private needs a private account on this site"
+        )
+    if visibility == "direct":
+        return "Visibility direct is not supported on this site"
+    return "Visibility is not included in the list"
+
+
+def _unsupported(values, user) -> str | None:
+    """What a post asks for that the site cannot honour (422 rather than ignored)."""
+    if param_list(values, "media_ids"):
+        return "Media attachments are not supported on this site"
+    if (param(values, "spoiler_text") or "").strip():
+        # Posted without the warning, the text would show to people who asked
+        # not to see it unwarned.
+        return "Content warnings (spoiler_text) are not supported on this site"
+    if any(str(name).startswith("poll") for name in values):
+        return "Polls are not supported on this site"
+    if param(values, "scheduled_at"):
+        return "Scheduled statuses are not supported on this site"
+    return _visibility_problem(values, user)
+
+
+def _text_error(text: str) -> ApiError:
+    """A refused text in Mastodon's words (the rule is the service's)."""
+    limit = settings.STATUS_MAX_LENGTH
+    if len(normalize_text(text)) > limit:
+        return unprocessable(f"Text character limit of {limit} exceeded")
+    return unprocessable("Text can't be blank")
+
+
+def _post(request, values, user) -> Status:
+    text = param(values, "status") or ""
+    reply_to = param(values, "in_reply_to_id")
+    limit = limits.post(user.id)
+    try:
+        if reply_to:
+            if not reply_to.isdecimal() or len(reply_to) > 19:
+                raise ApiError(404, IN_REPLY_NOT_FOUND)
+            try:
+                return social.status_reply(
+                    author=user, sid=int(reply_to), text=text, limit=limit
+                )
+            except NotFound as error:
+                raise ApiError(404, IN_REPLY_NOT_FOUND) from error
+        return services.status_create(author=user, text=text, limit=limit)
+    except InvalidStatus as error:
+        raise _text_error(text) from error
+
+
+def status_create(request) -> dict:
+    """Post a status (a reply with `in_reply_to_id`); a repeated Idempotency-Key
+    answers the status its first request made (`api.idempotency`)."""
+    values = params(request)
+    user = request.user
+    problem = _unsupported(values, user)
+    if problem:
+        raise ApiError(422, f"Validation failed: {problem}")
+    key = request.headers.get("Idempotency-Key")
+    if not key:
+        return _entity(request, _post(request, values, user))
+    try:
+        claim = idempotency.claim(uid=user.id, key=key)
+    except Busy as error:
+        raise ApiError(409, str(error)) from error
+    if isinstance(claim, int):
+        # The status the key made; gone since (deleted): nothing to answer with.
+        return _entity(request, _read(request, claim))
+    try:
+        status = _post(request, values, user)
+    except BaseException:
+        claim.release()
+        raise
+    claim.done(status.id)
+    return _entity(request, status)
+
+
+def status_show(request, id: str) -> dict:
+    """A status the viewer may see; 404 for one gone or hidden from them."""
+    found = selectors.status_get(reads=request.reads, sid=int(id))
+    return _entity(request, found)
+
+
+def status_remove(request, id: str) -> dict:
+    """Delete one's own status; answer it with its source `text` (for a redraft)."""
+    sid = int(id)
+    found = _read(request, sid)
+    if found is None or found.author_id != request.user.id:
+        raise not_found()  # another's status: Mastodon answers 404 too
+    entity = _entity(request, found)
+    services.status_delete(user=request.user, sid=sid)
+    entity.pop("content", None)
+    entity["text"] = found.text
+    return entity
+
+
+def status_context(request, id: str) -> dict:
+    """What a status replies to (oldest first) and its replies (a page of them,
+    oldest first; the site keeps a status's direct replies)."""
+    thread = selectors.thread_get(reads=request.reads, sid=int(id))
+    if thread is None:
+        raise not_found()
+    ancestors = [s for s in thread.ancestors if s is not None]
+    shown = entities_of(request, [*ancestors, *thread.replies])
+    by_id = {entity["id"]: entity for entity in shown}
+    return {
+        "ancestors": [by_id[str(s.id)] for s in ancestors if str(s.id) in by_id],
+        "descendants": [by_id[str(s.id)] for s in thread.replies if str(s.id) in by_id],
+    }
+
+
+def _shown(request, sid: int) -> dict:
+    """A status as the viewer may see it (`selectors.status_get`), else 404: what
+    an action answers with tells nothing of a status hidden from them (an undo
+    acts on whatever it finds, `timeline.social`)."""
+    return _entity(request, selectors.status_get(reads=request.reads, sid=sid))
+
+
+def _react(request, id: str, change) -> dict:
+    """Like or undo a like (of a repost's original); the status asked about."""
+    sid = int(id)
+    change(user=request.user, sid=sid, limit=limits.like(request.user.id))
+    return _shown(request, sid)
+
+
+def favourite(request, id: str) -> dict:
+    return _react(request, id, social.status_like)
+
+
+def unfavourite(request, id: str) -> dict:
+    return _react(request, id, social.status_unlike)
+
+
+def reblog(request, id: str) -> dict:
+    """Repost a status: the repost (its `reblog` the original); again: the same."""
+    user = request.user
+    repost = social.status_repost(user=user, sid=int(id), limit=limits.like(user.id))
+    if repost is None:
+        # Reposted already: the repost there is (the original's id via the repost
+        # itself, when `id` names one).
+        target = social.status_target(user=user, sid=int(id))
+        found = selectors.repost_id_queue(
+            request.reads, uid=user.id, original_id=target.id
+        ).value
+        repost = _read(request, found) if found is not None else None
+    return _entity(request, repost)
+
+
+def unreblog(request, id: str) -> dict:
+    """Undo the viewer's repost of a status: the original."""
+    user = request.user
+    found = selectors.status_get(reads=request.reads, sid=int(id))
+    if found is None:
+        raise not_found()
+    original = found.repost_of if found.repost_of is not None else found.id
+    social.status_unrepost(user=user, sid=original, limit=limits.like(user.id))
+    return _shown(request, original)
+
+
+def _reactors(request, id: str, relation: str) -> Reply:
+    """Who liked or reposted a status, newest first (a page of the site's size),
+    with a Link to the next page."""
+    max_id = request.GET.get("max_id")
+    cursor = int(max_id) - 1 if max_id and max_id.isdecimal() else None
+    found = selectors.reactors_page(
+        reads=request.reads, sid=int(id), relation=relation, cursor=cursor
+    )
+    if found is None:
+        raise not_found()
+    stats = selectors.accounts_queue(request.reads, [u.id for u in found.users])
+    body = entities.accounts(found.users, stats.value, entities.Urls.of(request))
+    headers = link_header(
+        request,
+        next_max_id=found.next_cursor + 1 if found.next_cursor is not None else None,
+        prev_min_id=None,
+    )
+    return Reply(body, headers=headers)
+
+
+def favourited_by(request, id: str) -> Reply:
+    return _reactors(request, id, "likes")
+
+
+def reblogged_by(request, id: str) -> Reply:
+    return _reactors(request, id, "reposts")
+
+
+READ = "read:statuses"
+WRITE = "write:statuses"
+statuses = endpoint(POST=Op(status_create, scope=WRITE))
+status = endpoint(
+    GET=Op(status_show, scope=READ, auth=OPTIONAL),
+    DELETE=Op(status_remove, scope=WRITE),
+)
+context = endpoint(GET=Op(status_context, scope=READ, auth=OPTIONAL))
+favourite_view = endpoint(POST=Op(favourite, scope="write:favourites"))
+unfavourite_view = endpoint(POST=Op(unfavourite, scope="write:favourites"))
+reblog_view = endpoint(POST=Op(reblog, scope=WRITE))
+unreblog_view = endpoint(POST=Op(unreblog, scope=WRITE))
+favourited_by_view = endpoint(
+    GET=Op(favourited_by, scope="read:accounts", auth=OPTIONAL)
+)
+reblogged_by_view = endpoint(GET=Op(reblogged_by, scope="read:accounts", auth=OPTIONAL))

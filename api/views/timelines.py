@@ -1,0 +1,94 @@
+"""Timelines: home, public (everyone's), a tag's, and an account's statuses.
+
+Each is a window of the same selectors as the site's pages (`timeline.selectors`
+`*_window`: every rule of the page, any size, read upwards for `min_id`), whose
+statuses come with their authors' accounts and reposts' originals on one server:
+two round trips; on a Cluster those cost one more (`entities.related_get`). A home
+that merges pulled authors' statuses takes one more for their checks (as the site's
+home), which carries their counts and accounts too (an outbox holds no counts).
+"""
+
+from __future__ import annotations
+
+from api.http import OPTIONAL, Op, Reply, endpoint, flag, not_found
+from api.pagination import Window, link_header
+from api.views.statuses import entities_of
+from timeline import selectors
+from timeline.selectors import StatusWindow
+
+
+def _answer(request, found: StatusWindow | None) -> Reply:
+    """The window's statuses with the Link to the older and the newer windows."""
+    if found is None:
+        return Reply([])
+    body = entities_of(request, found.statuses, found)
+    return Reply(
+        body,
+        headers=link_header(
+            request,
+            next_max_id=found.older,
+            prev_min_id=found.statuses[0].id if found.statuses else None,
+        ),
+    )
+
+
+def _bounds(window: Window) -> dict:
+    return {
+        "size": window.limit,
+        "max_id": window.max_id,
+        "since_id": window.since_id,
+        "min_id": window.min_id,
+    }
+
+
+def home(request) -> Reply:
+    """The viewer's home, as the site's home page shows it."""
+    found = selectors.home_window(reads=request.reads, **_bounds(Window.of(request)))
+    return _answer(request, found)
+
+
+def public(request) -> Reply:
+    """Everyone's statuses (the site's global timeline). One instance: `local` is
+    all of it, `remote` none; no media: `only_media` none."""
+    window = Window.of(request)
+    if flag(request.GET, "remote") or flag(request.GET, "only_media"):
+        return Reply([])
+    return _answer(
+        request, selectors.global_window(reads=request.reads, **_bounds(window))
+    )
+
+
+def tag(request, tag: str) -> Reply:
+    """A tag's statuses (any case, without `#`); none for what cannot be a tag."""
+    window = Window.of(request)
+    if flag(request.GET, "remote") or flag(request.GET, "only_media"):
+        return Reply([])
+    found = selectors.tag_window(reads=request.reads, tag=tag, **_bounds(window))
+    return _answer(request, found)
+
+
+def account_statuses(request, id: str) -> Reply:
+    """An account's statuses as its profile shows them; no pins or media here:
+    `pinned` and `only_media` list none."""
+    values = request.GET
+    window = Window.of(request)
+    if flag(values, "pinned") or flag(values, "only_media"):
+        return Reply([])
+    found = selectors.account_statuses_window(
+        reads=request.reads,
+        uid=int(id),
+        exclude_replies=flag(values, "exclude_replies"),
+        exclude_reblogs=flag(values, "exclude_reblogs"),
+        tagged=values.get("tagged") or None,
+        **_bounds(window),
+    )
+    if found is None:
+        raise not_found()
+    return _answer(request, found)
+
+
+READ = "read:statuses"
+home_view = endpoint(GET=Op(home, scope=READ))
+public_view = endpoint(GET=Op(public, scope=READ, auth=OPTIONAL))
+tag_view = endpoint(GET=Op(tag, scope=READ, auth=OPTIONAL))
+account_statuses_view = endpoint(GET=Op(account_statuses, scope=READ, auth=OPTIONAL))
