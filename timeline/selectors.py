@@ -839,25 +839,31 @@ def status_get(*, reads: PageReads, sid: int) -> Status | None:
 
 
 def status_page_get(*, reads: PageReads, sid: int) -> Page | None:
-    """One status as a page (with its author's card), or None as `status_get`."""
+    """One status as a page (with its author's card), or None as `status_get`.
+
+    A repost is seen only by who may see its original too: until the sweep of a
+    newly private account's reposts has run, the repost still exists, and its
+    row carries the original's text (`timeline.privacy`)."""
     hidden = _hidden_queue(reads, mutes=False)
     read = _statuses_queue(reads, [sid] if 0 < sid < MAX_STATUS_ID else []).value
     found = _without_hidden(reads, hidden, read.statuses)
     status = found[0] if found else None
     if status is None:
         return None
-    if status.author_id == reads.proven_uid():
-        return Page(
-            statuses=[status],
-            next_max_id=None,
-            cards={status.author_id: reads.viewer.value.card},
-        )
-    author = users_queue(reads, uids=[status.author_id])
-    admitted = _admitted_queue(reads, status.author_id)
-    owner = author.value.get(status.author_id)
-    if owner is None or _protected(reads, owner, admitted):
-        return None
-    return Page(statuses=[status], next_max_id=None, cards={owner.id: owner.card})
+    vid = reads.proven_uid()
+    cards = {vid: reads.viewer.value.card} if vid is not None else {}
+    # Whose privacy the viewer must pass: the author, and a repost's original's.
+    owners = [uid for uid in dict.fromkeys(_authors(status)) if uid != vid]
+    if not owners:
+        return Page(statuses=[status], next_max_id=None, cards=cards)
+    users = users_queue(reads, uids=owners)
+    admitted = {uid: _admitted_queue(reads, uid) for uid in owners}
+    for uid in owners:
+        owner = users.value.get(uid)
+        if owner is None or _protected(reads, owner, admitted[uid]):
+            return None
+        cards[uid] = owner.card
+    return Page(statuses=[status], next_max_id=None, cards=cards)
 
 
 def _named_user(
@@ -1556,14 +1562,15 @@ def reactors_page(
         return None
     rows = rows_d.value
     shown = rows[:size]
-    own = status.author_id == reads.proven_uid()
-    users = users_queue(
-        reads, uids={m for m, _ in shown} | ({status.author_id} if not own else set())
-    )
-    admitted = None if own else _admitted_queue(reads, status.author_id)
-    if not own:
-        owner = users.value.get(status.author_id)
-        if owner is None or _protected(reads, owner, admitted):
+    # Whose privacy the viewer must pass: the author, and a repost's original's.
+    owners = [
+        uid for uid in dict.fromkeys(_authors(status)) if uid != reads.proven_uid()
+    ]
+    users = users_queue(reads, uids={m for m, _ in shown} | set(owners))
+    admitted = {uid: _admitted_queue(reads, uid) for uid in owners}
+    for uid in owners:
+        owner = users.value.get(uid)
+        if owner is None or _protected(reads, owner, admitted[uid]):
             return None
     hide = _hidden_authors(reads, hidden, [m for m, _ in shown])
     return Reactors(
