@@ -97,6 +97,9 @@ class User:
     NAME_FIELD: ClassVar[str] = "name"
     BIO_FIELD: ClassVar[str] = "bio"
     AVATAR_FIELD: ClassVar[str] = "avatar"
+    # When the user last revoked every app's access (unix seconds; absent: never):
+    # an authorization code issued before gives no token (`app_token_create`).
+    APPS_REVOKED_FIELD: ClassVar[str] = "apps_revoked"
     CARD_FIELDS: ClassVar[tuple[str, ...]] = ("username", "name", "avatar", "deleted")
 
     @classmethod

@@ -19,7 +19,9 @@ them together.
 |                             |        | 300), `avatar` (version of the uploaded    |                                   |
 |                             |        | avatar, 16 hex digits); absent: the        |                                   |
 |                             |        | username and the generated avatar (no      |                                   |
-|                             |        | migration)                                 |                                   |
+|                             |        | migration); `apps_revoked` (unix seconds:  |                                   |
+|                             |        | the last "log out everywhere" or password  |                                   |
+|                             |        | change; codes issued before give no token) |                                   |
 | `avatar:{<uid>}`            | hash   | `v`: the version (as the user hash's       | one per user, at most             |
 |                             |        | `avatar`), `img`: the WebP bytes (256x256, | AVATAR_MAX_BYTES (64 KB) of       |
 |                             |        | re-encoded, no metadata); read by the      | image; deleted on removal and by  |

@@ -90,7 +90,7 @@ _PASSWORD_CHANGE = LuaScript(
 if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] then
   return 0
 end
-redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[3], ARGV[9], ARGV[10])
 redis.call('DEL', KEYS[2], KEYS[3], KEYS[4])
 session_add(KEYS[2], KEYS[3], ARGV[4], tonumber(ARGV[5]), ARGV[6],
             tonumber(ARGV[7]), tonumber(ARGV[8]))
@@ -362,12 +362,30 @@ def session_revoke_device(*, uid: int, device_id: str) -> bool:
     return bool(removed)
 
 
+# KEYS: sessions, devices, app tokens, the user hash. ARGV: the apps-revoked field,
+# now. Ends every session and app token, and stamps when, so that an authorization
+# code issued before gives no token either (`app_token_create`): one step.
+_REVOKE_ALL = LuaScript(
+    """
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
+if redis.call('EXISTS', KEYS[4]) == 1 then
+  redis.call('HSET', KEYS[4], ARGV[1], ARGV[2])
+end
+return 1
+"""
+)
+
+
 def session_revoke_all(*, uid: int) -> None:
-    """Log the user out on every device, apps included."""
-    pipeline_run(
-        lambda pipe: pipe.delete(
-            keys.sessions(uid), keys.devices(uid), keys.app_tokens(uid)
-        )
+    """Log the user out on every device, apps included (and codes not yet redeemed)."""
+    _REVOKE_ALL(
+        keys=[
+            keys.sessions(uid),
+            keys.devices(uid),
+            keys.app_tokens(uid),
+            keys.user(uid),
+        ],
+        args=[User.APPS_REVOKED_FIELD, f"{time.time():.6f}"],
     )
 
 
@@ -380,6 +398,8 @@ _APP_TOKEN_ADD = LuaScript(
     """
 if redis.call('EXISTS', KEYS[2]) == 0 or redis.call('HEXISTS', KEYS[2], ARGV[4]) == 1
 then return -1 end
+local revoked = tonumber(redis.call('HGET', KEYS[2], ARGV[5]) or '0')
+if revoked >= tonumber(ARGV[6]) then return -1 end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 local cap = tonumber(ARGV[3])
 local n = redis.call('HLEN', KEYS[1])
@@ -405,11 +425,19 @@ return dropped
 
 
 def app_token_create(
-    *, uid: int, client_id: str, app: str, website: str, scopes: tuple[str, ...]
+    *,
+    uid: int,
+    client_id: str,
+    app: str,
+    website: str,
+    scopes: tuple[str, ...],
+    authorized_at: float | None = None,
 ) -> tuple[BearerCredentials, AppGrant]:
     """Issue an API access token to an app for this user: stored only hashed, with
     what it allows; the oldest past AUTH_MAX_APP_TOKENS stop working.
-    InvalidCredentials when the account is gone."""
+    InvalidCredentials when the account is gone, or when the user revoked every
+    app's access (`session_revoke_all`, a password change) after `authorized_at`
+    (when they authorized it; default now)."""
     credentials = BearerCredentials(uid=uid, token=secrets.token_urlsafe(32))
     grant = AppGrant(
         id=token_hash(credentials.token),
@@ -426,6 +454,8 @@ def app_token_create(
             grant.to_json(),
             settings.AUTH_MAX_APP_TOKENS,
             User.DELETED_FIELD,
+            User.APPS_REVOKED_FIELD,
+            f"{authorized_at if authorized_at is not None else time.time():.6f}",
         ],
     )
     if dropped == -1:
@@ -473,7 +503,14 @@ def password_change(
             keys.devices(uid),
             keys.app_tokens(uid),
         ],
-        args=[User.PASSWORD_FIELD, stored, make_password(new_password), *session],
+        args=[
+            User.PASSWORD_FIELD,
+            stored,
+            make_password(new_password),
+            *session,
+            User.APPS_REVOKED_FIELD,
+            f"{time.time():.6f}",
+        ],
     )
     if not changed:
         raise InvalidCredentials()  # changed meanwhile: the checked one is not current

@@ -101,6 +101,9 @@ class AuthCode:
     redirect_uri: str
     scopes: tuple[str, ...]
     challenge: str = ""  # PKCE S256; empty when the client sent none
+    # When it was issued (unix seconds): a code older than the user's last "revoke
+    # every app" (log out everywhere, a password change) gives no token.
+    issued: float = 0.0
 
     def to_json(self) -> str:
         return json.dumps(
@@ -110,6 +113,7 @@ class AuthCode:
                 "redirect_uri": self.redirect_uri,
                 "scopes": " ".join(self.scopes),
                 "challenge": self.challenge,
+                "issued": self.issued,
             },
             separators=(",", ":"),
         )
@@ -126,6 +130,7 @@ class AuthCode:
                 redirect_uri=str(found["redirect_uri"]),
                 scopes=tuple(str(found["scopes"]).split()),
                 challenge=str(found.get("challenge") or ""),
+                issued=float(found.get("issued") or 0),
             )
         except (ValueError, KeyError, TypeError):
             return None

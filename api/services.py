@@ -164,6 +164,7 @@ def authorization_code_create(
         redirect_uri=redirect_uri,
         scopes=scopes,
         challenge=challenge,
+        issued=time.time(),
     )
 
     def store(pipe) -> None:
@@ -219,6 +220,10 @@ def token_exchange(
             app=app.name,
             website=app.website,
             scopes=grant.scopes,
+            authorized_at=grant.issued,
         )
     except InvalidCredentials as error:
-        raise InvalidGrant("The account that authorized this is gone") from error
+        raise InvalidGrant(
+            "The account that authorized this is gone, or revoked every app's "
+            "access since"
+        ) from error
