@@ -309,6 +309,16 @@ def endpoint(**methods: Op) -> Callable[..., HttpResponse]:
     return view
 
 
+@csrf_exempt
+def unrouted(request) -> HttpResponse:
+    """Any API path no route matches (an endpoint the site leaves out, an id that
+    is not one): Mastodon's JSON 404, not the site's HTML page."""
+    response = error_response(not_found())
+    for name, value in CORS_HEADERS.items():
+        response[name] = value
+    return response
+
+
 def params(request) -> QueryDict | dict:
     """The request's parameters: the query string of a GET; a POST's, PUT's or
     PATCH's form or JSON body (clients send either)."""

@@ -8,6 +8,7 @@ import re
 
 from django.urls import re_path
 
+from api.http import unrouted
 from api.views import (
     accounts,
     apps,
@@ -110,4 +111,6 @@ urlpatterns = [
         timelines.account_statuses_view,
         "account_statuses",
     ),
+    # Last: any other API path answers a JSON 404.
+    re_path(r"^api/", unrouted, name="unrouted"),
 ]
