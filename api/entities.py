@@ -83,7 +83,7 @@ def _account_fixed(user: User, urls: Urls) -> dict:
         "avatar_static": avatar,
         "header": "",
         "header_static": "",
-        "hide_collections": False,
+        "hide_collections": user.private,
         "emojis": [],
         "fields": [],
         "roles": [],

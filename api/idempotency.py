@@ -17,16 +17,21 @@ from config.pipelines import LuaScript
 from timeline.domain import Busy
 
 # KEYS: the user's idempotency hash. ARGV: the field (the key's hash), now (unix
-# seconds), the TTL, the field count past which expired fields are pruned. Returns
-# the field's value if it is claimed within the TTL (`<at>:<sid>`, `<at>:` while
-# under way); else claims it for this request (`<now>:`) and returns false.
+# seconds), the TTL, the field count past which expired fields are pruned, how long
+# an unsettled claim holds. Returns the field's value if it is claimed within the
+# TTL (`<at>:<sid>`, `<at>:` while under way); else claims it for this request
+# (`<now>:`) and returns false. A claim never settled within the hold (its request
+# died between claim and answer) is taken over: a retry is not refused for an hour.
 _CLAIM = LuaScript(
     """
 local now, ttl = tonumber(ARGV[2]), tonumber(ARGV[3])
 local found = redis.call('HGET', KEYS[1], ARGV[1])
 if found then
-  local at = tonumber(string.match(found, '^(%d+):'))
-  if at and at + ttl > now then return found end
+  local at, sid = string.match(found, '^(%d+):(%d*)$')
+  at = tonumber(at)
+  if at and at + ttl > now and (sid ~= '' or at + tonumber(ARGV[5]) > now) then
+    return found
+  end
 end
 if redis.call('HLEN', KEYS[1]) >= tonumber(ARGV[4]) then
   local all = redis.call('HGETALL', KEYS[1])
@@ -56,6 +61,9 @@ return 1
 )
 
 WAITS = (0.05, 0.1, 0.2, 0.4, 0.8)  # a concurrent repeat's patience: 1.55 s
+# An unsettled claim older than this is a request that died (a post answers in
+# milliseconds; the server's own request timeout is 30 s): a retry takes it over.
+CLAIM_HOLD_SECONDS = 60
 
 
 class Claim:
@@ -85,7 +93,13 @@ def claim(*, uid: int, key: str) -> Claim | int:
         now = str(int(time.time()))
         found = _CLAIM(
             keys=[keys.idempotency(uid)],
-            args=[field, now, keys.IDEMPOTENCY_SECONDS, keys.IDEMPOTENCY_PRUNE_AT],
+            args=[
+                field,
+                now,
+                keys.IDEMPOTENCY_SECONDS,
+                keys.IDEMPOTENCY_PRUNE_AT,
+                CLAIM_HOLD_SECONDS,
+            ],
         )
         if not found:
             return Claim(uid, field, f"{now}:")

@@ -60,14 +60,21 @@ def _visibility_problem(values, user) -> str | None:
     The site has no per-status visibility: a status is seen as its author's
     account is (public, or private: approved followers only). What is asked is
     accepted when the status will be seen by no more people than asked: `public`
-    and `unlisted` (public here, on the public timelines too) from a public
-    account; any but `direct` from a private one (its statuses stay private).
-    `private` from a public account would be shown to everyone, and `direct` to
-    all followers: refused rather than published wider than asked.
+    from a public account; any but `direct` from a private one (its statuses stay
+    private). `unlisted` from a public account would show on the public timelines,
+    `private` to everyone, and `direct` to all followers: refused rather than
+    published wider than asked.
     """
     visibility = param(values, "visibility") or ""
-    if visibility in ("", "public", "unlisted"):
+    if visibility in ("", "public"):
         return None
+    if visibility == "unlisted":
+        return (
+            None
+            if user.private
+            else "Visibility unlisted is not supported on this site: a public "
+            "account's statuses show on the public timelines"
+        )
     if visibility == "private":
         return (
             None

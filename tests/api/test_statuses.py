@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 from django.test import Client
@@ -100,16 +101,18 @@ def test_what_cannot_be_honoured_is_refused_not_ignored():
         {"spoiler_text": "spoilers"},
         {"visibility": "direct"},
         {"visibility": "private"},  # a public account's statuses are public
+        {"visibility": "unlisted"},  # and show on the public timelines
     ):
         response = client.post("/api/v1/statuses", {"status": "hi", **more})
         assert response.status_code == 422, more
         assert response.json()["error"].startswith("Validation failed: ")
     assert get_redis().zcard(keys.posts(alice.id)) == 0
-    for visibility in ("public", "unlisted"):
-        _post(client, f"shown {visibility}", visibility=visibility, spoiler_text="")
+    _post(client, "shown public", visibility="public", spoiler_text="")
     privacy.account_privacy_set(user=alice, private=True)
     private = _api(user_get(uid=alice.id))
-    assert _post(private, "mine", visibility="private")["visibility"] == "private"
+    for visibility in ("private", "unlisted", "public"):
+        shown = _post(private, f"mine, {visibility}", visibility=visibility)
+        assert shown["visibility"] == "private"
 
 
 def test_a_json_body_posts_too():
@@ -325,3 +328,29 @@ def test_a_status_costs_three_round_trips():
     with RoundTripCounter() as counter:
         assert client.get(f"/api/v1/statuses/{sid}").status_code == 200
     assert counter.count <= 3
+
+
+def test_an_idempotency_key_whose_request_died_is_taken_over_after_a_while(
+    monkeypatch,
+):
+    """A request that claimed a key and died before answering (a killed worker)
+    does not make every retry answer 409 for an hour: past the claim's hold, a
+    retry posts."""
+    from api import idempotency
+
+    alice = make_user("alice")
+    now = [time.time()]
+    monkeypatch.setattr(idempotency.time, "time", lambda: now[0])
+    monkeypatch.setattr(idempotency.time, "sleep", lambda seconds: None)
+    idempotency.claim(uid=alice.id, key="dies")  # never settled
+    client = _api(alice)
+    headers = {"Idempotency-Key": "dies"}
+    assert (
+        client.post("/api/v1/statuses", {"status": "x"}, headers=headers).status_code
+        == 409
+    )
+    now[0] += idempotency.CLAIM_HOLD_SECONDS + 1
+    retried = client.post("/api/v1/statuses", {"status": "x"}, headers=headers)
+    assert retried.status_code == 200
+    again = client.post("/api/v1/statuses", {"status": "x"}, headers=headers)
+    assert again.json()["id"] == retried.json()["id"]
