@@ -32,6 +32,8 @@ def site_env(
         # their cost is measured, with budgets no load here can spend.
         "RATE_LIMIT_POST": "1000000000/1s",
         "RATE_LIMIT_FOLLOW": "1000000000/1s",
+        # The client API's request budget likewise: taken on every API request.
+        "RATE_LIMIT_API": "1000000000/1s",
     }
 
 
