@@ -245,8 +245,9 @@ local new = tat + interval
 if new - now > period then
   return {math.ceil(new - now - period), 0, math.ceil(tat - now)}
 end
+-- At least a millisecond: a rate finer than the clock's precision adds nothing.
 redis.call('SET', KEYS[1], string.format('%d', math.floor(new)), 'PX',
-  math.ceil((new - now) / 1000))
+  math.max(1, math.ceil((new - now) / 1000)))
 return {0, math.floor((period - (new - now)) / interval), math.ceil(new - now)}
 """
 )
