@@ -722,35 +722,86 @@ def _global_ids_queue(
     `timeline.services._GLOBAL_ADD`), read in the same round trip: ids of any
     partition below the highest marker are cut, so a page never skips what a
     partition dropped, even for a cursor older than the drop. `low` and
-    `ascending` bound the read as `_ids_queue`'s.
+    `ascending` bound the read as `_ids_queue`'s (upwards, `_global_ids_up`).
     """
+    return reads.queue(
+        _global_read(max_id, size, low, ascending),
+        lambda replies: _global_merged(replies, size, ascending)[0],
+    )
+
+
+def _global_read(
+    max_id: int | None, size: int, low: str, ascending: bool
+) -> Callable[[Any], None]:
+    """The builder of `_global_ids_queue`'s read: each partition's range and its
+    marker."""
     top = max_id if max_id is not None else "+inf"
-    partitions = keys.global_partitions()
 
     def build(pipe) -> None:
-        for partition in partitions:
+        for partition in keys.global_partitions():
             if ascending:
                 pipe.zrangebyscore(partition, low, top, start=0, num=size + 1)
             else:
                 pipe.zrevrangebyscore(partition, top, low, start=0, num=size + 1)
             pipe.zscore(partition, 0)
 
-    def parse(replies: list) -> list[int]:
-        floor = 0
-        merged: list[int] = []
-        for reply, marker in zip(replies[::2], replies[1::2], strict=True):
-            if marker is not None:
-                # The partition keeps nothing below its marker: ids under it may
-                # have been dropped (even above an old cursor), so none is shown.
-                floor = max(floor, int(marker) + 1)
-            merged.extend(sid for sid in (int(x) for x in reply) if sid != 0)
-        merged.sort(reverse=not ascending)
-        # Below the floor is at the end of a downward read: cutting it first or
-        # last is the same there; read upwards it must go first.
-        kept = [sid for sid in merged if sid >= floor][: size + 1]
-        return kept[::-1] if ascending else kept
+    return build
 
-    return reads.queue(build, parse)
+
+def _global_merged(
+    replies: list, size: int, ascending: bool
+) -> tuple[list[int], int | None]:
+    """The merged ids (newest first, one past `size`) of `_global_read`'s replies,
+    and, read upwards, the floor to read again from when they are not exact.
+
+    Read upwards, each partition gave its oldest ids above the low bound; those
+    below the floor (the highest marker) are cut. A partition that gave all it
+    was asked for may hold more, unread, above its last id: when the cut leaves
+    fewer than one past `size` up to the lowest such last id, the window would
+    jump over them, and the read must start again at the floor.
+    """
+    floor = 0
+    merged: list[int] = []
+    unread_above: int | None = None  # the lowest last id of a partition read full
+    for reply, marker in zip(replies[::2], replies[1::2], strict=True):
+        if marker is not None:
+            # The partition keeps nothing below its marker: ids under it may
+            # have been dropped (even above an old cursor), so none is shown.
+            floor = max(floor, int(marker) + 1)
+        read = [int(x) for x in reply]
+        if ascending and len(read) == size + 1:
+            last = max(read)
+            unread_above = last if unread_above is None else min(unread_above, last)
+        merged.extend(sid for sid in read if sid != 0)
+    merged.sort(reverse=not ascending)
+    # Below the floor is at the end of a downward read: cutting it first or
+    # last is the same there; read upwards it must go first.
+    kept = [sid for sid in merged if sid >= floor][: size + 1]
+    if not ascending:
+        return kept, None
+    exact = [sid for sid in kept if unread_above is None or sid <= unread_above]
+    again = floor if len(exact) < size + 1 and unread_above is not None else None
+    return exact[::-1], again
+
+
+def _global_ids_up(
+    reads: ReadBatch, max_id: int | None, size: int, low: str
+) -> list[int]:
+    """The global timeline's oldest ids above `low` (`_global_ids_queue` upwards),
+    read now. A read that began below a partition's floor and missed ids above it
+    (`_global_merged`) starts again at the floor: one more round trip, only for
+    such a window; a drop between the two reads leaves the second's exact part."""
+
+    def read(bound: str) -> tuple[list[int], int | None]:
+        return reads.queue(
+            _global_read(max_id, size, bound, True),
+            lambda replies: _global_merged(replies, size, True),
+        ).value
+
+    ids, again = read(low)
+    if again is not None and again - 1 > (-1 if low == "-inf" else int(low[1:])):
+        ids, _ = read(f"({again - 1}")
+    return ids
 
 
 def global_page(*, reads: PageReads, max_id: int | None = None) -> Page:
@@ -780,22 +831,23 @@ def _public_page(
     """A page of a timeline everyone may read (`ids_queue(n)` queues the read of
     one past n ids), without what the viewer must not see: two round trips."""
     size = settings.TIMELINE_PAGE_SIZE
-    ids, statuses, read, found = _public_read(reads, ids_queue, size)
+    ids, statuses, read, found = _public_read(reads, lambda n: ids_queue(n).value, size)
     return _page(ids, statuses, size, read=read, cards=_with_cards(reads, found))
 
 
 def _public_read(
     reads: PageReads,
-    ids_queue: Callable[[int], Deferred[list[int]]],
+    ids_read: Callable[[int], list[int]],
     size: int,
     ascending: bool = False,
     related: bool = False,
 ) -> tuple[list[int], list[Status | None], int, _Found]:
     """The ids, statuses (None for those hidden or gone), how many ids were asked
-    for, and the read, of a window of `size` of a timeline everyone may read."""
+    for, and the read, of a window of `size` of a timeline everyone may read
+    (`ids_read(n)` reads one past n ids now, with the reads queued before it)."""
     hidden = _hidden_queue(reads, mutes=False)
     read = size + 1 if hidden is None else 2 * size + 1
-    ids = ids_queue(read - 1).value
+    ids = ids_read(read - 1)
     known = _hidden_known(reads, hidden)
     if not known.authors and not known.unread:
         read = size + 1
@@ -2036,10 +2088,17 @@ def following_among_queue(reads: PageReads, uids: Iterable[int]) -> Deferred[set
 @dataclass(frozen=True, slots=True)
 class StatusWindow:
     """Statuses of a window of a timeline, newest first; `older`: the exclusive
-    `max_id` of the window below (None: nothing older was seen)."""
+    `max_id` of the window below (None: nothing older was seen); `newer`: the
+    exclusive `min_id` of the window above (None: nothing is above the window).
+
+    Both come from the ids the window considered, shown or not (hidden, filtered,
+    gone), as Mastodon's Link headers: a window whose read was all left out still
+    names the windows past it, so paging either way never stalls nor skips.
+    """
 
     statuses: list[Status]
     older: int | None
+    newer: int | None = None
     # Read with the statuses on one server (`_Found`): their authors' accounts and
     # reposts' originals; None when not read (a Cluster).
     accounts: dict[int, AccountStats] | None = None
@@ -2062,10 +2121,16 @@ def _window(
     size: int,
     *,
     ascending: bool,
+    top: int | None,
     read: int | None = None,
     related: _Found | None = None,
 ) -> StatusWindow:
-    """Cut a window as `_page` cuts a page; read upwards, its oldest shown ones."""
+    """Cut a window as `_page` cuts a page; read upwards, its oldest shown ones.
+
+    The window above starts at the highest id considered (for a read that found
+    nothing, at the inclusive `top` asked for; without one, nothing is above); the
+    one below at the lowest considered, when a read downwards saw more or a read
+    upwards saw any (what is below it, the client has or was not shown)."""
     known = {
         "accounts": related.accounts if related is not None else None,
         "originals": related.originals if related is not None else None,
@@ -2073,11 +2138,20 @@ def _window(
     if not ascending:
         page = _page(ids, found, size, read=read)
         older = page.next_max_id + 1 if page.next_max_id is not None else None
-        return StatusWindow(statuses=page.statuses, older=older, **known)
+        newer = ids[0] if ids else top
+        return StatusWindow(statuses=page.statuses, older=older, newer=newer, **known)
     page = _page(ids[::-1], found[::-1], size, read=read)
-    statuses = page.statuses[::-1]
+    # Upwards, `_page`'s next is above the highest considered; with no next, every
+    # id read was considered.
+    if page.next_max_id is not None:
+        newer = page.next_max_id + 1
+    else:
+        newer = ids[0] if ids else top
     return StatusWindow(
-        statuses=statuses, older=statuses[-1].id if statuses else None, **known
+        statuses=page.statuses[::-1],
+        older=ids[-1] if ids else None,
+        newer=newer,
+        **known,
     )
 
 
@@ -2098,7 +2172,9 @@ def home_window(
     )
     if read is None:
         return None
-    return _window(read.ids, read.found, size, ascending=ascending, related=read.read)
+    return _window(
+        read.ids, read.found, size, ascending=ascending, top=top, related=read.read
+    )
 
 
 def global_window(
@@ -2113,12 +2189,18 @@ def global_window(
     top, low, ascending = _bounds(max_id, since_id, min_id)
     ids, found, read, statuses = _public_read(
         reads,
-        lambda n: _global_ids_queue(reads, top, n, low, ascending),
+        lambda n: (
+            _global_ids_up(reads, top, n, low)
+            if ascending
+            else _global_ids_queue(reads, top, n, low).value
+        ),
         size,
         ascending,
         related=True,
     )
-    return _window(ids, found, size, ascending=ascending, read=read, related=statuses)
+    return _window(
+        ids, found, size, ascending=ascending, top=top, read=read, related=statuses
+    )
 
 
 def tag_window(
@@ -2138,12 +2220,14 @@ def tag_window(
     top, low, ascending = _bounds(max_id, since_id, min_id)
     ids, found, read, statuses = _public_read(
         reads,
-        lambda n: _ids_queue(reads, key, top, n, low, ascending),
+        lambda n: _ids_queue(reads, key, top, n, low, ascending).value,
         size,
         ascending,
         related=True,
     )
-    return _window(ids, found, size, ascending=ascending, read=read, related=statuses)
+    return _window(
+        ids, found, size, ascending=ascending, top=top, read=read, related=statuses
+    )
 
 
 def account_statuses_window(
@@ -2196,7 +2280,7 @@ def account_statuses_window(
         return wanted is None or wanted in richtext.hashtags(status.text)
 
     found = [s if s is not None and kept(s) else None for s in found]
-    return _window(ids, found, size, ascending=ascending, related=statuses)
+    return _window(ids, found, size, ascending=ascending, top=top, related=statuses)
 
 
 def repost_id_queue(reads: ReadBatch, *, uid: int, original_id: int) -> Deferred[int]:

@@ -5,7 +5,13 @@ Each is a window of the same selectors as the site's pages (`timeline.selectors`
 statuses come with their authors' accounts and reposts' originals on one server:
 two round trips; on a Cluster those cost one more (`entities.related_get`). A home
 that merges pulled authors' statuses takes one more for their checks (as the site's
-home), which carries their counts and accounts too (an outbox holds no counts).
+home), which carries their counts and accounts too (an outbox holds no counts). A
+public `min_id` window read from below a global partition's floor that missed ids above
+it reads its ids again from the floor: one more (`selectors._global_ids_up`).
+
+The Link headers start past the ids a window considered, shown or not
+(`StatusWindow.older`, `.newer`): a window whose read was all hidden or filtered is
+empty and still links on, so catching up never stalls.
 """
 
 from __future__ import annotations
@@ -18,7 +24,8 @@ from timeline.selectors import StatusWindow
 
 
 def _answer(request, found: StatusWindow | None) -> Reply:
-    """The window's statuses with the Link to the older and the newer windows."""
+    """The window's statuses with the Link to the older and the newer windows,
+    past what the window considered, shown or not (`StatusWindow`)."""
     if found is None:
         return Reply([])
     body = entities_of(request, found.statuses, found)
@@ -27,7 +34,7 @@ def _answer(request, found: StatusWindow | None) -> Reply:
         headers=link_header(
             request,
             next_max_id=found.older,
-            prev_min_id=found.statuses[0].id if found.statuses else None,
+            prev_min_id=found.newer,
         ),
     )
 
