@@ -29,6 +29,8 @@ PAGES = [
     "global timeline (logged in)",
     "tag page (logged in)",
     "notifications (the viewer)",
+    "API home, 30 statuses (JSON)",
+    "API public timeline, 30 statuses (JSON)",
     "post a status",
     "follow + unfollow",
 ]
@@ -66,6 +68,7 @@ def test_bench_runs_end_to_end_on_a_tiny_data_set(tmp_path):
     for name in ROUND_TRIP_REQUESTS:
         assert int(table_row(round_trips, name)[1]) > 0
     assert table_row(round_trips, "home (logged in)")[1] == "2"
+    assert table_row(round_trips, "API home, 30 statuses (JSON)")[1] == "2"
     assert re.search(r"per home timeline entry: [\d.]+ bytes", text)
 
 

@@ -46,14 +46,9 @@ def _code_for(browser: Client) -> tuple[dict, str]:
     return app, code
 
 
-def test_a_code_issued_before_log_out_everywhere_gives_no_working_token():
-    alice = make_user("alice")
-    # Someone with the session (or the leaked password) authorizes their app and
-    # keeps the code instead of redeeming it at once.
-    app, code = _code_for(logged_in_client("alice"))
-    # Alice ends every session and every app's access.
-    account_services.session_revoke_all(uid=alice.id)
-    response = Client().post(
+def _exchange(app: dict, code: str):
+    """The app trades its code for a token, as a client does."""
+    return Client().post(
         "/oauth/token",
         {
             "grant_type": "authorization_code",
@@ -63,6 +58,16 @@ def test_a_code_issued_before_log_out_everywhere_gives_no_working_token():
             "code": code,
         },
     )
+
+
+def test_a_code_issued_before_log_out_everywhere_gives_no_working_token():
+    alice = make_user("alice")
+    # Someone with the session (or the leaked password) authorizes their app and
+    # keeps the code instead of redeeming it at once.
+    app, code = _code_for(logged_in_client("alice"))
+    # Alice ends every session and every app's access.
+    account_services.session_revoke_all(uid=alice.id)
+    response = _exchange(app, code)
     if response.status_code == 200:
         token = response.json()["access_token"]
         check = api_client(token).get("/api/v1/accounts/verify_credentials")
@@ -82,16 +87,7 @@ def test_a_code_issued_before_a_password_change_gives_no_token():
         user_agent="",
         client="127.0.0.1",
     )
-    response = Client().post(
-        "/oauth/token",
-        {
-            "grant_type": "authorization_code",
-            "client_id": app["client_id"],
-            "client_secret": app["client_secret"],
-            "redirect_uri": CALLBACK,
-            "code": code,
-        },
-    )
+    response = _exchange(app, code)
     assert response.status_code == 400
     assert response.json()["error"] == "invalid_grant"
 
@@ -100,16 +96,7 @@ def test_a_code_issued_after_log_out_everywhere_works():
     alice = make_user("alice")
     account_services.session_revoke_all(uid=alice.id)
     app, code = _code_for(logged_in_client("alice"))
-    response = Client().post(
-        "/oauth/token",
-        {
-            "grant_type": "authorization_code",
-            "client_id": app["client_id"],
-            "client_secret": app["client_secret"],
-            "redirect_uri": CALLBACK,
-            "code": code,
-        },
-    )
+    response = _exchange(app, code)
     assert response.status_code == 200
     token = response.json()["access_token"]
     assert (

@@ -92,20 +92,10 @@ def test_mastodon_py_drives_the_site(site):
     alice = make_user("alice")
     make_user("bob")
 
-    # The app registers itself, as the library's documentation shows.
-    client_id, client_secret = Mastodon.create_app(
-        "Integration test", api_base_url=site, redirect_uris=OOB, scopes=SCOPES
-    )
-    app = Mastodon(
-        client_id=client_id,
-        client_secret=client_secret,
-        api_base_url=site,
-        ratelimit_method="throw",
-        request_timeout=10,
-    )
-    url = app.auth_request_url(redirect_uris=OOB, scopes=SCOPES, allow_http=True)
-    code = _authorize_in_browser(url, "alice")
-    token = app.log_in(code=code, redirect_uri=OOB, scopes=SCOPES, allow_http=True)
+    # The app registers itself and Alice authorizes it, as the library's
+    # documentation shows.
+    app = _signed_in(site, "alice")
+    token = app.access_token
     assert token
 
     me = app.account_verify_credentials()
@@ -175,7 +165,7 @@ def test_mastodon_py_drives_the_site(site):
 
 
 def _signed_in(site: str, username: str) -> Mastodon:
-    """Another person's app session, through the same flow."""
+    """An app registered, authorized by `username` in their browser, logged in."""
     client_id, client_secret = Mastodon.create_app(
         f"{username}'s app", api_base_url=site, redirect_uris=OOB, scopes=SCOPES
     )
