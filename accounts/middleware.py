@@ -10,6 +10,15 @@ from accounts.domain import BearerCredentials, Credentials
 from accounts.selectors import PageReads
 
 
+def _attach(request, credentials: Credentials | BearerCredentials | None) -> PageReads:
+    """Give the request its claimed credentials, its read batch with their check
+    queued first, and the lazy `request.user` that check resolves."""
+    request.credentials = credentials
+    request.reads = reads = PageReads(credentials)
+    request.user = SimpleLazyObject(lambda: reads.viewer.value)
+    return reads
+
+
 class AuthenticationMiddleware:
     """Parse the auth cookie (no I/O) and queue its check in `request.reads`.
 
@@ -26,9 +35,7 @@ class AuthenticationMiddleware:
             return self._api(request)
         raw = request.COOKIES.get(settings.AUTH_COOKIE_NAME)
         credentials = Credentials.parse(raw)
-        request.credentials = credentials
-        request.reads = reads = PageReads(credentials)
-        request.user = SimpleLazyObject(lambda: reads.viewer.value)
+        reads = _attach(request, credentials)
         response = self.get_response(request)
         # A response that is the same for everyone (an avatar) says so: `public`.
         if raw is not None and not getattr(response, "public", False):
@@ -45,10 +52,7 @@ class AuthenticationMiddleware:
     def _api(self, request):
         """An API request: credentials from its bearer token only, never the cookie
         (so the API needs no CSRF check); the response varies with the token."""
-        credentials = BearerCredentials.parse(request.headers.get("Authorization"))
-        request.credentials = credentials
-        request.reads = reads = PageReads(credentials)
-        request.user = SimpleLazyObject(lambda: reads.viewer.value)
+        _attach(request, BearerCredentials.parse(request.headers.get("Authorization")))
         request.is_api = True
         response = self.get_response(request)
         if "Authorization" in request.headers:

@@ -35,10 +35,6 @@ class InvalidGrant(OAuthError):
     code = "invalid_grant"
 
 
-class InvalidScope(OAuthError):
-    code = "invalid_scope"
-
-
 class InvalidApp(Exception):
     """An app registration refused: what is wrong, for the developer."""
 

@@ -56,11 +56,6 @@ class Window:
         )
 
     @property
-    def newest_first_from(self) -> int | None:
-        """The highest id wanted (exclusive: `max_id` itself is not)."""
-        return self.max_id
-
-    @property
     def floor(self) -> int | None:
         """The lowest id wanted (exclusive), from `min_id` or `since_id`."""
         if self.min_id is not None:

@@ -272,10 +272,6 @@ class Status:
     def reply_url(self) -> str:
         return url_for("timeline:status_detail", self.reply_to)
 
-    @property
-    def repost_author_url(self) -> str:
-        return url_for("timeline:profile", self.repost_author)
-
 
 @dataclass(frozen=True, slots=True)
 class AccountStats:
@@ -288,6 +284,24 @@ class AccountStats:
     followers: int
     following: int
     last_status_id: int | None
+
+    @classmethod
+    def from_reply(
+        cls, uid: int, values: list, posts, followers, following, newest
+    ) -> AccountStats | None:
+        """From a read of the user hash (`User.FIELDS`), the ZCARDs of their posts,
+        followers and following, and their newest status id (false: none); None
+        for no such user."""
+        user = User.from_fields(uid, values)
+        if user is None:
+            return None
+        return cls(
+            user=user,
+            statuses=int(posts),
+            followers=int(followers),
+            following=int(following),
+            last_status_id=int(newest) if newest else None,
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -1683,18 +1683,10 @@ def accounts_queue(
     def parse(replies: list) -> dict[int, AccountStats]:
         found: dict[int, AccountStats] = {}
         for group, rows in zip(groups, replies, strict=True):
-            for uid, (values, posts, followers, following, newest) in zip(
-                group, rows, strict=True
-            ):
-                user = User.from_fields(uid, values)
-                if user is not None:
-                    found[uid] = AccountStats(
-                        user=user,
-                        statuses=int(posts),
-                        followers=int(followers),
-                        following=int(following),
-                        last_status_id=int(newest) if newest else None,
-                    )
+            for uid, row in zip(group, rows, strict=True):
+                stats = AccountStats.from_reply(uid, *row)
+                if stats is not None:
+                    found[uid] = stats
         return found
 
     return reads.queue(build, parse)
@@ -2399,16 +2391,10 @@ def _statuses_related_queue(reads: ReadBatch, sids: list[int]) -> Deferred[_Foun
         trusted = viewer is not None and reads.proven_uid() == viewer
         accounts: dict[int, AccountStats] = {}
         for at in range(0, len(account_rows), 6):
-            uid, values, posts, followers, following, newest = account_rows[at : at + 6]
-            user = User.from_fields(int(uid), values)
-            if user is not None:
-                accounts[user.id] = AccountStats(
-                    user=user,
-                    statuses=int(posts),
-                    followers=int(followers),
-                    following=int(following),
-                    last_status_id=int(newest) if newest else None,
-                )
+            uid, *row = account_rows[at : at + 6]
+            stats = AccountStats.from_reply(int(uid), *row)
+            if stats is not None:
+                accounts[stats.user.id] = stats
         originals: dict[int, Status] = {}
         for sid, row in zip(original_rows[::2], original_rows[1::2], strict=True):
             original = Status.from_fields(
