@@ -1,0 +1,185 @@
+"""Every HTML page's cost in-process: no server, no network but Redis's socket.
+
+    .venv/bin/python bench/inprocess.py [--requests 200] [--runs 3] [--pages home,profile]
+    .venv/bin/python bench/inprocess.py --profile home     # cProfile 200 of one page
+
+Starts its own redis-server (`config.embedded`, a Unix socket, no persistence) and
+seeds a small site through the services: a viewer who follows 40 authors whose 110
+statuses carry mentions, tags, links, likes and reposts; every author follows
+`author1` and the viewer; the authors mention, like, repost and follow the viewer, so
+the viewer has a full page of notifications. Then it times each page through Django's
+test client with production settings, the pages alternated request by request after a
+warm-up, and prints the median of each run with the page's size and round trips.
+
+What it measures is the site's own Python and Redis time per page (no WSGI server, no
+kernel, no load generator): the figure to compare before and after a change to the
+read path or the rendering, in the same run of two checkouts (`--root`). Pages under
+load are `bench/run.py`'s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+PAGES = {
+    "trivial": "/healthz/",
+    "home": "/",
+    "global": "/timeline/",
+    "tag": "/tags/bench/",
+    "profile": "/u/author1/",
+    "status": None,  # one of author1's statuses, found on the profile
+    "followers": "/u/author1/followers/",
+    "following": "/u/viewer/following/",
+    "notifications": "/notifications/",
+}
+
+
+def _seed(count: int) -> str:
+    """The viewer's session cookie value."""
+    from accounts import services as account_services
+    from timeline import fanout, services, social
+
+    def user(name: str):
+        return account_services.user_create(username=name, password="x" * 12)
+
+    viewer = user("viewer")
+    authors = [user(f"author{i}") for i in range(count)]
+    stranger = user("stranger")
+    for author in authors:
+        services.follow_create(follower=viewer, followee_id=author.id)
+        services.follow_create(follower=author, followee_id=viewer.id)
+        if author.id != authors[1].id:
+            services.follow_create(follower=author, followee_id=authors[1].id)
+    fanout.run_pending()
+    for i in range(20):  # a full profile page
+        services.status_create(author=authors[1], text=f"Profile status {i} #bench")
+    own = [
+        services.status_create(author=viewer, text=f"Viewer's status {i} #bench").id
+        for i in range(10)
+    ]
+    for i in range(90):
+        author = authors[i % count]
+        mention = "@viewer" if i % 2 else f"@author{(i + 1) % count}"
+        text = (
+            f"Status {i} for {mention} about #bench and #t{i % 7}, "
+            f"see https://example.com/{i} <b>&</b>"
+        )
+        sid = services.status_create(author=author, text=text).id
+        if i % 3 == 0:
+            social.status_like(user=authors[(i + 2) % count], sid=sid)
+        if i % 6 == 0:
+            # Of someone the viewer does not follow: the repost shows (a followee's
+            # status shows once, as itself or as one of its reposts).
+            other = services.status_create(author=stranger, text=f"Stranger {i} #t")
+            social.status_repost(user=authors[(i + 5) % count], sid=other.id)
+        social.status_like(user=author, sid=own[i % len(own)])
+        if i % 4 == 0:
+            social.status_repost(user=author, sid=own[i % len(own)])
+    fanout.run_pending()
+    return account_services.session_create(uid=viewer.id).cookie_value()
+
+
+def _get(client, path: str) -> float:
+    start = time.perf_counter()
+    response = client.get(path, secure=True)
+    elapsed = time.perf_counter() - start
+    assert response.status_code == 200, (path, response.status_code)
+    return elapsed
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--requests", type=int, default=200)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--pages", default=",".join(PAGES), help="comma-separated")
+    parser.add_argument("--profile", metavar="PAGE", help="cProfile this page instead")
+    parser.add_argument("--sort", default="tottime", help="cProfile's sort key")
+    parser.add_argument(
+        "--root", type=Path, default=ROOT, help="the checkout to measure"
+    )
+    args = parser.parse_args(argv)
+    sys.path.insert(0, str(args.root))
+    os.chdir(args.root)
+    from config.embedded import start_server
+
+    url, server = start_server(
+        Path(tempfile.mkdtemp(prefix="bench-inprocess-")),
+        persist=False,
+        daemonize=False,
+    )
+    try:
+        os.environ.update(
+            REDIS_URL=url,
+            DEBUG="false",
+            SECRET_KEY="bench-" + "k" * 50,
+            ALLOWED_HOSTS="testserver",
+            RATE_LIMIT_POST="off",
+            RATE_LIMIT_FOLLOW="off",
+            RATE_LIMIT_LIKE="off",
+            DJANGO_SETTINGS_MODULE="config.settings",
+            STATIC_ROOT=tempfile.mkdtemp(prefix="bench-static-"),
+        )
+        import django
+
+        django.setup()
+        from django.core.management import call_command
+
+        call_command("collectstatic", interactive=False, verbosity=0)
+        from django.conf import settings
+        from django.test import Client
+
+        from tests.roundtrips import RoundTripCounter
+
+        client = Client()
+        client.cookies[settings.AUTH_COOKIE_NAME] = _seed(40)
+        paths = dict(PAGES)
+        profile = client.get(paths["profile"], secure=True).content
+        sid = re.search(rb'href="/s/(\d+)/"', profile)[1].decode()
+        paths["status"] = f"/s/{sid}/"
+        names = [args.profile] if args.profile else args.pages.split(",")
+        for name in names:
+            for _ in range(30):
+                _get(client, paths[name])
+            with RoundTripCounter() as counter:
+                size = len(client.get(paths[name], secure=True).content)
+            print(f"{name}: {paths[name]}, {size:,} bytes, {counter.count} round trips")
+        if args.profile:
+            import cProfile
+            import pstats
+
+            profiler = cProfile.Profile()
+            profiler.enable()
+            for _ in range(args.requests):
+                _get(client, paths[args.profile])
+            profiler.disable()
+            pstats.Stats(profiler).sort_stats(args.sort).print_stats(40)
+            return 0
+        for run in range(args.runs):
+            times: dict[str, list[float]] = {name: [] for name in names}
+            for _ in range(args.requests):
+                for name in names:
+                    times[name].append(_get(client, paths[name]))
+            print(
+                f"run {run + 1}: "
+                + ", ".join(
+                    f"{name} {statistics.median(t) * 1000:.3f} ms"
+                    for name, t in times.items()
+                )
+            )
+    finally:
+        server.terminate()
+        server.wait()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
