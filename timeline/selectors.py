@@ -74,41 +74,85 @@ IN_COMMON_SHOWN = 3
 # it only reads). A Cluster does not: a script touches its declared slot only, so
 # there it is one call per slot (`slot_groups`) without cards, and the cards cost
 # one more round trip (`_cards_queue`): the Cluster's price for fresh names.
-_STATUSES_READ = LuaScript(
-    """
-local viewer, n = ARGV[1], tonumber(ARGV[2])
-local fields = {unpack(ARGV, 3, n + 2)}
-local authors_at = {tonumber(ARGV[n + 3]), tonumber(ARGV[n + 4])}
-local prefix, suffix = ARGV[n + 5], ARGV[n + 6]
-local card_fields = {unpack(ARGV, n + 7)}
+# The rows of `_STATUSES_READ` and `_WINDOW_READ`: `read_rows(keys, a)` reads the
+# statuses whose (hash, likes, reposts) keys `keys` lists, with the statuses-read
+# arguments starting at ARGV[a].
+_ROWS_LUA = """
 local null = cjson.null
-local rows, cards, seen = {}, {}, {}
 local function nulls(row, size)
   for j = 1, size do
     if not row[j] then row[j] = null end
   end
   return row
 end
-for i = 1, #KEYS, 3 do
-  local row = nulls(redis.call('HMGET', KEYS[i], unpack(fields)), n)
-  for _, at in ipairs(authors_at) do
-    local author = row[at]
-    if prefix and author ~= null and not seen[author] then
-      seen[author] = true
-      cards[#cards + 1] = author
-      cards[#cards + 1] = nulls(
-        redis.call('HMGET', prefix .. author .. suffix, unpack(card_fields)),
-        #card_fields)
+local function read_rows(keys, a)
+  local viewer, n = ARGV[a], tonumber(ARGV[a + 1])
+  local fields = {unpack(ARGV, a + 2, a + n + 1)}
+  local authors_at = {tonumber(ARGV[a + n + 2]), tonumber(ARGV[a + n + 3])}
+  local prefix, suffix = ARGV[a + n + 4], ARGV[a + n + 5]
+  local card_fields = {unpack(ARGV, a + n + 6)}
+  local rows, cards, seen = {}, {}, {}
+  for i = 1, #keys, 3 do
+    local row = nulls(redis.call('HMGET', keys[i], unpack(fields)), n)
+    for _, at in ipairs(authors_at) do
+      local author = row[at]
+      if prefix and author ~= null and not seen[author] then
+        seen[author] = true
+        cards[#cards + 1] = author
+        cards[#cards + 1] = nulls(
+          redis.call('HMGET', prefix .. author .. suffix, unpack(card_fields)),
+          #card_fields)
+      end
     end
+    if viewer ~= '' then
+      row[n + 1] = redis.call('ZSCORE', keys[i + 1], viewer) or null
+      row[n + 2] = redis.call('ZSCORE', keys[i + 2], viewer) or null
+    end
+    rows[#rows + 1] = row
   end
-  if viewer ~= '' then
-    row[n + 1] = redis.call('ZSCORE', KEYS[i + 1], viewer) or null
-    row[n + 2] = redis.call('ZSCORE', KEYS[i + 2], viewer) or null
-  end
-  rows[#rows + 1] = row
+  if #rows == 0 then rows = {null} end  -- cjson writes an empty table as {}
+  if #cards == 0 then cards = {null} end
+  return rows, cards
 end
-if #cards == 0 then cards = {null} end  -- cjson writes an empty table as {}
+"""
+
+_STATUSES_READ = LuaScript(
+    _ROWS_LUA
+    + """
+local rows, cards = read_rows(KEYS, 1)
 return cjson.encode({rows, cards})
+"""
+)
+
+# KEYS: a timeline zset (one server only: the statuses' keys are built in Lua, as
+# `_STATUSES_READ` builds its user keys). ARGV: the window's top and low scores, how
+# many ids (one past the page), 'asc' to read the oldest above `low` rather than the
+# newest below `top`; the halves of a status's hash, likes and reposts keys around
+# its id; then `_STATUSES_READ`'s arguments. Returns, as one JSON string, the ids (in
+# the zset call's order) and the rows and cards of all but the one past the page:
+# a page's window and its statuses in the request's first round trip, read for the
+# claimed viewer, used once the auth check in the same round trip proved them.
+_WINDOW_READ = LuaScript(
+    _ROWS_LUA
+    + """
+local top, low, count = ARGV[1], ARGV[2], tonumber(ARGV[3])
+local ids
+if ARGV[4] == 'asc' then
+  ids = redis.call('ZRANGEBYSCORE', KEYS[1], low, top, 'LIMIT', 0, count)
+else
+  ids = redis.call('ZREVRANGEBYSCORE', KEYS[1], top, low, 'LIMIT', 0, count)
+end
+local sp, ss, lp, ls, rp, rs = unpack(ARGV, 5, 10)
+local keys = {}
+for i = 1, math.min(#ids, count - 1) do
+  local sid = ids[i]
+  keys[#keys + 1] = sp .. sid .. ss
+  keys[#keys + 1] = lp .. sid .. ls
+  keys[#keys + 1] = rp .. sid .. rs
+end
+local rows, cards = read_rows(keys, 11)
+if #ids == 0 then ids = {null} end
+return cjson.encode({ids, rows, cards})
 """
 )
 
@@ -298,6 +342,56 @@ class _Found:
     originals: dict[int, Status] | None = None
 
 
+def _rows_args(reads: ReadBatch, cluster: bool) -> tuple[int | None, list]:
+    """The claimed viewer (whose like and repost state is read, and trusted once
+    proven: the auth check is parsed first, queued first in this round trip or an
+    earlier one) and `_STATUSES_READ`'s arguments."""
+    viewer = reads.claimed_uid if isinstance(reads, PageReads) else None
+    args = [
+        "" if viewer is None else viewer,
+        len(Status.FIELDS),
+        *Status.FIELDS,
+        Status.FIELDS.index("uid") + 1,
+        Status.FIELDS.index("repost_uid") + 1,  # a repost's row shows its author
+    ]
+    if not cluster:
+        args += [*account_keys.user_prefix(), *User.CARD_FIELDS]
+    return viewer, args
+
+
+def _found_from(
+    reads: ReadBatch,
+    viewer: int | None,
+    sids: list[int],
+    replies: list[tuple[list[int], list, list]],
+    cluster: bool,
+) -> _Found:
+    """The statuses `sids` from the rows and cards of script replies, each
+    (its sids, its rows, its cards) as `_ROWS_LUA` returns them."""
+    n = len(Status.FIELDS)
+    rows: dict[int, list] = {}
+    cards: dict[int, Card] = {}
+    for group, group_rows, group_cards in replies:
+        if group:
+            rows.update(zip(group, group_rows, strict=True))
+        if group_cards == [None]:
+            continue
+        for uid, values in zip(group_cards[::2], group_cards[1::2], strict=True):
+            card = Card.from_fields(int(uid), values)
+            if card is not None:
+                cards[card.id] = card
+    trusted = viewer is not None and reads.proven_uid() == viewer
+    return _Found(
+        statuses=[
+            Status.from_fields(
+                sid, rows[sid][:n], viewer=rows[sid][n:] if trusted else None
+            )
+            for sid in sids
+        ],
+        cards=None if cluster else cards,
+    )
+
+
 def _statuses_queue(
     reads: ReadBatch, sids: list[int], related: bool = False
 ) -> Deferred[_Found]:
@@ -309,19 +403,7 @@ def _statuses_queue(
     if related and not cluster:
         return _statuses_related_queue(reads, sids)
     groups = slot_groups(sids, keys.status, max(len(sids), 1))
-    # The claimed viewer's state is read, and trusted once proven (the auth check is
-    # parsed first: it was queued first, in this round trip or an earlier one).
-    viewer = reads.claimed_uid if isinstance(reads, PageReads) else None
-    n = len(Status.FIELDS)
-    args = [
-        "" if viewer is None else viewer,
-        n,
-        *Status.FIELDS,
-        Status.FIELDS.index("uid") + 1,
-        Status.FIELDS.index("repost_uid") + 1,  # a repost's row shows its author
-    ]
-    if not cluster:
-        args += [*account_keys.user_prefix(), *User.CARD_FIELDS]
+    viewer, args = _rows_args(reads, cluster)
 
     def build(pipe) -> None:
         for group in groups:
@@ -336,27 +418,64 @@ def _statuses_queue(
             )
 
     def parse(replies: list) -> _Found:
-        rows: dict[int, list] = {}
-        cards: dict[int, Card] = {}
-        for group, reply in zip(groups, replies, strict=True):
-            group_rows, group_cards = orjson.loads(reply)
-            rows.update(zip(group, group_rows, strict=True))
-            if group_cards == [None]:
-                continue
-            for uid, values in zip(group_cards[::2], group_cards[1::2], strict=True):
-                card = Card.from_fields(int(uid), values)
-                if card is not None:
-                    cards[card.id] = card
-        trusted = viewer is not None and reads.proven_uid() == viewer
-        return _Found(
-            statuses=[
-                Status.from_fields(
-                    sid, rows[sid][:n], viewer=rows[sid][n:] if trusted else None
-                )
-                for sid in sids
+        return _found_from(
+            reads,
+            viewer,
+            sids,
+            [
+                (group, *orjson.loads(reply))
+                for group, reply in zip(groups, replies, strict=True)
             ],
-            cards=None if cluster else cards,
+            cluster,
         )
+
+    return reads.queue(build, parse)
+
+
+@dataclass(frozen=True, slots=True)
+class _Window:
+    """A timeline's ids as `_ids_queue` reads them, and the statuses of all but
+    the one past the page (`_WINDOW_READ`)."""
+
+    ids: list[int]
+    found: _Found
+
+
+def _window_queue(
+    reads: ReadBatch,
+    key: str,
+    max_id: int | None,
+    size: int,
+    low: str = "-inf",
+    ascending: bool = False,
+) -> Deferred[_Window]:
+    """Queue a read of a timeline's window (`_ids_queue`'s bounds) with its
+    statuses in one command (one server only): the page's statuses ride in the
+    round trip that proves the viewer, rather than in one more."""
+    viewer, args = _rows_args(reads, cluster=False)
+    halves = [
+        part
+        for f in (keys.status, keys.likes, keys.reposts)
+        for part in keys.around_id(f)
+    ]
+    top = max_id if max_id is not None else "+inf"
+
+    def build(pipe) -> None:
+        _WINDOW_READ.queue(
+            pipe,
+            keys=[key],
+            args=[top, low, size + 1, "asc" if ascending else "", *halves, *args],
+        )
+
+    def parse(replies: list) -> _Window:
+        ids, rows, cards = orjson.loads(replies[0])
+        ids = [] if ids == [None] else [int(sid) for sid in ids]
+        read = ids[:size]
+        found = _found_from(reads, viewer, read, [(read, rows, cards)], cluster=False)
+        if ascending:
+            ids.reverse()
+            found = _Found(statuses=found.statuses[::-1], cards=found.cards)
+        return _Window(ids=ids, found=found)
 
     return reads.queue(build, parse)
 
@@ -581,7 +700,17 @@ def _home_read(
     if reads.claimed_uid is None:
         return None
     uid = reads.claimed_uid
-    ids = _ids_queue(reads, keys.home(uid), max_id, size, low, ascending)
+    # On one server the window's statuses ride in this first round trip too.
+    window = (
+        _window_queue(reads, keys.home(uid), max_id, size, low, ascending)
+        if not related and not is_cluster()
+        else None
+    )
+    ids = (
+        _ids_queue(reads, keys.home(uid), max_id, size, low, ascending)
+        if window is None
+        else None
+    )
     popular = _candidates_queue(reads, SUGGESTIONS) if suggest else None
     pulls = reads.queue(
         lambda pipe: pipe.zrange(keys.pulls(uid), 0, -1),
@@ -598,10 +727,11 @@ def _home_read(
         return None
     # The id one past the page tells only that there is more (`_page` never shows
     # it): its status is not read.
-    read_ids = ids.value
+    all_ids = window.value.ids if window is not None else ids.value
+    read_ids = all_ids
     if len(read_ids) > size:
         read_ids = read_ids[1:] if ascending else read_ids[:size]
-    found = _statuses_queue(reads, read_ids, related)
+    found = _statuses_queue(reads, read_ids, related) if window is None else None
     # A blocked or muted pulled author is not read at all (a block ends the follow,
     # so only a race or a mute leaves one in `pulls`).
     hide = _hidden_known(reads, hidden).authors
@@ -616,11 +746,11 @@ def _home_read(
     # Nobody is offered to follow across a block (or a mute) either way.
     suggestions = (
         _suggestions_queue(reads, [u for u in popular.value if u not in hide])
-        if popular is not None and not ids.value
+        if popular is not None and not all_ids
         else None
     )
-    page_ids, page_found = ids.value, found.value.statuses
-    read = found.value
+    read = own = found.value if found is not None else window.value.found
+    page_ids, page_found = all_ids, read.statuses
     if len(read_ids) < len(page_ids):
         page_found = [None, *page_found] if ascending else [*page_found, None]
     more_cards: Deferred[dict[int, Card]] | None = None
@@ -652,7 +782,6 @@ def _home_read(
         if fresh is not None:
             counted = {s.id: s for s in fresh.value.statuses if s is not None}
             pulled_statuses = [counted.get(s.id, s) for s in pulled_statuses]
-            own = found.value
             read = _Found(
                 statuses=own.statuses,
                 cards=None,
@@ -666,7 +795,7 @@ def _home_read(
     page_found = _reposts_once(_without_hidden(reads, hidden, page_found))
 
     def cards() -> dict[int, Card]:
-        found_cards = _with_cards(reads, found.value)
+        found_cards = _with_cards(reads, own)
         if pulled_cards is not None:
             found_cards.update(pulled_cards.value)
         if more_cards is not None:
