@@ -21,8 +21,13 @@ def url_for(name: str, *args: str | int) -> str:
 
 def url_maker() -> Callable[..., str]:
     """`url_for` for the many links of one response: the script prefix (a
-    thread-local, most of `url_for`'s own cost) is read once, here."""
-    prefix = get_script_prefix()
+    thread-local, most of `url_for`'s own cost) is read once, here. The same
+    function for the same prefix, so that callers may memoize on it."""
+    return _maker(get_script_prefix())
+
+
+@lru_cache(maxsize=16)
+def _maker(prefix: str) -> Callable[..., str]:
     return lambda name, *args: _reversed(prefix, name, args)
 
 

@@ -88,6 +88,13 @@ def text_problem(text: str) -> str | None:
     return None
 
 
+def _thread_from(value: str) -> tuple[tuple[int, int], ...]:
+    """The (sid, uid) pairs of a stored `thread` field ("sid:uid sid:uid")."""
+    return tuple(
+        (int(s), int(u)) for s, _, u in (pair.partition(":") for pair in value.split())
+    )
+
+
 def _int_or_none(value: str | None) -> int | None:
     return int(value) if value else None
 
@@ -175,10 +182,7 @@ class Status:
             reply_to=_int_or_none(reply_to),
             reply_uid=_int_or_none(reply_uid),
             reply_author=reply_author or "",
-            thread=tuple(
-                (int(s), int(u))
-                for s, _, u in (pair.partition(":") for pair in (thread or "").split())
-            ),
+            thread=_thread_from(thread) if thread else (),
             repost_of=_int_or_none(repost_of),
             repost_uid=_int_or_none(repost_uid),
             repost_author=repost_author or "",

@@ -98,6 +98,24 @@ def _card_html(status: Status, card: Card | None, before: str, url) -> str:
     )
 
 
+@lru_cache(maxsize=20_000)
+def _links(url, sid: int) -> tuple[str, str, str, str, str, str]:
+    """A status's escaped links (its page and its like, unlike, repost, unrepost
+    and delete actions): a pure function of its id and `url` (`url_maker`, one
+    function per deployment prefix), built once, not on every render."""
+    return tuple(
+        escape(url(f"timeline:{name}", sid))
+        for name in (
+            "status_detail",
+            "like",
+            "unlike",
+            "repost",
+            "unrepost",
+            "status_delete",
+        )
+    )
+
+
 def _count(n: int | None) -> str:
     return f' <span class="count">{n:d}</span>' if n else ""
 
@@ -107,8 +125,7 @@ def _social(status: Status, form_head: str | None, url) -> str:
     original), with its counts and the viewer's state where they were read.
     `form_head`: the CSRF and `next` fields every form of the page starts with
     (None for a visitor, who gets the counts without buttons)."""
-    sid = status.original_id
-    page = escape(url("timeline:status_detail", sid))
+    page, like, unlike, repost, unrepost, _ = _links(url, status.original_id)
     reply = (
         f'<a class="reply-link" href="{page}#reply">Reply{_count(status.replies)}</a>'
     )
@@ -123,22 +140,35 @@ def _social(status: Status, form_head: str | None, url) -> str:
         likes = f'<a class="link-button like" href="{page}#actions">Like</a>'
         reposts = f'<a class="link-button repost" href="{page}#actions">Repost</a>'
         return f'<div class="status-social">{reply} {likes} {reposts}</div>'
+    liked, reposted = status.liked, status.reposted
+    likes = _button(
+        form_head, "like", unlike if liked else like, "Like", liked, status.likes
+    )
+    reposts = _button(
+        form_head,
+        "repost",
+        unrepost if reposted else repost,
+        "Repost",
+        reposted,
+        status.reposts,
+    )
+    return f'<div class="status-social">{reply} {likes} {reposts}</div>'
 
-    def button(name: str, undo: str, label: str, done: bool, n: int | None):
-        action = escape(url(f"timeline:{undo if done else name}", sid))
-        return (
-            f'<form method="post" action="{action}" class="inline-form">{form_head}'
-            f'<button type="submit" class="link-button {name}" '
-            f'aria-pressed="{str(done).lower()}">{label}{_count(n)}</button></form>'
-        )
 
-    like = button("like", "unlike", "Like", status.liked, status.likes)
-    repost = button("repost", "unrepost", "Repost", status.reposted, status.reposts)
-    return f'<div class="status-social">{reply} {like} {repost}</div>'
+def _button(
+    form_head: str, name: str, action: str, label: str, done: bool, n: int | None
+) -> str:
+    """A Like or Repost form: `action` likes or, when `done`, undoes."""
+    return (
+        f'<form method="post" action="{action}" class="inline-form">{form_head}'
+        f'<button type="submit" class="link-button {name}" '
+        f'aria-pressed="{"true" if done else "false"}">{label}{_count(n)}'
+        "</button></form>"
+    )
 
 
 def _delete_form(status: Status, token_html: str, url) -> str:
-    action = escape(url("timeline:status_delete", status.id))
+    action = _links(url, status.id)[5]
     return (
         f'<form method="post" action="{action}" class="status-actions">{token_html}'
         '<button type="submit" class="link-button danger" '
