@@ -124,27 +124,44 @@ return cjson.encode({rows, cards})
 """
 )
 
-# KEYS: a timeline zset (one server only: the statuses' keys are built in Lua, as
-# `_STATUSES_READ` builds its user keys). ARGV: the window's top and low scores, how
-# many ids (one past the page), 'asc' to read the oldest above `low` rather than the
-# newest below `top`; the halves of a status's hash, likes and reposts keys around
-# its id; then `_STATUSES_READ`'s arguments. Returns, as one JSON string, the ids (in
-# the zset call's order) and the rows and cards of all but the one past the page:
-# a page's window and its statuses in the request's first round trip, read for the
-# claimed viewer, used once the auth check in the same round trip proved them.
+# KEYS: a timeline's zsets (one, or the global timeline's partitions; one server
+# only: the statuses' keys are built in Lua, as `_STATUSES_READ` builds its user
+# keys). ARGV: the window's top and low scores, how many ids, how many of their
+# statuses; the halves of a status's hash, likes and reposts keys around its id;
+# then `_STATUSES_READ`'s arguments. Returns, as one JSON string, the newest ids
+# (merged as `_global_merged` merges a downward read of partitions: nothing below
+# the highest trim marker) and the rows and cards of the first ones: a page's
+# window and its statuses in the request's first round trip, read for the claimed
+# viewer, used once the auth check in the same round trip proved them.
 _WINDOW_READ = LuaScript(
     _ROWS_LUA
     + """
-local top, low, count = ARGV[1], ARGV[2], tonumber(ARGV[3])
-local ids
-if ARGV[4] == 'asc' then
-  ids = redis.call('ZRANGEBYSCORE', KEYS[1], low, top, 'LIMIT', 0, count)
-else
-  ids = redis.call('ZREVRANGEBYSCORE', KEYS[1], top, low, 'LIMIT', 0, count)
+local top, low = ARGV[1], ARGV[2]
+local count, wanted = tonumber(ARGV[3]), tonumber(ARGV[4])
+local ids, floor = {}, 0
+for _, key in ipairs(KEYS) do
+  for _, sid in ipairs(
+      redis.call('ZREVRANGEBYSCORE', key, top, low, 'LIMIT', 0, count)) do
+    if sid ~= '0' then ids[#ids + 1] = sid end
+  end
+  if #KEYS > 1 then
+    local marker = redis.call('ZSCORE', key, 0)
+    if marker then floor = math.max(floor, tonumber(marker) + 1) end
+  end
+end
+if #KEYS > 1 then
+  -- Ids are below 2^53: exact as Lua numbers.
+  table.sort(ids, function(x, y) return tonumber(x) > tonumber(y) end)
+  local kept = {}
+  for _, sid in ipairs(ids) do
+    if #kept == count then break end
+    if tonumber(sid) >= floor then kept[#kept + 1] = sid end
+  end
+  ids = kept
 end
 local sp, ss, lp, ls, rp, rs = unpack(ARGV, 5, 10)
 local keys = {}
-for i = 1, math.min(#ids, count - 1) do
+for i = 1, math.min(#ids, wanted) do
   local sid = ids[i]
   keys[#keys + 1] = sp .. sid .. ss
   keys[#keys + 1] = lp .. sid .. ls
@@ -434,8 +451,8 @@ def _statuses_queue(
 
 @dataclass(frozen=True, slots=True)
 class _Window:
-    """A timeline's ids as `_ids_queue` reads them, and the statuses of all but
-    the one past the page (`_WINDOW_READ`)."""
+    """A timeline's newest ids, and the statuses of the first ones
+    (`_WINDOW_READ`)."""
 
     ids: list[int]
     found: _Found
@@ -443,15 +460,16 @@ class _Window:
 
 def _window_queue(
     reads: ReadBatch,
-    key: str,
+    zsets: list[str],
     max_id: int | None,
-    size: int,
-    low: str = "-inf",
-    ascending: bool = False,
+    *,
+    count: int,
+    wanted: int,
 ) -> Deferred[_Window]:
-    """Queue a read of a timeline's window (`_ids_queue`'s bounds) with its
-    statuses in one command (one server only): the page's statuses ride in the
-    round trip that proves the viewer, rather than in one more."""
+    """Queue a read of a timeline's newest `count` ids from `max_id` down (of
+    several partitions: merged as `_global_merged`) with the statuses of the first
+    `wanted` of them, in one command (one server only): a page's statuses ride in
+    the round trip that proves the viewer, rather than in one more."""
     viewer, args = _rows_args(reads, cluster=False)
     halves = [
         part
@@ -462,19 +480,14 @@ def _window_queue(
 
     def build(pipe) -> None:
         _WINDOW_READ.queue(
-            pipe,
-            keys=[key],
-            args=[top, low, size + 1, "asc" if ascending else "", *halves, *args],
+            pipe, keys=zsets, args=[top, "-inf", count, wanted, *halves, *args]
         )
 
     def parse(replies: list) -> _Window:
         ids, rows, cards = orjson.loads(replies[0])
         ids = [] if ids == [None] else [int(sid) for sid in ids]
-        read = ids[:size]
+        read = ids[:wanted]
         found = _found_from(reads, viewer, read, [(read, rows, cards)], cluster=False)
-        if ascending:
-            ids.reverse()
-            found = _Found(statuses=found.statuses[::-1], cards=found.cards)
         return _Window(ids=ids, found=found)
 
     return reads.queue(build, parse)
@@ -702,8 +715,8 @@ def _home_read(
     uid = reads.claimed_uid
     # On one server the window's statuses ride in this first round trip too.
     window = (
-        _window_queue(reads, keys.home(uid), max_id, size, low, ascending)
-        if not related and not is_cluster()
+        _window_queue(reads, [keys.home(uid)], max_id, count=size + 1, wanted=size)
+        if not related and not ascending and low == "-inf" and not is_cluster()
         else None
     )
     ids = (
@@ -957,7 +970,12 @@ def global_page(*, reads: PageReads, max_id: int | None = None) -> Page:
     that a page stays about full when some are left out: a viewer who blocks
     nobody and whom nobody blocks reads the statuses of one page, as a visitor.
     """
-    return _public_page(reads, lambda size: _global_ids_queue(reads, max_id, size))
+    return _public_page(
+        reads,
+        lambda size: _global_ids_queue(reads, max_id, size),
+        keys.global_partitions(),
+        max_id,
+    )
 
 
 def tag_page(*, reads: PageReads, tag: str, max_id: int | None = None) -> Page | None:
@@ -967,17 +985,52 @@ def tag_page(*, reads: PageReads, tag: str, max_id: int | None = None) -> Page |
     if wanted is None:
         return None
     key = keys.tag_timeline(wanted)
-    return _public_page(reads, lambda size: _ids_queue(reads, key, max_id, size))
+    return _public_page(
+        reads, lambda size: _ids_queue(reads, key, max_id, size), [key], max_id
+    )
 
 
 def _public_page(
-    reads: PageReads, ids_queue: Callable[[int], Deferred[list[int]]]
+    reads: PageReads,
+    ids_queue: Callable[[int], Deferred[list[int]]],
+    zsets: list[str],
+    max_id: int | None,
 ) -> Page:
     """A page of a timeline everyone may read (`ids_queue(n)` queues the read of
-    one past n ids), without what the viewer must not see: two round trips."""
+    one past n ids, from `zsets`), without what the viewer must not see: two round
+    trips; on one server, one for a viewer who blocks nobody and whom nobody
+    blocks (`_public_window_read`)."""
     size = settings.TIMELINE_PAGE_SIZE
-    ids, statuses, read, found = _public_read(reads, lambda n: ids_queue(n).value, size)
+    if is_cluster():
+        ids, statuses, read, found = _public_read(
+            reads, lambda n: ids_queue(n).value, size
+        )
+    else:
+        ids, statuses, read, found = _public_window_read(reads, zsets, max_id, size)
     return _page(ids, statuses, size, read=read, cards=_with_cards(reads, found))
+
+
+def _public_window_read(
+    reads: PageReads, zsets: list[str], max_id: int | None, size: int
+) -> tuple[list[int], list[Status | None], int, _Found]:
+    """`_public_read` for a page on one server: the window's ids and one page of
+    their statuses in one command of the first round trip; the statuses of the
+    longer window that a viewer who blocks or is blocked reads, in one more."""
+    hidden = _hidden_queue(reads, mutes=False)
+    read = size + 1 if hidden is None else 2 * size + 1
+    window = _window_queue(reads, zsets, max_id, count=read, wanted=size).value
+    ids, found = window.ids, window.found
+    known = _hidden_known(reads, hidden)
+    if not known.authors and not known.unread:
+        read = size + 1
+        ids = ids[:read]
+    elif len(ids) > size:
+        rest = _statuses_queue(reads, ids[size:]).value
+        found = _Found(
+            statuses=[*found.statuses, *rest.statuses],
+            cards={**(found.cards or {}), **(rest.cards or {})},
+        )
+    return ids, _without_hidden(reads, hidden, found.statuses), read, found
 
 
 def _public_read(
