@@ -3,9 +3,10 @@
 A followers or following page lists up to 30 people, each with a Follow, Unfollow
 or Requested button; included as a template each, their rows were most of the
 page's time (docs/BENCHMARKS.md). Here a row is built in plain Python, as
-`timeline.rendering` builds a status's. Nothing is cached: a row is made of the
-person's name, display name and avatar as read with the page (an edit shows at
-once) and of the viewer's state. Every value from a user goes through
+`timeline.rendering` builds a status's: its markup is memoized (`_person`) by
+everything it shows, the person's name, display name and avatar as read with the
+page (an edit shows at once: it is another key), and the viewer's state and the
+page's CSRF field are added on each render. Every value from a user goes through
 `html.escape`; every button is a CSRF-protected POST form that returns to the page
 it was pressed on (`next`), and works without JavaScript.
 """
@@ -13,8 +14,10 @@ it was pressed on (`next`), and works without JavaScript.
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable
+from functools import lru_cache
 from html import escape
 
+from django.urls import get_script_prefix
 from jinja2 import pass_context
 from markupsafe import Markup
 
@@ -26,14 +29,48 @@ from timeline.domain import InCommon, Profile
 
 # (route, button's classes, its accessible name before "@name", its text), by the
 # viewer's state: following, requested, neither.
-_UNFOLLOW = ("timeline:unfollow", "button small secondary", "Unfollow", "Unfollow")
-_CANCEL = (
-    "timeline:request_cancel",
-    "button small secondary",
-    "Requested: cancel your follow request to",
-    "Requested",
+_BUTTONS = (
+    ("timeline:unfollow", "button small secondary", "Unfollow", "Unfollow"),
+    (
+        "timeline:request_cancel",
+        "button small secondary",
+        "Requested: cancel your follow request to",
+        "Requested",
+    ),
+    ("timeline:follow", "button small", "Follow", "Follow"),
 )
-_FOLLOW = ("timeline:follow", "button small", "Follow", "Follow")
+_FOLLOWING, _REQUESTED, _NEITHER = range(3)
+
+
+@lru_cache(maxsize=20_000)
+def _person(
+    prefix: str, uid: int, username: str, name: str, avatar: str
+) -> tuple[str, tuple[tuple[str, str], ...]]:
+    """A person's row without its form's CSRF and `next` fields: its start and,
+    by the viewer's state (`_BUTTONS`), what goes before and after those fields.
+    A pure function of its arguments, every one read with the page (memoized, it
+    cannot show a stale name or avatar), and of the script prefix the links are
+    made with: the request's, `prefix` (part of the key for that reason)."""
+    url = url_maker()
+    handle = escape(username)
+    link = (
+        f'<li class="person"><a class="person-link" '
+        f'href="{escape(url("timeline:profile", username))}">'
+        f'<img class="avatar" src="{escape(avatar_url(uid, avatar, url))}" alt="" '
+        f'width="40" height="40" loading="lazy"> '
+        f'<span class="display-name">{escape(name or username)}</span> '
+        f'<span class="handle">@{handle}</span></a>'
+    )
+    forms = tuple(
+        (
+            f'<form method="post" action="{escape(url(route, username))}" '
+            'class="inline-form">',
+            f'<button type="submit" class="{classes}" '
+            f'aria-label="{label} @{handle}">{text}</button></form>',
+        )
+        for route, classes, label, text in _BUTTONS
+    )
+    return link, forms
 
 
 def person_rows(
@@ -50,38 +87,26 @@ def person_rows(
     linked to the profile; with `buttons`, each but those in `no_button` gets
     the viewer's Unfollow (`following`), Requested (`requested`) or Follow form,
     returning to `back` (the page's one CSRF token serves every form)."""
-    url = url_maker()
+    prefix = get_script_prefix()
     form_head = ""
     if buttons:
         nxt = f'<input type="hidden" name="next" value="{escape(back)}">'
         form_head = f"{csrf_input_html(csrf_token)}{nxt}"
     rows = []
     for person in people:
-        username = escape(person.username)
-        name = escape(person.name or person.username)
-        href = escape(url("timeline:profile", person.username))
-        src = escape(avatar_url(person.id, person.avatar, url))
-        form = ""
-        if buttons and person.id not in no_button:
-            route, classes, label, text = (
-                _UNFOLLOW
-                if person.id in following
-                else _CANCEL
-                if person.id in requested
-                else _FOLLOW
-            )
-            action = escape(url(route, person.username))
-            form = (
-                f'<form method="post" action="{action}" class="inline-form">'
-                f'{form_head}<button type="submit" class="{classes}" '
-                f'aria-label="{label} @{username}">{text}</button></form>'
-            )
-        rows.append(
-            f'<li class="person"><a class="person-link" href="{href}">'
-            f'<img class="avatar" src="{src}" alt="" width="40" height="40" '
-            f'loading="lazy"> <span class="display-name">{name}</span> '
-            f'<span class="handle">@{username}</span></a>{form}</li>'
-        )
+        uid = person.id
+        link, forms = _person(prefix, uid, person.username, person.name, person.avatar)
+        if buttons and uid not in no_button:
+            start, end = forms[
+                _FOLLOWING
+                if uid in following
+                else _REQUESTED
+                if uid in requested
+                else _NEITHER
+            ]
+            rows.append(f"{link}{start}{form_head}{end}</li>")
+        else:
+            rows.append(f"{link}</li>")
     return Markup("".join(rows))
 
 
