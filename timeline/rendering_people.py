@@ -1,14 +1,18 @@
-"""People as HTML: the one place that renders a person's row, for every list of them.
+"""People as HTML: a person's row in every list of people, and a profile's head.
 
 A followers or following page lists up to 30 people, each with a Follow, Unfollow
-or Requested button; included as a template each, their rows were most of the
-page's time (docs/BENCHMARKS.md). Here a row is built in plain Python, as
-`timeline.rendering` builds a status's: its markup is memoized (`_person`) by
-everything it shows, the person's name, display name and avatar as read with the
-page (an edit shows at once: it is another key), and the viewer's state and the
-page's CSRF field are added on each render. Every value from a user goes through
-`html.escape`; every button is a CSRF-protected POST form that returns to the page
-it was pressed on (`next`), and works without JavaScript.
+or Requested button; included as a template each, their rows were a third of the
+page's time in-process (1.9 ms a page, 1.3 ms without). Here a row is built in
+plain Python, as `timeline.rendering` builds a status's: its markup is memoized
+(`_person`) by everything it shows, the person's name, display name and avatar as
+read with the page (an edit shows at once: it is another key), and the viewer's
+state and the page's CSRF field are added on each render. Every value from a user
+goes through `html.escape`; every button is a CSRF-protected POST form that
+returns to the page it was pressed on (`next`), and works without JavaScript.
+
+The profile's head (`profile_card`: face, badges, buttons, counts, people in
+common) is built the same way, fresh on each view (a template took 110 us, this
+30 us).
 """
 
 from __future__ import annotations
