@@ -185,7 +185,11 @@ TEMPLATES = [
     },
 ]
 # Template functions the apps give every template (see config/jinja2.py).
-JINJA2_GLOBALS = {"status_list": "timeline.rendering.status_list_tag"}
+JINJA2_GLOBALS = {
+    "status_list": "timeline.rendering.status_list_tag",
+    "person_rows": "timeline.rendering_people.person_rows_tag",
+    "profile_card": "timeline.rendering_people.profile_card_tag",
+}
 
 # No database: every user, status, follow edge and token lives in Redis.
 DATABASES: dict = {}

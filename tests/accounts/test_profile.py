@@ -272,6 +272,30 @@ def test_people_lists_have_follow_buttons_but_for_oneself_and_blocks(alice, bob)
     assert 'action="/u/carol/follow/"' in page(bob, "/u/alice/followers/")
 
 
+def test_people_lists_buttons_work_without_javascript(alice, bob):
+    make_user("carol")
+    carol = logged_in_client("carol")
+    carol.post("/settings/privacy/", {"private": "on"})
+    carol.post("/u/alice/follow/")
+    bob.post("/u/carol/follow/")  # a request: carol is private
+    html = page(bob, "/u/alice/followers/")
+    form = re.search(
+        r'<form method="post" action="/u/carol/request/cancel/".*?</form>', html, re.S
+    )
+    assert 'aria-label="Requested: cancel your follow request to @carol"' in form[0]
+    # The form as a browser sends it, CSRF token and `next` included.
+    fields = dict(
+        re.findall(r'<input type="hidden" name="(\w+)" value="([^"]*)"', form[0])
+    )
+    assert fields["next"] == "/u/alice/followers/"
+    strict = Client(enforce_csrf_checks=True)
+    strict.cookies = bob.cookies
+    answer = strict.post("/u/carol/request/cancel/", fields)
+    assert answer["Location"] == "/u/alice/followers/"
+    html = page(bob, "/u/alice/followers/")
+    assert 'action="/u/carol/follow/"' in html and "Requested" not in html
+
+
 def test_people_lists_show_display_names_and_avatars(alice, bob):
     bob.post("/settings/profile/", {"name": "Bob <Builder>", "bio": ""})
     bob.post("/u/alice/follow/")
