@@ -185,7 +185,10 @@ TEMPLATES = [
     },
 ]
 # Template functions the apps give every template (see config/jinja2.py).
-JINJA2_GLOBALS = {"status_list": "timeline.rendering.status_list_tag"}
+JINJA2_GLOBALS = {
+    "status_list": "timeline.rendering.status_list_tag",
+    "notification_list": "timeline.rendering.notification_list",
+}
 
 # No database: every user, status, follow edge and token lives in Redis.
 DATABASES: dict = {}
