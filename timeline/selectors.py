@@ -12,6 +12,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, TypeVar
 
 from django.conf import settings
@@ -1438,12 +1439,26 @@ def notifications_unread_queue(reads: PageReads) -> Deferred[int] | None:
     )
 
 
+@lru_cache(maxsize=10_000)
+def _notification_parsed(group: str, place: str, row: str) -> Notification | None:
+    # A pure function of what the store holds (the group, its place, its row): a
+    # reader's every visit parses the same groups again, but those an event moved.
+    return Notification.from_json(group, float(place), row)
+
+
+@lru_cache(maxsize=10_000)
+def _status_parsed(sid: int, values: tuple[str | None, ...]) -> Status | None:
+    # A pure function of a status's immutable fields as stored, without its counts
+    # and the viewer's state: the notifications of a status show it again and again.
+    return Status.from_fields(sid, values)
+
+
 def _notification_rows(replies: list) -> tuple[int, int | None, list[Notification]]:
     mark, top, *rows = replies[0]
     groups = [
         found
         for group, place, row in zip(rows[::3], rows[1::3], rows[2::3], strict=True)
-        if (found := Notification.from_json(group, float(place), row)) is not None
+        if (found := _notification_parsed(group, place, row)) is not None
     ]
     return int(float(mark)), int(float(top)) if top else None, groups
 
@@ -1930,7 +1945,11 @@ def _notification_items(
         with_counts = _statuses_queue(reads, sids)
     else:
         rows = _rows_queue(
-            reads, sids, keys.status, Status.IMMUTABLE, Status.from_fields
+            reads,
+            sids,
+            keys.status,
+            Status.IMMUTABLE,
+            lambda sid, values: _status_parsed(sid, tuple(values)),
         )
     authors = sorted(
         {a for g in shown if g.kind in ("mention", "reply") for a in g.actors}
