@@ -2055,7 +2055,7 @@ def _window_rows(replies: list) -> tuple[int, int, list[Notification]]:
     groups = [
         found
         for group, place, row in zip(rows[::3], rows[1::3], rows[2::3], strict=True)
-        if (found := Notification.from_json(group, float(place), row)) is not None
+        if (found := _notification_parsed(group, place, row)) is not None
     ]
     return int(float(mark)), len(rows) // 3, groups
 
