@@ -228,7 +228,7 @@ def _truncated(text: str, length: int = QUOTE_LENGTH, leeway: int = 5) -> str:
     return text[: length - 3].rsplit(" ", 1)[0] + "..."
 
 
-@lru_cache(maxsize=20_000)
+@lru_cache(maxsize=4096)
 def _quote(status: Status) -> str:
     """A group's status, its text cut short, linking to it: a pure function of the
     frozen `Status` (its counts take no part in its key)."""
@@ -238,7 +238,7 @@ def _quote(status: Status) -> str:
     )
 
 
-@lru_cache(maxsize=20_000)
+@lru_cache(maxsize=4096)
 def _when(at: int) -> str:
     """The group's time (unix ms), as UTC (site.js shows it relative)."""
     moment = datetime.fromtimestamp(at / 1000, tz=UTC)

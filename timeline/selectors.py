@@ -1439,14 +1439,17 @@ def notifications_unread_queue(reads: PageReads) -> Deferred[int] | None:
     )
 
 
-@lru_cache(maxsize=10_000)
+# Parsed once a process (lru_cache: thread-safe, bounded), as `domain` parses
+# mentions and `rendering` builds markup: each key is the whole stored value (no
+# entry can go stale), and the page parses the same values on every visit.
+@lru_cache(maxsize=4096)
 def _notification_parsed(group: str, place: str, row: str) -> Notification | None:
     # A pure function of what the store holds (the group, its place, its row): a
     # reader's every visit parses the same groups again, but those an event moved.
     return Notification.from_json(group, float(place), row)
 
 
-@lru_cache(maxsize=10_000)
+@lru_cache(maxsize=4096)
 def _status_parsed(sid: int, values: tuple[str | None, ...]) -> Status | None:
     # A pure function of a status's immutable fields as stored, without its counts
     # and the viewer's state: the notifications of a status show it again and again.
@@ -1989,7 +1992,7 @@ def _notification_items(
             NotificationItem(
                 kind=g.kind,
                 actors=names,
-                others=others if others > 0 else 0,
+                others=max(others, 0),
                 status=status,
                 at=g.at,
                 place=g.place,
