@@ -189,6 +189,7 @@ JINJA2_GLOBALS = {
     "status_list": "timeline.rendering.status_list_tag",
     "person_rows": "timeline.rendering_people.person_rows_tag",
     "profile_card": "timeline.rendering_people.profile_card_tag",
+    "notification_list": "timeline.rendering.notification_list",
 }
 
 # No database: every user, status, follow edge and token lives in Redis.

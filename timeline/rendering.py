@@ -27,7 +27,7 @@ from accounts.domain import Card, avatar_url
 from config.context_processors import csrf_input_html
 from config.reverse import url_maker
 from timeline import richtext
-from timeline.domain import Status
+from timeline.domain import NotificationItem, Status
 
 _UNITS = (("year", 31536000), ("month", 2592000), ("week", 604800), ("day", 86400),
           ("hour", 3600), ("minute", 60))  # fmt: skip
@@ -229,3 +229,85 @@ def status_list_tag(
     return status_list(
         statuses, label, viewer_id=viewer_id, csrf_token=token, back=back, cards=cards
     )
+
+
+# Notifications: a group's sentence by kind (a follow request's links to the
+# requests, `_says`); a kind the page does not know says nothing.
+_SAYS = {
+    "follow": "followed you.",
+    "follow_approved": "approved your follow request.",
+    "like": "liked your status.",
+    "repost": "reposted your status.",
+    "mention": "mentioned you.",
+    "reply": "replied to you.",
+}
+# A row's start and what follows its attributes, read or unread (said aloud too).
+_READ = ('<li class="notification"', "")
+_UNREAD = (
+    '<li class="notification unread"',
+    '<span class="visually-hidden">New: </span>',
+)
+QUOTE_LENGTH = 140  # of a group's status, cut at a word as Jinja's `truncate`
+
+
+def _truncated(text: str, length: int = QUOTE_LENGTH, leeway: int = 5) -> str:
+    # Jinja's `truncate(length)`: whole when within `leeway` of it, else cut
+    # before the last word that does not fit, with "...".
+    if len(text) <= length + leeway:
+        return text
+    return text[: length - 3].rsplit(" ", 1)[0] + "..."
+
+
+@lru_cache(maxsize=4096)
+def _quote(status: Status) -> str:
+    """A group's status, its text cut short, linking to it: a pure function of the
+    frozen `Status` (its counts take no part in its key)."""
+    return (
+        f'<blockquote class="notification-status"><a href="{escape(status.url)}">'
+        f"{escape(_truncated(status.text))}</a></blockquote>"
+    )
+
+
+@lru_cache(maxsize=4096)
+def _when(at: int) -> str:
+    """The group's time (unix ms), as UTC (site.js shows it relative)."""
+    moment = datetime.fromtimestamp(at / 1000, tz=UTC)
+    return (
+        f'<time class="muted" datetime="{moment.isoformat()}" data-relative>'
+        f"{moment.strftime('%-d %B %Y, %H:%M')} UTC</time>"
+    )
+
+
+def _says(kind: str, url) -> str:
+    if kind == "follow_request":
+        href = escape(url("timeline:follow_requests"))
+        return f'asked to follow you: <a href="{href}">follow requests</a>.'
+    return _SAYS.get(kind, "")
+
+
+def notification_list(items: list[NotificationItem]) -> Markup:
+    """Notification groups as `<ol class="notifications">`, newest first: who (the
+    actors' usernames as read with the page, "and 3 others"), what, when, and the
+    status it is about; unread ones marked, for sight and aloud."""
+    url = url_maker()
+    rows = []
+    for item in items:
+        links = [
+            f'<a href="{escape(url("timeline:profile", actor.username))}">'
+            f"@{escape(actor.username)}</a>"
+            for actor in item.actors
+        ]
+        if item.others:
+            names = ", ".join(links)
+            names += f" and {item.others:d} other{'s' if item.others != 1 else ''}"
+        elif len(links) > 1:
+            names = f"{', '.join(links[:-1])} and {links[-1]}"
+        else:
+            names = "".join(links)
+        head, new = _UNREAD if item.unread else _READ
+        quote = _quote(item.status) if item.status is not None else ""
+        rows.append(
+            f'{head} data-kind="{escape(item.kind)}">{new}'
+            f"<p>{names} {_says(item.kind, url)} {_when(item.at)}</p>{quote}</li>"
+        )
+    return Markup(f'<ol class="notifications">{"".join(rows)}</ol>')

@@ -12,7 +12,8 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from functools import lru_cache
+from typing import Any, TypeVar
 
 import orjson
 from django.conf import settings
@@ -52,6 +53,8 @@ from timeline.domain import (
 )
 from timeline.notifications import ACTORS_KEPT, STATUS_KINDS
 from timeline.services import home_rebuild_job_id
+
+T = TypeVar("T")
 
 IN_COMMON_SHOWN = 3
 
@@ -1634,12 +1637,29 @@ def notifications_unread_queue(reads: PageReads) -> Deferred[int] | None:
     )
 
 
+# Parsed once a process (lru_cache: thread-safe, bounded), as `domain` parses
+# mentions and `rendering` builds markup: each key is the whole stored value (no
+# entry can go stale), and the page parses the same values on every visit.
+@lru_cache(maxsize=4096)
+def _notification_parsed(group: str, place: str, row: str) -> Notification | None:
+    # A pure function of what the store holds (the group, its place, its row): a
+    # reader's every visit parses the same groups again, but those an event moved.
+    return Notification.from_json(group, float(place), row)
+
+
+@lru_cache(maxsize=4096)
+def _status_parsed(sid: int, values: tuple[str | None, ...]) -> Status | None:
+    # A pure function of a status's immutable fields as stored, without its counts
+    # and the viewer's state: the notifications of a status show it again and again.
+    return Status.from_fields(sid, values)
+
+
 def _notification_rows(replies: list) -> tuple[int, int | None, list[Notification]]:
     mark, top, *rows = replies[0]
     groups = [
         found
         for group, place, row in zip(rows[::3], rows[1::3], rows[2::3], strict=True)
-        if (found := Notification.from_json(group, float(place), row)) is not None
+        if (found := _notification_parsed(group, place, row)) is not None
     ]
     return int(float(mark)), int(float(top)) if top else None, groups
 
@@ -1676,7 +1696,7 @@ def notifications_get(
     mark, newest, groups = rows.value
     shown = groups[:size]
     items = _notification_items(
-        reads, hidden, shown, mark=mark, named=NOTIFICATION_ACTORS_SHOWN
+        reads, hidden, shown, mark=mark, named=NOTIFICATION_ACTORS_SHOWN, counted=False
     )
     return Notifications(
         items=items,
@@ -2063,6 +2083,45 @@ def account_by_name_get(*, reads: PageReads, username: str) -> AccountStats | No
     return found.value.get(owner.id)
 
 
+# KEYS: hashes. ARGV: fields. Each hash's values of those fields (an HMGET each):
+# the rows of a page in one script call on one server (`slot_groups`: one call
+# per slot on a Cluster), not a command per row.
+_HASHES_READ = LuaScript(
+    """
+local rows = {}
+for i, key in ipairs(KEYS) do rows[i] = redis.call('HMGET', key, unpack(ARGV)) end
+return rows
+"""
+)
+
+
+def _rows_queue(
+    reads: ReadBatch,
+    ids: list[int],
+    key: Callable[[int], str],
+    fields: tuple[str, ...],
+    make: Callable[[int, list], T | None],
+) -> Deferred[dict[int, T]]:
+    """Queue a read of these fields of the hashes `key(id)`; the value maps each id
+    to `make(id, values)`, but where that is None (a hash that does not exist)."""
+    groups = slot_groups(ids, key, max(len(ids), 1))
+    args = list(fields)
+
+    def build(pipe) -> None:
+        for group in groups:
+            _HASHES_READ.queue(pipe, keys=[key(i) for i in group], args=args)
+
+    def parse(replies: list) -> dict[int, T]:
+        found = {}
+        for group, rows in zip(groups, replies, strict=True):
+            for i, values in zip(group, rows, strict=True):
+                if (made := make(i, values)) is not None:
+                    found[i] = made
+        return found
+
+    return reads.queue(build, parse)
+
+
 def _notification_items(
     reads: PageReads,
     hidden: Deferred[_Hidden] | None,
@@ -2070,17 +2129,29 @@ def _notification_items(
     *,
     mark: int,
     named: int,
+    counted: bool,
 ) -> list[NotificationItem]:
     """The groups as the proven viewer may see them, in their order, each naming at
     most `named` actors: one round trip (the actors' names, the statuses, whom the
     viewer follows among mentioning authors). Groups about a status that is gone,
     and actors who are deleted, blocked either way or muted, are left out; so are
-    mentions and replies by a private author the viewer does not follow."""
+    mentions and replies by a private author the viewer does not follow. The
+    statuses come with their counts and the viewer's state when `counted` (the
+    client API shows them); else their rows alone (the page shows their text)."""
     vid = reads.proven_uid()
     actors = sorted({a for g in shown for a in g.actors})
     sids = sorted({g.sid for g in shown if g.sid is not None})
-    users = users_queue(reads, uids=actors)
-    statuses = _statuses_queue(reads, sids)
+    users = _rows_queue(reads, actors, account_keys.user, User.FIELDS, User.from_fields)
+    if counted:
+        with_counts = _statuses_queue(reads, sids)
+    else:
+        rows = _rows_queue(
+            reads,
+            sids,
+            keys.status,
+            Status.IMMUTABLE,
+            lambda sid, values: _status_parsed(sid, tuple(values)),
+        )
     authors = sorted(
         {a for g in shown if g.kind in ("mention", "reply") for a in g.actors}
     )
@@ -2095,31 +2166,31 @@ def _notification_items(
         else None
     )
     hide = _hidden_authors(reads, hidden, actors)
-    found = {s.id: s for s in statuses.value.statuses if s is not None}
+    people = users.value
+    if counted:
+        found = {s.id: s for s in with_counts.value.statuses if s is not None}
+    else:
+        found = rows.value
+    followed = follows.value if follows is not None else set()
     items = []
     for g in shown:
         status = found.get(g.sid) if g.sid is not None else None
-        if g.kind in STATUS_KINDS and status is None:
+        if status is None and g.kind in STATUS_KINDS:
             continue  # the status is gone
-        visible = [
-            users.value[a] for a in g.actors if a in users.value and a not in hide
-        ]
-        if status is not None and g.kind in ("mention", "reply"):
-            author = users.value.get(status.author_id)
-            if author is None or (
-                author.private
-                and status.author_id not in (follows.value if follows else ())
-            ):
-                continue  # a private author's status, for their followers only
+        visible = [people[a] for a in g.actors if a in people and a not in hide]
         if not visible:
             continue
-        count = g.count - (len(g.actors) - len(visible))
+        if status is not None and g.kind in ("mention", "reply"):
+            author = people.get(status.author_id)
+            if author is None or (author.private and author.id not in followed):
+                continue  # a private author's status, for their followers only
         names = visible[:named]
+        others = g.count - (len(g.actors) - len(visible)) - len(names)
         items.append(
             NotificationItem(
                 kind=g.kind,
                 actors=names,
-                others=max(count - len(names), 0),
+                others=max(others, 0),
                 status=status,
                 at=g.at,
                 place=g.place,
@@ -2185,7 +2256,7 @@ def _window_rows(replies: list) -> tuple[int, int, list[Notification]]:
     groups = [
         found
         for group, place, row in zip(rows[::3], rows[1::3], rows[2::3], strict=True)
-        if (found := Notification.from_json(group, float(place), row)) is not None
+        if (found := _notification_parsed(group, place, row)) is not None
     ]
     return int(float(mark)), len(rows) // 3, groups
 
@@ -2235,7 +2306,9 @@ def notifications_window(
     if reads.proven_uid() != vid:
         return None
     mark, read, groups = rows.value
-    items = _notification_items(reads, hidden, groups, mark=mark, named=ACTORS_KEPT)
+    items = _notification_items(
+        reads, hidden, groups, mark=mark, named=ACTORS_KEPT, counted=True
+    )
     return NotificationsWindow(
         items=items,
         read=read,

@@ -452,6 +452,25 @@ def test_the_status_snippet_is_escaped(r, people):
     assert "<script>alert" not in html and "&lt;script&gt;alert" in html
 
 
+def test_a_group_reads_as_a_sentence_with_its_time_and_its_status_cut_at_a_word(
+    r, people
+):
+    alice = people["alice"]
+    status = services.status_create(author=alice, text="word " * 40 + "end")
+    tell(alice, "like", people["bob"], status.id, at=T0)
+    tell(alice, "like", people["carol"], status.id, at=T0 + 1)
+    html = page(logged_in_client("alice"), "/notifications/")
+    assert shown(logged_in_client("alice"))[0].startswith(
+        "@carol and @bob liked your status. word word"
+    )
+    assert (
+        '<time class="muted" datetime="2027-01-15T08:00:00.001000+00:00" '
+        "data-relative>15 January 2027, 08:00 UTC</time>"
+    ) in html
+    # 140 characters at most, cut before the word that does not fit.
+    assert f'">{"word " * 26}word...</a></blockquote>' in html
+
+
 # --- The page and the mark ---------------------------------------------------------
 
 
