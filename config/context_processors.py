@@ -5,6 +5,8 @@ from django.middleware.csrf import CSRF_ALLOWED_CHARS, CSRF_SECRET_LENGTH
 from django.templatetags.static import static
 from django.utils.html import escape
 
+from config.reverse import url_maker
+
 
 @cache
 def _assets() -> dict[str, str]:
@@ -18,8 +20,10 @@ def _assets() -> dict[str, str]:
 
 
 def assets(request):
-    """`assets.css`, `.js`, `.favicon`: the static files every page links."""
-    return {"assets": _assets()}
+    """`assets.css`, `.js`, `.favicon`: the static files every page links; and
+    `url(name, *args)` for this response, the script prefix read once (the
+    environment's global `url` reads it on every link: `config.reverse`)."""
+    return {"assets": _assets(), "url": url_maker()}
 
 
 _INDEX = {char: i for i, char in enumerate(CSRF_ALLOWED_CHARS)}
