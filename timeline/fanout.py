@@ -70,12 +70,15 @@ OUTAGES = (redis.RedisError, redis.exceptions.RedisClusterException)
 
 
 # KEYS: a followers zset. ARGV: the cursor's score and member ('' from the start), how
-# many. Returns up to that many follower, score pairs that come after the cursor in
-# the zset's own order (score, then member). A cursor whose member has left (an
-# unfollow) is placed by a binary search among the members of its score. Unlike a
-# ZSCAN cursor, which means nothing to a restarted server or a promoted replica (their
-# hash tables are seeded afresh), this cursor holds across restarts and failovers,
-# and no follower present throughout the walk is skipped.
+# many. Returns up to that many followers that come after the cursor in the zset's
+# own order (score, then member), then the last one's score: the next cursor
+# (nothing when none comes after). Only that one score: Redis formats every score it
+# returns with printf, which cost a walk as much per follower as a home's follow
+# check did. A cursor whose member has left (an unfollow) is placed by a binary
+# search among the members of its score. Unlike a ZSCAN cursor, which means nothing
+# to a restarted server or a promoted replica (their hash tables are seeded afresh),
+# this cursor holds across restarts and failovers, and no follower present
+# throughout the walk is skipped.
 _FOLLOWERS_AFTER = LuaScript(
     """
 local key, s, m, n = KEYS[1], ARGV[1], ARGV[2], tonumber(ARGV[3])
@@ -95,7 +98,9 @@ if m ~= '' then
     start = lo
   end
 end
-return redis.call('ZRANGE', key, start, start + n - 1, 'WITHSCORES')
+local page = redis.call('ZRANGE', key, start, start + n - 1)
+if #page > 0 then page[#page + 1] = redis.call('ZSCORE', key, page[#page]) end
+return page
 """
 )
 
@@ -128,7 +133,7 @@ def _walk(
     size = settings.FANOUT_BATCH
     reply = _FOLLOWERS_AFTER(keys=[zset], args=[score or "0", member, size])
     while True:
-        batch = [int(uid) for uid in reply[::2]]
+        batch = [int(uid) for uid in reply[:-1]]
         if not batch:
             return
         member, score = reply[-2], str(int(float(reply[-1])))

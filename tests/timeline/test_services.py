@@ -4,12 +4,13 @@ import threading
 
 import pytest
 
+from accounts import keys as account_keys
 from accounts.domain import User
 from accounts.selectors import PageReads, user_get_by_username
 from accounts.services import session_create
 from config.redis import is_cluster, slot_groups, slot_of
 from tests.helpers import make_user, run_jobs
-from timeline import fanout, jobs, keys, selectors, services
+from timeline import blocks, fanout, jobs, keys, selectors, services
 from timeline.domain import Busy, CannotFollowSelf, Forbidden, InvalidStatus, NotFound
 
 
@@ -427,6 +428,33 @@ def test_fanout_in_groups_reaches_every_follower(r, settings):
     for i, reader in enumerate(readers):
         expected = None if i == 5 else float(status.id)
         assert r.zscore(keys.home(reader.id), status.id) == expected
+
+
+def test_one_fanout_call_checks_each_readers_follow_mutes_and_activity(r):
+    # Readers in every state the home write tells apart, in one script call (one
+    # per slot on a cluster): muting someone else, or being inactive, changes only
+    # what it should.
+    author, other = make_user("author"), make_user("other")
+    names = ("plain", "mutes_other", "mutes_author", "away", "away_muting", "gone")
+    readers = {name: make_user(name) for name in names}
+    for reader in readers.values():
+        follow(reader, author)
+    blocks.mute_create(user=readers["mutes_other"], muted_id=other.id)
+    blocks.mute_create(user=readers["mutes_author"], muted_id=author.id)
+    blocks.mute_create(user=readers["away_muting"], muted_id=other.id)
+    for name in ("away", "away_muting"):
+        r.delete(account_keys.seen(readers[name].id))
+    unfollow(readers["gone"], author)
+    run_jobs()
+    status = post(author, "to all")
+    run_jobs()
+    reached = {
+        name
+        for name, reader in readers.items()
+        if r.zscore(keys.home(reader.id), status.id) is not None
+    }
+    assert reached == {"plain", "mutes_other"}
+    assert r.zscore(keys.home(author.id), status.id) is not None
 
 
 def test_script_groups_hold_one_hash_slot_each_on_a_cluster(r):
