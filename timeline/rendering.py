@@ -46,12 +46,13 @@ def relative(created: float, now: float | None = None) -> str:
 
 
 @lru_cache(maxsize=20_000)
-def _fragments(status: Status) -> tuple[str, str, str, str]:
+def _fragments(status: Status, url) -> tuple[str, str, str, str]:
     """The markup that never changes: the row's start, the lines above its author
     (who reposted it, what it replies to), what comes between the author's card
     and the relative time, and the rest. Every value from a user goes through
     `html.escape` (the characters Django's `escape` replaces, in the text by
-    `timeline.richtext`); ids are ints."""
+    `timeline.richtext`); ids are ints. `url` (`url_maker`, one function per
+    script prefix) keys the memo: its links are the request's prefix's."""
     iso = datetime.fromtimestamp(status.created, tz=UTC).isoformat()
     text = richtext.to_html(status.text, dict(status.mentions))
     before = ""
@@ -198,7 +199,7 @@ def status_list(
     form_head = f"{token_html}{nxt}" if viewer_id is not None else None
     items = []
     for status in statuses:
-        head, before, meta, tail = _fragments(status)
+        head, before, meta, tail = _fragments(status, url)
         card = _card_html(status, cards.get(status.shown_author_id), before, url)
         delete = (
             _delete_form(status, token_html, url)
@@ -259,11 +260,13 @@ def _truncated(text: str, length: int = QUOTE_LENGTH, leeway: int = 5) -> str:
 
 
 @lru_cache(maxsize=4096)
-def _quote(status: Status) -> str:
+def _quote(status: Status, url) -> str:
     """A group's status, its text cut short, linking to it: a pure function of the
-    frozen `Status` (its counts take no part in its key)."""
+    frozen `Status` (its counts take no part in its key) and `url` (one function
+    per script prefix: `url_maker`)."""
+    page = _links(url, status.id)[0]
     return (
-        f'<blockquote class="notification-status"><a href="{escape(status.url)}">'
+        f'<blockquote class="notification-status"><a href="{page}">'
         f"{escape(_truncated(status.text))}</a></blockquote>"
     )
 
@@ -305,7 +308,7 @@ def notification_list(items: list[NotificationItem]) -> Markup:
         else:
             names = "".join(links)
         head, new = _UNREAD if item.unread else _READ
-        quote = _quote(item.status) if item.status is not None else ""
+        quote = _quote(item.status, url) if item.status is not None else ""
         rows.append(
             f'{head} data-kind="{escape(item.kind)}">{new}'
             f"<p>{names} {_says(item.kind, url)} {_when(item.at)}</p>{quote}</li>"
