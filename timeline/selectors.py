@@ -177,18 +177,30 @@ return cjson.encode({ids, rows, cards})
 )
 
 # KEYS: the owner's followers zset and follower-names hash. ARGV: how many names to
-# return, then candidate uids (the viewer's newest followees). Returns the number of
-# candidates who follow the owner, then uid, name pairs of the first few of them.
+# return, how many candidates to check, then either the viewer's following zset (one
+# server only: a key the script reads undeclared, as `_STATUSES_READ` does; its
+# newest are the candidates) or '' and the candidate uids (the viewer's newest
+# followees, one past the scan read already). Returns the number of candidates who
+# follow the owner, how many candidates there were (one past the scan: more), then
+# uid, name pairs of the first few of them.
 _IN_COMMON = LuaScript(
     """
-local shown, n, out = tonumber(ARGV[1]), 0, {0}
-if #ARGV < 2 then return out end
-local scores = redis.call('ZMSCORE', KEYS[1], unpack(ARGV, 2))
+local shown, scan, from = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3]
+local candidates
+if from ~= '' then
+  candidates = redis.call('ZREVRANGE', from, 0, scan)
+else
+  candidates = {unpack(ARGV, 4)}
+end
+local n, out = 0, {0, #candidates}
+if #candidates > scan then table.remove(candidates) end
+if #candidates == 0 then return out end
+local scores = redis.call('ZMSCORE', KEYS[1], unpack(candidates))
 for i, score in ipairs(scores) do
   if score then
     n = n + 1
     if n <= shown then
-      local uid = ARGV[i + 1]
+      local uid = candidates[i]
       out[#out + 1] = uid
       out[#out + 1] = redis.call('HGET', KEYS[2], uid)
     end
@@ -1151,23 +1163,34 @@ def _in_common_candidates(reads: PageReads, owner_id: int) -> Deferred[list] | N
 
 
 def _in_common_queue(
-    reads: ReadBatch, owner_id: int, candidates: list
+    reads: ReadBatch,
+    owner_id: int,
+    candidates: list | None = None,
+    *,
+    viewer: int | None = None,
 ) -> Deferred[InCommon]:
-    """Queue the check of which candidates follow the owner, in the owner's slot.
+    """Queue the check of which candidates follow the owner, in the owner's slot:
+    the given ones, or (one server only) the `viewer`'s newest follows, read by the
+    same script, in the round trip that proves the viewer.
 
     Its cost is bounded by PROFILE_IN_COMMON_SCAN however many the viewer follows.
     """
     scan = settings.PROFILE_IN_COMMON_SCAN
+    source = (
+        [keys.following(viewer)]
+        if viewer is not None
+        else ["", *(candidates or [])[: scan + 1]]
+    )
 
     def build(pipe) -> None:
         _IN_COMMON.queue(
             pipe,
             keys=[keys.followers(owner_id), keys.follower_names(owner_id)],
-            args=[IN_COMMON_SHOWN, *candidates[:scan]],
+            args=[IN_COMMON_SHOWN, scan, *source],
         )
 
     def parse(replies) -> InCommon:
-        count, *pairs = replies[0]
+        count, candidates_read, *pairs = replies[0]
         shown = [
             UserRef(id=int(uid), username=name)
             for uid, name in zip(pairs[::2], pairs[1::2], strict=True)
@@ -1176,8 +1199,8 @@ def _in_common_queue(
         return InCommon(
             shown=shown,
             count=int(count),
-            scanned=min(len(candidates), scan),
-            partial=len(candidates) > scan,
+            scanned=min(int(candidates_read), scan),
+            partial=int(candidates_read) > scan,
         )
 
     return reads.queue(build, parse)
@@ -1191,6 +1214,7 @@ def profile_get(
     Two round trips once this process has seen the name (one more the first time).
     """
     size = settings.TIMELINE_PAGE_SIZE
+    one_server = not is_cluster()
 
     def queue_profile(uid: int) -> dict[str, Deferred]:
         def counts(pipe) -> None:
@@ -1201,7 +1225,16 @@ def profile_get(
         vid = reads.claimed_uid
         return {
             "counts": reads.queue(counts, lambda replies: [int(n) for n in replies]),
-            "ids": _ids_queue(reads, keys.posts(uid), max_id, size),
+            # One server: the page's statuses and the people in common are read
+            # with the auth check (used once it proved the viewer): one round trip.
+            "window": _window_queue(
+                reads, [keys.posts(uid)], max_id, count=size + 1, wanted=size
+            )
+            if one_server
+            else None,
+            "ids": None
+            if one_server
+            else _ids_queue(reads, keys.posts(uid), max_id, size),
             "follows": reads.queue(
                 lambda pipe: pipe.zscore(keys.following(vid), uid),
                 lambda replies: replies[0] is not None,
@@ -1215,7 +1248,10 @@ def profile_get(
             )
             if vid is not None and vid != uid
             else None,
-            "candidates": _in_common_candidates(reads, uid),
+            "candidates": None if one_server else _in_common_candidates(reads, uid),
+            "in_common": _in_common_queue(reads, uid, viewer=vid)
+            if one_server and vid is not None and vid != uid
+            else None,
             "blocks": _between_queue(reads, uid),
             "admitted": _admitted_queue(reads, uid),
             "requested": reads.queue(
@@ -1245,17 +1281,29 @@ def profile_get(
     # the same for a private account's non-followers (`timeline.privacy`).
     protected = _protected(reads, owner, more["admitted"])
     hide = viewer_blocks or blocks_viewer or protected
-    ids = [] if hide else more["ids"].value
-    found = _statuses_queue(reads, ids)
-    candidates = more["candidates"].value if more["candidates"] and proven else []
-    candidates = [] if hide else candidates
-    in_common = _in_common_queue(reads, owner.id, candidates) if candidates else None
+    if more["window"] is not None:
+        window = more["window"].value
+        ids, found = (
+            ([], _Found(statuses=[], cards={})) if hide else (window.ids, window.found)
+        )
+        in_common = more["in_common"] if more["in_common"] and proven else None
+        if hide or (in_common is not None and not in_common.value.scanned):
+            in_common = None  # a viewer who follows nobody is told nothing
+    else:
+        ids = [] if hide else more["ids"].value
+        found_d = _statuses_queue(reads, ids)
+        candidates = more["candidates"].value if more["candidates"] and proven else []
+        candidates = [] if hide else candidates
+        in_common = (
+            _in_common_queue(reads, owner.id, candidates) if candidates else None
+        )
+        found = found_d.value  # with the people in common: one round trip
     statuses, followers, following = more["counts"].value
-    shown = _without_hidden(reads, hidden, found.value.statuses)
+    shown = _without_hidden(reads, hidden, found.statuses)
     # The owner's card is read already (fresh: it is the page's own user); on a
     # Cluster the reposted authors' cards cost one more round trip (`_with_cards`).
-    cards = dict(found.value.cards or {})
-    if found.value.cards is None:
+    cards = dict(found.cards or {})
+    if found.cards is None:
         reposted = {s.shown_author_id for s in shown if s is not None} - {owner.id}
         if reposted:
             cards.update(_cards_queue(reads, reposted).value)
