@@ -141,26 +141,37 @@ _WINDOW_READ = LuaScript(
     + """
 local top, low = ARGV[1], ARGV[2]
 local count, wanted = tonumber(ARGV[3]), tonumber(ARGV[4])
-local ids, floor = {}, 0
-for _, key in ipairs(KEYS) do
-  for _, sid in ipairs(
-      redis.call('ZREVRANGEBYSCORE', key, top, low, 'LIMIT', 0, count)) do
-    if sid ~= '0' then ids[#ids + 1] = sid end
-  end
-  if #KEYS > 1 then
+local ids
+if #KEYS == 1 then
+  ids = redis.call('ZREVRANGEBYSCORE', KEYS[1], top, low, 'LIMIT', 0, count)
+else
+  -- Each partition's newest, merged newest first (ids are below 2^53: exact as
+  -- Lua numbers), nothing below the highest marker.
+  local lists, numbers, at, floor = {}, {}, {}, 0
+  for k, key in ipairs(KEYS) do
+    local list, nums = {}, {}
+    for _, sid in ipairs(
+        redis.call('ZREVRANGEBYSCORE', key, top, low, 'LIMIT', 0, count)) do
+      if sid ~= '0' then
+        list[#list + 1] = sid
+        nums[#nums + 1] = tonumber(sid)
+      end
+    end
+    lists[k], numbers[k], at[k] = list, nums, 1
     local marker = redis.call('ZSCORE', key, 0)
     if marker then floor = math.max(floor, tonumber(marker) + 1) end
   end
-end
-if #KEYS > 1 then
-  -- Ids are below 2^53: exact as Lua numbers.
-  table.sort(ids, function(x, y) return tonumber(x) > tonumber(y) end)
-  local kept = {}
-  for _, sid in ipairs(ids) do
-    if #kept == count then break end
-    if tonumber(sid) >= floor then kept[#kept + 1] = sid end
+  ids = {}
+  while #ids < count do
+    local best, from = nil, nil
+    for k = 1, #lists do
+      local n = numbers[k][at[k]]
+      if n and (best == nil or n > best) then best, from = n, k end
+    end
+    if best == nil or best < floor then break end
+    ids[#ids + 1] = lists[from][at[from]]
+    at[from] = at[from] + 1
   end
-  ids = kept
 end
 local sp, ss, lp, ls, rp, rs = unpack(ARGV, 5, 10)
 local keys = {}
@@ -1028,24 +1039,19 @@ def _public_page(
 def _public_window_read(
     reads: PageReads, zsets: list[str], max_id: int | None, size: int
 ) -> tuple[list[int], list[Status | None], int, _Found]:
-    """`_public_read` for a page on one server: the window's ids and one page of
-    their statuses in one command of the first round trip; the statuses of the
-    longer window that a viewer who blocks or is blocked reads, in one more."""
+    """`_public_read` for a page on one server: the window's ids and their
+    statuses in one command of the first round trip; a viewer who blocks or is
+    blocked reads a window twice as long, so that the page stays about full, in one
+    more (only when the first was full)."""
     hidden = _hidden_queue(reads, mutes=False)
-    read = size + 1 if hidden is None else 2 * size + 1
+    read = size + 1
     window = _window_queue(reads, zsets, max_id, count=read, wanted=size).value
-    ids, found = window.ids, window.found
     known = _hidden_known(reads, hidden)
-    if not known.authors and not known.unread:
-        read = size + 1
-        ids = ids[:read]
-    elif len(ids) > size:
-        rest = _statuses_queue(reads, ids[size:]).value
-        found = _Found(
-            statuses=[*found.statuses, *rest.statuses],
-            cards={**(found.cards or {}), **(rest.cards or {})},
-        )
-    return ids, _without_hidden(reads, hidden, found.statuses), read, found
+    if (known.authors or known.unread) and len(window.ids) == read:
+        read = 2 * size + 1
+        window = _window_queue(reads, zsets, max_id, count=read, wanted=read).value
+    found = window.found
+    return window.ids, _without_hidden(reads, hidden, found.statuses), read, found
 
 
 def _public_read(
