@@ -102,10 +102,10 @@ PROFILE_IN_COMMON_SCAN = env.int("PROFILE_IN_COMMON_SCAN", default=500)
 # Followers per fan-out step (its cursor is recorded after each). On a Cluster a
 # script call carries the readers of one slot, so a step of 1,000 followers spread
 # over 16,384 slots is a call per reader; 50,000 puts about three in each call and
-# doubled the rate (docs/BENCHMARKS.md). On one server, 5,000: a fifth of the round
-# trips of 1,000, which on shared cores raised the rate 1.33x (the worker and Redis
-# hand over less often); Redis still takes it 16 KB of requests per turn.
-FANOUT_BATCH = env.int("FANOUT_BATCH", default=50_000 if REDIS_CLUSTER else 5000)
+# doubled the rate (docs/BENCHMARKS.md). On one server, 1,000: 5,000 raised the rate
+# (1.15-1.33x) but in `bench/fanout.py` posts under load waited longer (POST p99 152
+# against 96 ms with back-to-back posters): pages first.
+FANOUT_BATCH = env.int("FANOUT_BATCH", default=50_000 if REDIS_CLUSTER else 1000)
 # Readers per fan-out script call (on Redis Cluster, those of one hash slot at most).
 FANOUT_GROUP = env.int("FANOUT_GROUP", default=250)
 # Fan-out skips readers not seen for this long; their home is rebuilt when they return.
