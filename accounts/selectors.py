@@ -18,7 +18,7 @@ from accounts.domain import (
     User,
     name_claim_uid,
 )
-from config.pipelines import Deferred, ReadBatch
+from config.pipelines import Deferred, ReadBatch, hashes_queue
 from config.redis import get_redis, get_redis_bytes
 
 
@@ -149,19 +149,7 @@ def user_get_by_username(*, username: str) -> User | None:
 
 def users_queue(reads: ReadBatch, *, uids: Iterable[int]) -> Deferred[dict[int, User]]:
     """Queue a read of several users; the value maps uid -> User for those found."""
-    uids = list(uids)
-
-    def build(pipe) -> None:
-        for uid in uids:
-            pipe.hmget(keys.user(uid), User.FIELDS)
-
-    def parse(replies) -> dict[int, User]:
-        found = (
-            User.from_fields(u, values) for u, values in zip(uids, replies, strict=True)
-        )
-        return {user.id: user for user in found if user is not None}
-
-    return reads.queue(build, parse)
+    return hashes_queue(reads, list(uids), keys.user, User.FIELDS, User.from_fields)
 
 
 def user_id_guess(*, username: str, fresh: bool = False) -> int | None:

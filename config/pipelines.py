@@ -26,7 +26,7 @@ try:
 except ImportError:  # redis-py works without it, and so do we
     hiredis = None
 
-from config.redis import get_redis
+from config.redis import get_redis, slot_groups
 
 T = TypeVar("T")
 Builder = Callable[[Any], None]
@@ -300,3 +300,40 @@ class ReadBatch:
             raise
         for (_, parse, deferred), (start, end) in zip(pending, spans, strict=True):
             deferred._resolve(parse(replies[start:end]))
+
+
+_HASHES_READ = LuaScript(
+    """
+local rows = {}
+for i, key in ipairs(KEYS) do rows[i] = redis.call('HMGET', key, unpack(ARGV)) end
+return rows
+"""
+)
+
+
+def hashes_queue(
+    reads: ReadBatch,
+    ids: list[int],
+    key: Callable[[int], str],
+    fields: tuple[str, ...],
+    make: Callable[[int, list], T | None],
+) -> Deferred[dict[int, T]]:
+    """Queue a read of these fields of the hashes `key(id)`, one script call (one
+    reply to parse) per slot rather than an HMGET each; the value maps each id to
+    `make(id, values)`, but where that is None (a hash that does not exist)."""
+    groups = slot_groups(ids, key, max(len(ids), 1))
+    args = list(fields)
+
+    def build(pipe) -> None:
+        for group in groups:
+            _HASHES_READ.queue(pipe, keys=[key(i) for i in group], args=args)
+
+    def parse(replies: list) -> dict[int, T]:
+        found = {}
+        for group, rows in zip(groups, replies, strict=True):
+            for i, values in zip(group, rows, strict=True):
+                if (made := make(i, values)) is not None:
+                    found[i] = made
+        return found
+
+    return reads.queue(build, parse)

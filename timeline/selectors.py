@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, TypeVar
+from typing import Any
 
 import orjson
 from django.conf import settings
@@ -26,7 +26,7 @@ from accounts.selectors import (
     user_id_guess,
     users_queue,
 )
-from config.pipelines import Deferred, LuaScript, ReadBatch
+from config.pipelines import Deferred, LuaScript, ReadBatch, hashes_queue
 from config.redis import is_cluster, slot_groups
 from timeline import keys, richtext
 from timeline.domain import (
@@ -53,8 +53,6 @@ from timeline.domain import (
 )
 from timeline.notifications import ACTORS_KEPT, STATUS_KINDS
 from timeline.services import home_rebuild_job_id
-
-T = TypeVar("T")
 
 IN_COMMON_SHOWN = 3
 
@@ -521,17 +519,9 @@ def _window_queue(
 
 def _cards_queue(reads: ReadBatch, uids: Iterable[int]) -> Deferred[dict[int, Card]]:
     """Queue a read of these users' cards (those of deleted users are left out)."""
-    uids = sorted(set(uids))
-
-    def build(pipe) -> None:
-        for uid in uids:
-            pipe.hmget(account_keys.user(uid), User.CARD_FIELDS)
-
-    def parse(replies: list) -> dict[int, Card]:
-        found = (Card.from_fields(u, v) for u, v in zip(uids, replies, strict=True))
-        return {card.id: card for card in found if card is not None}
-
-    return reads.queue(build, parse)
+    return hashes_queue(
+        reads, sorted(set(uids)), account_keys.user, User.CARD_FIELDS, Card.from_fields
+    )
 
 
 def _with_cards(reads: PageReads, found: _Found) -> dict[int, Card]:
@@ -2140,42 +2130,6 @@ def account_by_name_get(*, reads: PageReads, username: str) -> AccountStats | No
 # KEYS: hashes. ARGV: fields. Each hash's values of those fields (an HMGET each):
 # the rows of a page in one script call on one server (`slot_groups`: one call
 # per slot on a Cluster), not a command per row.
-_HASHES_READ = LuaScript(
-    """
-local rows = {}
-for i, key in ipairs(KEYS) do rows[i] = redis.call('HMGET', key, unpack(ARGV)) end
-return rows
-"""
-)
-
-
-def _rows_queue(
-    reads: ReadBatch,
-    ids: list[int],
-    key: Callable[[int], str],
-    fields: tuple[str, ...],
-    make: Callable[[int, list], T | None],
-) -> Deferred[dict[int, T]]:
-    """Queue a read of these fields of the hashes `key(id)`; the value maps each id
-    to `make(id, values)`, but where that is None (a hash that does not exist)."""
-    groups = slot_groups(ids, key, max(len(ids), 1))
-    args = list(fields)
-
-    def build(pipe) -> None:
-        for group in groups:
-            _HASHES_READ.queue(pipe, keys=[key(i) for i in group], args=args)
-
-    def parse(replies: list) -> dict[int, T]:
-        found = {}
-        for group, rows in zip(groups, replies, strict=True):
-            for i, values in zip(group, rows, strict=True):
-                if (made := make(i, values)) is not None:
-                    found[i] = made
-        return found
-
-    return reads.queue(build, parse)
-
-
 def _notification_items(
     reads: PageReads,
     hidden: Deferred[_Hidden] | None,
@@ -2195,11 +2149,11 @@ def _notification_items(
     vid = reads.proven_uid()
     actors = sorted({a for g in shown for a in g.actors})
     sids = sorted({g.sid for g in shown if g.sid is not None})
-    users = _rows_queue(reads, actors, account_keys.user, User.FIELDS, User.from_fields)
+    users = users_queue(reads, uids=actors)
     if counted:
         with_counts = _statuses_queue(reads, sids)
     else:
-        rows = _rows_queue(
+        rows = hashes_queue(
             reads,
             sids,
             keys.status,
