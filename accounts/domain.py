@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Callable
@@ -179,9 +180,21 @@ class Card:
             return None
         return cls(id=uid, name=name or "", avatar=avatar or "")
 
+    @classmethod
+    def from_read(cls, uid: int, values: list[str | None]) -> Card | None:
+        """`from_fields`, memoized on the values as read (`_card_read`)."""
+        return _card_read(uid, tuple(values))
+
     @property
     def avatar_url(self) -> str:
         return avatar_url(self.id, self.avatar)
+
+
+# A card is read with every status row: parsed once per distinct value (an edited
+# name or avatar is a new key), shared, as frozen, by the pages that read it again.
+@functools.lru_cache(maxsize=10_000)
+def _card_read(uid: int, values: tuple[str | None, ...]) -> Card | None:
+    return Card.from_fields(uid, values)
 
 
 # What `username:<name>` holds once its account is deleted, until the name's grace

@@ -418,13 +418,13 @@ def _found_from(
         if group_cards == [None]:
             continue
         for uid, values in zip(group_cards[::2], group_cards[1::2], strict=True):
-            card = Card.from_fields(int(uid), values)
+            card = Card.from_read(int(uid), values)
             if card is not None:
                 cards[card.id] = card
     trusted = viewer is not None and reads.proven_uid() == viewer
     return _Found(
         statuses=[
-            Status.from_fields(
+            Status.from_read(
                 sid, rows[sid][:n], viewer=rows[sid][n:] if trusted else None
             )
             for sid in sids
@@ -1691,13 +1691,6 @@ def _notification_parsed(group: str, place: str, row: str) -> Notification | Non
     return Notification.from_json(group, float(place), row)
 
 
-@lru_cache(maxsize=4096)
-def _status_parsed(sid: int, values: tuple[str | None, ...]) -> Status | None:
-    # A pure function of a status's immutable fields as stored, without its counts
-    # and the viewer's state: the notifications of a status show it again and again.
-    return Status.from_fields(sid, values)
-
-
 def _notification_rows(replies: list) -> tuple[int, int | None, list[Notification]]:
     mark, top, *rows = replies[0]
     groups = [
@@ -2158,7 +2151,7 @@ def _notification_items(
             sids,
             keys.status,
             Status.IMMUTABLE,
-            lambda sid, values: _status_parsed(sid, tuple(values)),
+            Status.from_read,
         )
     authors = sorted(
         {a for g in shown if g.kind in ("mention", "reply") for a in g.actors}
