@@ -144,18 +144,26 @@ if #KEYS == 1 then
   ids = redis.call('ZREVRANGEBYSCORE', KEYS[1], top, low, 'LIMIT', 0, count)
 else
   -- Each partition's newest, merged newest first (ids are below 2^53: exact as
-  -- Lua numbers), nothing below the highest marker.
-  local lists, numbers, at, floor = {}, {}, {}, 0
-  for k, key in ipairs(KEYS) do
-    local list, nums = {}, {}
-    for _, sid in ipairs(
-        redis.call('ZREVRANGEBYSCORE', key, top, low, 'LIMIT', 0, count)) do
+  -- Lua numbers), nothing below the highest marker. A partition is read a few at
+  -- a time, more only when the merge reaches the end of what was read: the newest
+  -- `count` of 8 partitions are about `count` / 8 of each, not `count` of each.
+  local lists, numbers, at, offset, more, floor = {}, {}, {}, {}, {}, 0
+  local chunk = math.ceil(count / #KEYS) + 2
+  local function fill(k)
+    local got = redis.call(
+      'ZREVRANGEBYSCORE', KEYS[k], top, low, 'LIMIT', offset[k], chunk)
+    offset[k], more[k] = offset[k] + #got, #got == chunk
+    local list, nums = lists[k], numbers[k]
+    for _, sid in ipairs(got) do
       if sid ~= '0' then
         list[#list + 1] = sid
         nums[#nums + 1] = tonumber(sid)
       end
     end
-    lists[k], numbers[k], at[k] = list, nums, 1
+  end
+  for k, key in ipairs(KEYS) do
+    lists[k], numbers[k], at[k], offset[k] = {}, {}, 1, 0
+    fill(k)
     local marker = redis.call('ZSCORE', key, 0)
     if marker then floor = math.max(floor, tonumber(marker) + 1) end
   end
@@ -163,6 +171,7 @@ else
   while #ids < count do
     local best, from = nil, nil
     for k = 1, #lists do
+      while numbers[k][at[k]] == nil and more[k] do fill(k) end
       local n = numbers[k][at[k]]
       if n and (best == nil or n > best) then best, from = n, k end
     end

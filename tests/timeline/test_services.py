@@ -157,6 +157,26 @@ def test_global_timeline_merges_its_partitions_in_id_order(r, users, settings):
     assert third.next_max_id is None
 
 
+def test_global_pages_read_deep_into_the_one_partition_that_has_the_newest(
+    users, settings
+):
+    settings.TIMELINE_PAGE_SIZE = 4
+    authors = list(users.values())
+    older = [post(author, "older").id for author in authors[1:4]]
+    busy = [post(authors[0], f"n{i}").id for i in range(12)]
+    # A page reads each partition a few statuses at a time: the one that holds all
+    # of a page's statuses is read again until the page is full.
+    pages, max_id = [], None
+    while True:
+        page = selectors.global_page(reads=PageReads(), max_id=max_id)
+        pages.append([s.id for s in page.statuses])
+        if (max_id := page.next_max_id) is None:
+            break
+    newest = sorted(older + busy, reverse=True)  # the global order: by id
+    assert pages == [newest[i : i + 4] for i in range(0, 15, 4)]
+    assert set(newest[:8]) <= set(busy)  # two pages from one partition alone
+
+
 def test_global_pages_stop_where_a_full_partition_dropped_statuses(users, settings):
     settings.TIMELINE_PAGE_SIZE = 10
     settings.GLOBAL_TIMELINE_CAP = 2
