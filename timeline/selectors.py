@@ -1446,6 +1446,95 @@ def follow_requests_get(
     )
 
 
+# KEYS: a user's followers or following zset (one server only: the user keys and
+# the viewer's are built or named here, read undeclared as `_STATUSES_READ` reads
+# its cards). ARGV: the window's top score, how many to read (one past the page),
+# the halves of a user key around a uid, the claimed viewer's following and
+# requested keys ('' for a visitor), then `User.FIELDS`. Returns, as one JSON
+# string, the window's uid, score pairs, then for each of the page's people their
+# user row, whether the viewer follows them and whether they asked to: a people
+# page in the request's first round trip, used once the auth check in the same
+# round trip proved the viewer (and their privacy rules let them see it).
+_PEOPLE_WINDOW = LuaScript(
+    """
+local null = cjson.null
+local rows = redis.call(
+  'ZREVRANGEBYSCORE', KEYS[1], ARGV[1], '-inf', 'WITHSCORES', 'LIMIT', 0, ARGV[2])
+local up, us, following, requested = ARGV[3], ARGV[4], ARGV[5], ARGV[6]
+local fields = {unpack(ARGV, 7)}
+local users, follows, asked = {null}, {null}, {null}
+for i = 1, math.min(#rows / 2, tonumber(ARGV[2]) - 1) do
+  local uid = rows[2 * i - 1]
+  local row = redis.call('HMGET', up .. uid .. us, unpack(fields))
+  for j = 1, #fields do
+    if not row[j] then row[j] = null end
+  end
+  users[i] = row
+  if following ~= '' then
+    follows[i] = redis.call('ZSCORE', following, uid) ~= false
+    asked[i] = redis.call('ZSCORE', requested, uid) ~= false
+  end
+end
+if #rows == 0 then rows = {null} end  -- cjson writes an empty table as {}
+return cjson.encode({rows, users, follows, asked})
+"""
+)
+
+
+@dataclass(frozen=True, slots=True)
+class _People:
+    """A window of a people list: (uid, follow time) pairs, one past the page; and,
+    when read with it (one server), the page's users and the claimed viewer's
+    follows and requests among them."""
+
+    rows: list[tuple[int, int]]
+    users: dict[int, User] | None = None
+    follows: set[int] | None = None
+    requested: set[int] | None = None
+
+
+def _people_queue(
+    reads: PageReads, key: str, top: int | str, size: int
+) -> Deferred[_People]:
+    """Queue the read of a people list's window; on one server its people and the
+    claimed viewer's follow states ride with it (`_PEOPLE_WINDOW`)."""
+    if is_cluster():
+        return reads.queue(
+            lambda pipe: pipe.zrevrangebyscore(
+                key, top, "-inf", start=0, num=size + 1, withscores=True
+            ),
+            lambda replies: _People(rows=[(int(m), int(s)) for m, s in replies[0]]),
+        )
+    vid = reads.claimed_uid
+    viewer_keys = (
+        ("", "") if vid is None else (keys.following(vid), keys.requested(vid))
+    )
+    args = [top, size + 1, *account_keys.user_prefix(), *viewer_keys, *User.FIELDS]
+
+    def parse(replies: list) -> _People:
+        flat, users, follows, asked = orjson.loads(replies[0])
+        flat = flat if flat != [None] else []
+        rows = [
+            (int(m), int(float(t))) for m, t in zip(flat[::2], flat[1::2], strict=True)
+        ]
+        found: dict[int, User] = {}
+        # One row for each of the page's people (not the one past it).
+        for (uid, _), values in zip(rows, users, strict=False):
+            if (user := User.from_fields(uid, values)) is not None:
+                found[uid] = user
+        listed = [uid for uid, _ in rows]
+        return _People(
+            rows=rows,
+            users=found,
+            follows={u for u, f in zip(listed, follows, strict=False) if f is True},
+            requested={u for u, f in zip(listed, asked, strict=False) if f is True},
+        )
+
+    return reads.queue(
+        lambda pipe: _PEOPLE_WINDOW.queue(pipe, keys=[key], args=args), parse
+    )
+
+
 def people_page(
     *, reads: PageReads, username: str, relation: str, cursor: int | None = None
 ) -> PeoplePage | None:
@@ -1453,44 +1542,53 @@ def people_page(
 
     The cursor is the follow time (microseconds) below which the next page starts.
     A private account's lists are shown only to its owner and approved followers
-    (`protected` otherwise: one round trip, no names read).
+    (`protected` otherwise: one round trip, no names shown). On one server the
+    page's people are read in the first round trip too.
     """
     key_of = {"followers": keys.followers, "following": keys.following}[relation]
     size = settings.TIMELINE_PAGE_SIZE
     top = cursor if cursor is not None else "+inf"
 
     def queue_rows(uid: int):
-        rows = reads.queue(
-            lambda pipe: pipe.zrevrangebyscore(
-                key_of(uid), top, "-inf", start=0, num=size + 1, withscores=True
-            ),
-            lambda replies: [(int(m), int(s)) for m, s in replies[0]],
-        )
-        return rows, _admitted_queue(reads, uid), _hidden_queue(reads, mutes=False)
+        people = _people_queue(reads, key_of(uid), top, size)
+        return people, _admitted_queue(reads, uid), _hidden_queue(reads, mutes=False)
 
     owner, more = _named_user(reads, username, queue_rows)
     if owner is None:
         return None
-    rows_d, admitted, hidden = more
+    people_d, admitted, hidden = more
     if _protected(reads, owner, admitted):
         return PeoplePage(owner=owner, users=[], next_cursor=None, protected=True)
-    rows = rows_d.value
+    people = people_d.value
+    rows = people.rows
     shown = rows[:size]
     listed = [m for m, _ in shown]
-    found = users_queue(reads, uids=listed)
-    # The Follow buttons: whom of them the viewer follows or asked to, read with
-    # their names, in the viewer's slot. Nobody blocked either way gets a button.
-    states = _follow_states_queue(reads, listed)
-    blocked = _hidden_authors(reads, hidden, listed)
-    follows, requested = states.value if states is not None else (set(), set())
+    vid = reads.proven_uid()
+    if people.users is None:
+        found = users_queue(reads, uids=listed)
+        # The Follow buttons: whom of them the viewer follows or asked to, read
+        # with their names, in the viewer's slot. Nobody blocked either way gets
+        # a button.
+        states = _follow_states_queue(reads, listed)
+        blocked = _hidden_authors(reads, hidden, listed)
+        users = found.value
+        buttons = states is not None
+        follows, requested = states.value if states is not None else (set(), set())
+    else:
+        # Read with the window for the claimed viewer: the proven one here.
+        blocked = _hidden_authors(reads, hidden, listed)
+        users = people.users
+        buttons = vid is not None and bool(listed)
+        follows = people.follows if buttons else set()
+        requested = people.requested if buttons else set()
     return PeoplePage(
         owner=owner,
-        users=[found.value[m] for m in listed if m in found.value],
+        users=[users[m] for m in listed if m in users],
         next_cursor=shown[-1][1] - 1 if len(rows) > size else None,
-        buttons=states is not None,
+        buttons=buttons,
         viewer_follows=frozenset(follows),
         viewer_requested=frozenset(requested),
-        no_button=frozenset(blocked) | {reads.proven_uid()},
+        no_button=frozenset(blocked) | {vid},
     )
 
 
