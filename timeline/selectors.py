@@ -1761,6 +1761,131 @@ return out
 """
 )
 
+# One server only: `_NOTIFICATIONS_READ`'s groups and, for each group's actors and
+# status, what the page shows of them, read in the same script (user and status keys
+# built here and read undeclared, as `_STATUSES_READ` reads its cards). KEYS: as
+# `_NOTIFICATIONS_READ`. ARGV: its two, the halves of a user key and of a status key
+# around an id, the claimed viewer's following key, how many user fields, the user
+# fields, then the status fields. Returns one JSON string: the read mark, the newest
+# place ('' for none), the group, place, row triples, then uid, row pairs of the
+# groups' actors, sid, row pairs of their statuses, and those authors of mentions
+# and replies whom the viewer follows: the page in the request's first round trip,
+# used once the auth check in the same round trip proved the viewer.
+_NOTIFICATIONS_PAGE = LuaScript(
+    """
+local null = cjson.null
+local rows = redis.call('ZREVRANGEBYSCORE', KEYS[1], ARGV[1], '-inf',
+                        'WITHSCORES', 'LIMIT', 0, tonumber(ARGV[2]))
+local top = redis.call('ZREVRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+local up, us, sp, ss, following = ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7]
+local nu = tonumber(ARGV[8])
+local user_fields, status_fields = {unpack(ARGV, 9, 8 + nu)}, {unpack(ARGV, 9 + nu)}
+local function hash_row(key, fields)
+  local row = redis.call('HMGET', key, unpack(fields))
+  for j = 1, #fields do
+    if not row[j] then row[j] = null end
+  end
+  return row
+end
+local function id_of(x)  -- rows hold ids as strings; an old one may hold a number
+  if type(x) == 'number' then return string.format('%d', x) end
+  if type(x) == 'string' and x ~= '' then return x end
+end
+local groups, users, statuses, follows = {}, {null}, {null}, {null}
+local seen = {}
+for i = 1, #rows, 2 do
+  local row = redis.call('HGET', KEYS[2], rows[i]) or ''
+  groups[#groups + 1] = rows[i]
+  groups[#groups + 1] = rows[i + 1]
+  groups[#groups + 1] = row
+  local ok, g = pcall(cjson.decode, row)
+  if ok and type(g) == 'table' then
+    local sid = id_of(g.s)
+    if sid and not seen['s' .. sid] then
+      seen['s' .. sid] = true
+      statuses[#statuses + (statuses[1] == null and 0 or 1)] = sid
+      statuses[#statuses + 1] = hash_row(sp .. sid .. ss, status_fields)
+    end
+    local says = g.k == 'mention' or g.k == 'reply'
+    for _, actor in ipairs(type(g.a) == 'table' and g.a or {}) do
+      local uid = id_of(actor)
+      if uid and not seen['u' .. uid] then
+        seen['u' .. uid] = true
+        users[#users + (users[1] == null and 0 or 1)] = uid
+        users[#users + 1] = hash_row(up .. uid .. us, user_fields)
+      end
+      if uid and says and not seen['f' .. uid] then
+        seen['f' .. uid] = true
+        if redis.call('ZSCORE', following, uid) then
+          follows[#follows + (follows[1] == null and 0 or 1)] = uid
+        end
+      end
+    end
+  end
+end
+if #groups == 0 then groups = {null} end  -- cjson writes an empty table as {}
+return cjson.encode({redis.call('GET', KEYS[3]) or '0', top[2] or '', groups,
+                     users, statuses, follows})
+"""
+)
+
+
+def _notifications_page_queue(
+    reads: PageReads, vid: int, top: str, size: int
+) -> Deferred[tuple[tuple[int, int | None, list[Notification]], _NotificationData]]:
+    """Queue `_NOTIFICATIONS_PAGE` for the claimed viewer (one server)."""
+    fields = [len(User.FIELDS), *User.FIELDS, *Status.IMMUTABLE]
+    args = [
+        top,
+        size + 1,
+        *account_keys.user_prefix(),
+        *keys.around_id(keys.status),
+        keys.following(vid),
+        *fields,
+    ]
+
+    def parse(replies: list):
+        mark, newest, flat, users, statuses, follows = orjson.loads(replies[0])
+        flat = flat if flat != [None] else []
+        rows = _notification_rows([[mark, newest, *flat]])
+        people: dict[int, User] = {}
+        if users != [None]:
+            for uid, values in zip(users[::2], users[1::2], strict=True):
+                if (user := User.from_fields(int(uid), values)) is not None:
+                    people[user.id] = user
+        found: dict[int, Status] = {}
+        if statuses != [None]:
+            for sid, values in zip(statuses[::2], statuses[1::2], strict=True):
+                if (status := Status.from_read(int(sid), values)) is not None:
+                    found[status.id] = status
+        followed = {int(uid) for uid in follows if uid is not None}
+        return rows, _NotificationData(people, found, followed)
+
+    return reads.queue(
+        lambda pipe: _NOTIFICATIONS_PAGE.queue(
+            pipe,
+            keys=[
+                keys.notifications(vid),
+                keys.notification_groups(vid),
+                keys.notifications_read(vid),
+            ],
+            args=args,
+        ),
+        parse,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _NotificationData:
+    """What a notifications page shows of its groups' actors and statuses, read
+    with the groups (`_NOTIFICATIONS_PAGE`): users and statuses by id, and the
+    authors of mentions and replies whom the viewer follows."""
+
+    people: dict[int, User]
+    found: dict[int, Status]
+    followed: set[int]
+
+
 # KEYS: the groups, the read mark. How many groups are above the mark (unread).
 _NOTIFICATIONS_UNREAD = LuaScript(
     """
@@ -1812,35 +1937,48 @@ def notifications_get(
     *, reads: PageReads, cursor: int | None = None
 ) -> Notifications | None:
     """A page of the viewer's notifications, newest first; None when the request
-    proves no viewer. Two round trips: the groups with their rows (beside the auth
-    check and the viewer's blocks and mutes), then the actors' names and the
-    statuses. Groups about a status that is gone, and actors who are deleted,
-    blocked either way or muted, are left out at read (a GET writes nothing); so
-    are mentions and replies by a private author the viewer does not follow."""
+    proves no viewer. One round trip on one server (`_NOTIFICATIONS_PAGE`: the
+    groups, their actors' names and their statuses, beside the auth check and the
+    viewer's blocks and mutes); on a Cluster two: the groups, then the actors'
+    names and the statuses. Groups about a status that is gone, and actors who are
+    deleted, blocked either way or muted, are left out at read (a GET writes
+    nothing); so are mentions and replies by a private author the viewer does not
+    follow."""
     vid = reads.claimed_uid
     if vid is None:
         return None
     size = settings.TIMELINE_PAGE_SIZE
     top = f"({cursor}" if cursor is not None else "+inf"
-    rows = reads.queue(
-        lambda pipe: _NOTIFICATIONS_READ.queue(
-            pipe,
-            keys=[
-                keys.notifications(vid),
-                keys.notification_groups(vid),
-                keys.notifications_read(vid),
-            ],
-            args=[top, size + 1],
-        ),
-        _notification_rows,
+    page = None if is_cluster() else _notifications_page_queue(reads, vid, top, size)
+    rows = (
+        reads.queue(
+            lambda pipe: _NOTIFICATIONS_READ.queue(
+                pipe,
+                keys=[
+                    keys.notifications(vid),
+                    keys.notification_groups(vid),
+                    keys.notifications_read(vid),
+                ],
+                args=[top, size + 1],
+            ),
+            _notification_rows,
+        )
+        if page is None
+        else None
     )
     hidden = _hidden_queue(reads, mutes=True)
     if reads.proven_uid() != vid:
         return None
-    mark, newest, groups = rows.value
+    (mark, newest, groups), data = (rows.value, None) if page is None else page.value
     shown = groups[:size]
     items = _notification_items(
-        reads, hidden, shown, mark=mark, named=NOTIFICATION_ACTORS_SHOWN, counted=False
+        reads,
+        hidden,
+        shown,
+        mark=mark,
+        named=NOTIFICATION_ACTORS_SHOWN,
+        counted=False,
+        data=data,
     )
     return Notifications(
         items=items,
@@ -2230,24 +2368,13 @@ def account_by_name_get(*, reads: PageReads, username: str) -> AccountStats | No
 # KEYS: hashes. ARGV: fields. Each hash's values of those fields (an HMGET each):
 # the rows of a page in one script call on one server (`slot_groups`: one call
 # per slot on a Cluster), not a command per row.
-def _notification_items(
-    reads: PageReads,
-    hidden: Deferred[_Hidden] | None,
-    shown: list[Notification],
-    *,
-    mark: int,
-    named: int,
-    counted: bool,
-) -> list[NotificationItem]:
-    """The groups as the proven viewer may see them, in their order, each naming at
-    most `named` actors: one round trip (the actors' names, the statuses, whom the
-    viewer follows among mentioning authors). Groups about a status that is gone,
-    and actors who are deleted, blocked either way or muted, are left out; so are
-    mentions and replies by a private author the viewer does not follow. The
-    statuses come with their counts and the viewer's state when `counted` (the
-    client API shows them); else their rows alone (the page shows their text)."""
+def _notification_data_queue(
+    reads: PageReads, shown: list[Notification], actors: list[int], *, counted: bool
+) -> Deferred[_NotificationData]:
+    """Queue the reads of the groups' actors, their statuses (with their counts and
+    the viewer's state when `counted`), and whom the viewer follows among the
+    authors of mentions and replies."""
     vid = reads.proven_uid()
-    actors = sorted({a for g in shown for a in g.actors})
     sids = sorted({g.sid for g in shown if g.sid is not None})
     users = users_queue(reads, uids=actors)
     if counted:
@@ -2273,13 +2400,45 @@ def _notification_items(
         if authors
         else None
     )
+
+    def made(_) -> _NotificationData:
+        if counted:
+            found = {s.id: s for s in with_counts.value.statuses if s is not None}
+        else:
+            found = rows.value
+        followed = follows.value if follows is not None else set()
+        return _NotificationData(users.value, found, followed)
+
+    return reads.queue(lambda pipe: None, made)
+
+
+def _notification_items(
+    reads: PageReads,
+    hidden: Deferred[_Hidden] | None,
+    shown: list[Notification],
+    *,
+    mark: int,
+    named: int,
+    counted: bool,
+    data: _NotificationData | None = None,
+) -> list[NotificationItem]:
+    """The groups as the proven viewer may see them, in their order, each naming at
+    most `named` actors: one round trip (the actors' names, the statuses, whom the
+    viewer follows among mentioning authors). Groups about a status that is gone,
+    and actors who are deleted, blocked either way or muted, are left out; so are
+    mentions and replies by a private author the viewer does not follow. The
+    statuses come with their counts and the viewer's state when `counted` (the
+    client API shows them); else their rows alone (the page shows their text)."""
+    actors = sorted({a for g in shown for a in g.actors})
+    queued = (
+        _notification_data_queue(reads, shown, actors, counted=counted)
+        if data is None
+        else None
+    )
     hide = _hidden_authors(reads, hidden, actors)
-    people = users.value
-    if counted:
-        found = {s.id: s for s in with_counts.value.statuses if s is not None}
-    else:
-        found = rows.value
-    followed = follows.value if follows is not None else set()
+    if queued is not None:
+        data = queued.value
+    people, found, followed = data.people, data.found, data.followed
     items = []
     for g in shown:
         status = found.get(g.sid) if g.sid is not None else None
