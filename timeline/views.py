@@ -32,6 +32,7 @@ def home(request, form: StatusForm | None = None, status: int = 400):
 
     With `form`, the home again after a compose error, at the compose box's target:
     its `next` stays the page the status was written on, not the form's target.
+    Without, the empty compose box needs no form (`timeline/_compose.html`).
     """
     found = selectors.home_get(reads=request.reads, max_id=int_param(request, "max_id"))
     if found is None:
@@ -41,7 +42,7 @@ def home(request, form: StatusForm | None = None, status: int = 400):
         "page": found.page,
         "suggestions": found.suggestions,
         "catching_up": found.catching_up,
-        "form": form or StatusForm(),
+        "form": form,
         "compose_next": back,
     }
     code = status if form else 200
@@ -230,7 +231,7 @@ def profile(request, username: str):
     own = request.user.is_authenticated and request.user.id == found.user.id
     context = {"profile": found, "page": found.page, "own": own}
     if own:
-        context.update(form=StatusForm(), compose_next=request.path)
+        context["compose_next"] = request.path
     return render(request, "timeline/profile.html", context)
 
 

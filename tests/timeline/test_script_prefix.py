@@ -64,3 +64,16 @@ def test_a_status_rows_links_follow_the_request_prefix(r, prefix):
         assert permalinks(page) == [f"/{name}/s/{status.id}/"]
         assert f'href="/{name}/tags/tagged/"' in page
         assert f'class="status-author" href="/{name}/u/alice/"' in page
+
+
+def test_the_navigation_and_compose_box_follow_the_request_prefix(r, prefix):
+    make_user("alice")
+    client = logged_in_client("alice")
+    for name in ("one", "two", "one"):
+        prefix(f"/{name}/")
+        page = client.get("/").content.decode()
+        assert f'<a class="brand" href="/{name}/">' in page
+        assert f'<a href="/{name}/u/alice/">@alice</a>' in page
+        assert f'action="/{name}/logout/"' in page
+        assert f'action="/{name}/post/"' in page
+        assert f"/{'two' if name == 'one' else 'one'}/" not in page
