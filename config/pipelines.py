@@ -14,17 +14,12 @@
 from __future__ import annotations
 
 import hashlib
-import time
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
 import redis
 from django.conf import settings
-from redis._parsers.hiredis import NOT_ENOUGH_DATA, _HiredisParser
-from redis._parsers.socket import SERVER_CLOSED_CONNECTION_ERROR
-from redis.client import EMPTY_RESPONSE, NEVER_DECODE
 from redis.commands.core import CoreCommands
-from redis.connection import AbstractConnection
 
 try:
     import hiredis
@@ -104,86 +99,6 @@ def _reply(client: redis.Redis, connection, name: str, options: dict) -> Any:
         return error
 
 
-def _replies(client: redis.Redis, connection, stack: list[tuple[tuple, dict]]) -> list:
-    """Every reply of a round trip, each as `_reply` reads it.
-
-    With hiredis, the replies are taken from the connection's hiredis reader in one
-    loop that reads the socket only when the reader needs more bytes, then converted
-    by redis-py's own callbacks as its `Redis.parse_response` does, rather than
-    through three layers of calls per reply (parse_response, the connection's and
-    the parser's read_response). Any other connection (no hiredis, fakeredis's) is
-    read reply by reply.
-    """
-    parser = getattr(connection, "_parser", None)
-    if (
-        type(parser) is not _HiredisParser
-        or type(connection).read_response is not AbstractConnection.read_response
-    ):
-        return [_reply(client, connection, args[0], opts) for args, opts in stack]
-    replies = _read_raw(connection, parser, stack)
-    callbacks = client.response_callbacks
-    for i, (args, options) in enumerate(stack):
-        reply = replies[i]
-        if isinstance(reply, redis.exceptions.ResponseError):
-            if EMPTY_RESPONSE in options:
-                replies[i] = options[EMPTY_RESPONSE]
-            continue
-        callback = callbacks.get(args[0])
-        if callback is None:
-            continue
-        if options:  # what parse_response drops before the callback
-            options = {k: v for k, v in options.items() if k not in _NOT_OPTIONS}
-        try:
-            replies[i] = callback(reply, **options)
-        except redis.exceptions.ResponseError as error:
-            replies[i] = error
-    return replies
-
-
-_NOT_OPTIONS = frozenset((NEVER_DECODE, EMPTY_RESPONSE, "keys"))
-
-
-def _read_raw(connection, parser: _HiredisParser, stack: list[tuple[tuple, dict]]):
-    """The replies as hiredis parses them, as redis-py's connection and hiredis
-    parser read them one at a time: a push message (RESP3) goes to the parser's
-    handler; a connection error, or a socket that fails, raises."""
-    reader = parser._reader
-    if reader is None:  # disconnected meanwhile
-        raise redis.exceptions.ConnectionError(SERVER_CLOSED_CONNECTION_ERROR)
-    push = parser._hiredis_PushNotificationType
-    replies = []
-    try:
-        for _, options in stack:
-            decode = NEVER_DECODE not in options
-            reply = reader.gets(decode)
-            while True:
-                if reply is NOT_ENOUGH_DATA:
-                    parser.read_from_socket()
-                elif push is not None and isinstance(reply, push):
-                    parser.handle_push_response(reply)
-                else:
-                    break
-                reply = reader.gets(decode)
-            if isinstance(reply, redis.exceptions.ConnectionError):
-                raise reply
-            if (
-                isinstance(reply, list)
-                and reply
-                and isinstance(reply[0], redis.exceptions.ConnectionError)
-            ):
-                raise reply[0]
-            replies.append(reply)
-    except OSError as error:  # a timeout is already redis-py's TimeoutError
-        raise redis.exceptions.ConnectionError(
-            f"Error while reading from {connection._host_error()} : {error.args}"
-        ) from error
-    if connection.health_check_interval:
-        connection.next_health_check = time.monotonic() + (
-            connection.health_check_interval
-        )
-    return replies
-
-
 def _wait_command() -> tuple[tuple, dict] | None:
     replicas = settings.REDIS_WAIT_REPLICAS
     if replicas <= 0:
@@ -254,7 +169,7 @@ def _exchange(node: redis.Redis, stack: list[tuple[tuple, dict]]) -> Callable[[]
 
     def read() -> list:
         try:
-            return _replies(node, connection, stack)
+            return [_reply(node, connection, args[0], opts) for args, opts in stack]
         except BaseException:
             connection.disconnect()  # a reply may be half read: never reuse the socket
             raise

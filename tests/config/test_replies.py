@@ -1,6 +1,7 @@
-"""A round trip's replies as the pipelines read them: in bulk from hiredis where the
-connection has it, reply by reply through redis-py elsewhere (a pure-Python parser,
-fakeredis), converted the same way on both and on either protocol."""
+"""A round trip's replies as the pipelines read them (`config.pipelines._exchange`):
+converted as redis-py converts them, on either protocol, with hiredis or redis-py's
+own parser; an error reply in place of its command; nothing of a broken read left
+for the next round trip."""
 
 from __future__ import annotations
 
