@@ -2566,59 +2566,84 @@ def repost_id_queue(reads: ReadBatch, *, uid: int, original_id: int) -> Deferred
 # The statuses of a client API page with their authors' accounts (with counts) and
 # reposts' originals (with counts and the viewer's state), in one command: as
 # `_STATUSES_READ`, it builds the keys beyond its own in Lua, so one server only (a
-# Cluster reads them in one more round trip, `api.entities.related_get`). KEYS:
-# (status hash, likes, reposts) of each status. ARGV: the viewer's uid ('' for
-# none), how many status fields, the field names, the positions of the author's id,
-# of a repost's original author's id and of the original's id among them, then the
-# text before and after an id in a user hash, posts, followers, following, status,
-# likes and reposts key (`keys.around_id`), then the user fields (`User.FIELDS`).
-# Returns the rows (as `_STATUSES_READ`'s, a repost's without the viewer's state),
-# then uid, fields, posts, followers, following, newest status id of each author,
-# then sid, row of each original.
+# Cluster reads them in one more round trip, `api.entities.related_get`).
+# `read_related(keys, a)` reads the statuses whose (status hash, likes, reposts)
+# keys `keys` lists, with these arguments starting at ARGV[a]: the viewer's uid (''
+# for none), how many status fields, the field names, the positions of the
+# author's id, of a repost's original author's id and of the original's id among
+# them, then the text before and after an id in a user hash, posts, followers,
+# following, status, likes and reposts key (`keys.around_id`), then the user fields
+# (`User.FIELDS`). It returns the rows (as `_STATUSES_READ`'s, a repost's without
+# the viewer's state), then uid, fields, posts, followers, following, newest
+# status id (null: none) of each author, then sid, row of each original: for one
+# JSON string, as `_ROWS_LUA`'s (a missing field is null, an empty list `[null]`).
+_RELATED_LUA = """
+local null = cjson.null
+local function nulls(row, size)
+  for j = 1, size do
+    if not row[j] then row[j] = null end
+  end
+  return row
+end
+local function read_related(keys, a)
+  local viewer, n = ARGV[a], tonumber(ARGV[a + 1])
+  local fields = {unpack(ARGV, a + 2, a + n + 1)}
+  local uid_at, ruid_at, orig_at =
+    tonumber(ARGV[a + n + 2]), tonumber(ARGV[a + n + 3]), tonumber(ARGV[a + n + 4])
+  local t = a + n + 5
+  local up, us, pp, ps, fp, fs, gp, gs, sp, ss, lp, ls, rp, rs =
+    unpack(ARGV, t, t + 13)
+  local ufields = {unpack(ARGV, t + 14)}
+  local nu = #ufields
+  local rows, accounts, originals, seen, seen_original = {}, {}, {}, {}, {}
+  local function account(uid)
+    if not uid or seen[uid] then return end
+    seen[uid] = true
+    local posts, at = pp .. uid .. ps, #accounts
+    accounts[at + 1] = uid
+    accounts[at + 2] = nulls(
+      redis.call('HMGET', up .. uid .. us, unpack(ufields)), nu)
+    accounts[at + 3] = redis.call('ZCARD', posts)
+    accounts[at + 4] = redis.call('ZCARD', fp .. uid .. fs)
+    accounts[at + 5] = redis.call('ZCARD', gp .. uid .. gs)
+    accounts[at + 6] = redis.call('ZREVRANGE', posts, 0, 0)[1] or null
+  end
+  local function state(row, likes, reposts)
+    if viewer ~= '' then
+      row[n + 1] = redis.call('ZSCORE', likes, viewer) or null
+      row[n + 2] = redis.call('ZSCORE', reposts, viewer) or null
+    end
+  end
+  for i = 1, #keys, 3 do
+    local row = redis.call('HMGET', keys[i], unpack(fields))
+    account(row[uid_at])
+    account(row[ruid_at])
+    local original = row[orig_at]
+    if original and not seen_original[original] then
+      seen_original[original] = true
+      local found = nulls(redis.call('HMGET', sp .. original .. ss, unpack(fields)), n)
+      state(found, lp .. original .. ls, rp .. original .. rs)
+      originals[#originals + 1] = original
+      originals[#originals + 1] = found
+    end
+    nulls(row, n)
+    -- A repost row's own state is not shown (`Status.from_fields`): its original's.
+    if not original then state(row, keys[i + 1], keys[i + 2]) end
+    rows[#rows + 1] = row
+  end
+  if #rows == 0 then rows = {null} end  -- cjson writes an empty table as {}
+  if #accounts == 0 then accounts = {null} end
+  if #originals == 0 then originals = {null} end
+  return rows, accounts, originals
+end
+"""
+
+# KEYS: (status hash, likes, reposts) of each status. ARGV: `read_related`'s.
 _STATUSES_RELATED_READ = LuaScript(
-    """
-local viewer, n = ARGV[1], tonumber(ARGV[2])
-local fields = {unpack(ARGV, 3, n + 2)}
-local uid_at, ruid_at, orig_at =
-  tonumber(ARGV[n + 3]), tonumber(ARGV[n + 4]), tonumber(ARGV[n + 5])
-local t = n + 6
-local up, us, pp, ps, fp, fs, gp, gs, sp, ss, lp, ls, rp, rs = unpack(ARGV, t, t + 13)
-local ufields = {unpack(ARGV, t + 14)}
-local rows, accounts, originals, seen, seen_original = {}, {}, {}, {}, {}
-local function account(uid)
-  if not uid or seen[uid] then return end
-  seen[uid] = true
-  local posts, at = pp .. uid .. ps, #accounts
-  accounts[at + 1] = uid
-  accounts[at + 2] = redis.call('HMGET', up .. uid .. us, unpack(ufields))
-  accounts[at + 3] = redis.call('ZCARD', posts)
-  accounts[at + 4] = redis.call('ZCARD', fp .. uid .. fs)
-  accounts[at + 5] = redis.call('ZCARD', gp .. uid .. gs)
-  accounts[at + 6] = redis.call('ZREVRANGE', posts, 0, 0)[1] or false
-end
-local function state(row, likes, reposts)
-  if viewer ~= '' then
-    row[n + 1] = redis.call('ZSCORE', likes, viewer)
-    row[n + 2] = redis.call('ZSCORE', reposts, viewer)
-  end
-end
-for i = 1, #KEYS, 3 do
-  local row = redis.call('HMGET', KEYS[i], unpack(fields))
-  account(row[uid_at])
-  account(row[ruid_at])
-  local original = row[orig_at]
-  if original and not seen_original[original] then
-    seen_original[original] = true
-    local found = redis.call('HMGET', sp .. original .. ss, unpack(fields))
-    state(found, lp .. original .. ls, rp .. original .. rs)
-    originals[#originals + 1] = original
-    originals[#originals + 1] = found
-  end
-  -- A repost row's own state is not shown (`Status.from_fields`): its original's.
-  if not original then state(row, KEYS[i + 1], KEYS[i + 2]) end
-  rows[#rows + 1] = row
-end
-return {rows, accounts, originals}
+    _RELATED_LUA
+    + """
+local rows, accounts, originals = read_related(KEYS, 1)
+return cjson.encode({rows, accounts, originals})
 """
 )
 
@@ -2666,7 +2691,11 @@ def _statuses_related_queue(reads: ReadBatch, sids: list[int]) -> Deferred[_Foun
     def parse(replies: list) -> _Found:
         if not sids:
             return _Found(statuses=[], cards=None, accounts={}, originals={})
-        rows, account_rows, original_rows = replies[0]
+        rows, account_rows, original_rows = orjson.loads(replies[0])
+        if account_rows == [None]:
+            account_rows = []
+        if original_rows == [None]:
+            original_rows = []
         trusted = viewer is not None and reads.proven_uid() == viewer
         accounts: dict[int, AccountStats] = {}
         for at in range(0, len(account_rows), 6):
