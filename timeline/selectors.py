@@ -134,51 +134,61 @@ return cjson.encode({rows, cards})
 # the highest trim marker) and the rows and cards of the first ones: a page's
 # window and its statuses in the request's first round trip, read for the claimed
 # viewer, used once the auth check in the same round trip proved them.
+# `window_read()` returns those ids and the (hash, likes, reposts) keys of the
+# statuses to read (`_WINDOW_RELATED_READ` reads them as the client API does).
+_WINDOW_IDS_LUA = """
+local function window_read()
+  local top, low = ARGV[1], ARGV[2]
+  local count, wanted = tonumber(ARGV[3]), tonumber(ARGV[4])
+  local ids
+  if #KEYS == 1 then
+    ids = redis.call('ZREVRANGEBYSCORE', KEYS[1], top, low, 'LIMIT', 0, count)
+  else
+    -- Each partition's newest, merged newest first (ids are below 2^53: exact as
+    -- Lua numbers), nothing below the highest marker.
+    local lists, numbers, at, floor = {}, {}, {}, 0
+    for k, key in ipairs(KEYS) do
+      local list, nums = {}, {}
+      for _, sid in ipairs(
+          redis.call('ZREVRANGEBYSCORE', key, top, low, 'LIMIT', 0, count)) do
+        if sid ~= '0' then
+          list[#list + 1] = sid
+          nums[#nums + 1] = tonumber(sid)
+        end
+      end
+      lists[k], numbers[k], at[k] = list, nums, 1
+      local marker = redis.call('ZSCORE', key, 0)
+      if marker then floor = math.max(floor, tonumber(marker) + 1) end
+    end
+    ids = {}
+    while #ids < count do
+      local best, from = nil, nil
+      for k = 1, #lists do
+        local n = numbers[k][at[k]]
+        if n and (best == nil or n > best) then best, from = n, k end
+      end
+      if best == nil or best < floor then break end
+      ids[#ids + 1] = lists[from][at[from]]
+      at[from] = at[from] + 1
+    end
+  end
+  local sp, ss, lp, ls, rp, rs = unpack(ARGV, 5, 10)
+  local keys = {}
+  for i = 1, math.min(#ids, wanted) do
+    local sid = ids[i]
+    keys[#keys + 1] = sp .. sid .. ss
+    keys[#keys + 1] = lp .. sid .. ls
+    keys[#keys + 1] = rp .. sid .. rs
+  end
+  return ids, keys
+end
+"""
+
 _WINDOW_READ = LuaScript(
     _ROWS_LUA
+    + _WINDOW_IDS_LUA
     + """
-local top, low = ARGV[1], ARGV[2]
-local count, wanted = tonumber(ARGV[3]), tonumber(ARGV[4])
-local ids
-if #KEYS == 1 then
-  ids = redis.call('ZREVRANGEBYSCORE', KEYS[1], top, low, 'LIMIT', 0, count)
-else
-  -- Each partition's newest, merged newest first (ids are below 2^53: exact as
-  -- Lua numbers), nothing below the highest marker.
-  local lists, numbers, at, floor = {}, {}, {}, 0
-  for k, key in ipairs(KEYS) do
-    local list, nums = {}, {}
-    for _, sid in ipairs(
-        redis.call('ZREVRANGEBYSCORE', key, top, low, 'LIMIT', 0, count)) do
-      if sid ~= '0' then
-        list[#list + 1] = sid
-        nums[#nums + 1] = tonumber(sid)
-      end
-    end
-    lists[k], numbers[k], at[k] = list, nums, 1
-    local marker = redis.call('ZSCORE', key, 0)
-    if marker then floor = math.max(floor, tonumber(marker) + 1) end
-  end
-  ids = {}
-  while #ids < count do
-    local best, from = nil, nil
-    for k = 1, #lists do
-      local n = numbers[k][at[k]]
-      if n and (best == nil or n > best) then best, from = n, k end
-    end
-    if best == nil or best < floor then break end
-    ids[#ids + 1] = lists[from][at[from]]
-    at[from] = at[from] + 1
-  end
-end
-local sp, ss, lp, ls, rp, rs = unpack(ARGV, 5, 10)
-local keys = {}
-for i = 1, math.min(#ids, wanted) do
-  local sid = ids[i]
-  keys[#keys + 1] = sp .. sid .. ss
-  keys[#keys + 1] = lp .. sid .. ls
-  keys[#keys + 1] = rp .. sid .. rs
-end
+local ids, keys = window_read()
 local rows, cards = read_rows(keys, 11)
 if #ids == 0 then ids = {null} end
 return cjson.encode({ids, rows, cards})
@@ -489,12 +499,21 @@ def _window_queue(
     *,
     count: int,
     wanted: int,
+    low: str = "-inf",
+    related: bool = False,
 ) -> Deferred[_Window]:
-    """Queue a read of a timeline's newest `count` ids from `max_id` down (of
-    several partitions: merged as `_global_merged`) with the statuses of the first
-    `wanted` of them, in one command (one server only): a page's statuses ride in
-    the round trip that proves the viewer, rather than in one more."""
-    viewer, args = _rows_args(reads, cluster=False)
+    """Queue a read of a timeline's newest `count` ids from `max_id` down to `low`
+    (of several partitions: merged as `_global_merged`) with the statuses of the
+    first `wanted` of them, in one command (one server only): a page's statuses
+    ride in the round trip that proves the viewer, rather than in one more
+    (`related`: as the client API reads them, `_statuses_related_queue`)."""
+    if related:
+        viewer = reads.claimed_uid if isinstance(reads, PageReads) else None
+        args = _related_args(viewer)
+        script = _WINDOW_RELATED_READ
+    else:
+        viewer, args = _rows_args(reads, cluster=False)
+        script = _WINDOW_READ
     halves = [
         part
         for f in (keys.status, keys.likes, keys.reposts)
@@ -503,15 +522,15 @@ def _window_queue(
     top = max_id if max_id is not None else "+inf"
 
     def build(pipe) -> None:
-        _WINDOW_READ.queue(
-            pipe, keys=zsets, args=[top, "-inf", count, wanted, *halves, *args]
-        )
+        script.queue(pipe, keys=zsets, args=[top, low, count, wanted, *halves, *args])
 
     def parse(replies: list) -> _Window:
-        ids, rows, cards = orjson.loads(replies[0])
+        ids, *reply = orjson.loads(replies[0])
         ids = [] if ids == [None] else [int(sid) for sid in ids]
         read = ids[:wanted]
-        found = _found_from(reads, viewer, read, [(read, rows, cards)], cluster=False)
+        if related:
+            return _Window(ids=ids, found=_related_found(reads, viewer, read, *reply))
+        found = _found_from(reads, viewer, read, [(read, *reply)], cluster=False)
         return _Window(ids=ids, found=found)
 
     return reads.queue(build, parse)
@@ -729,10 +748,19 @@ def _home_read(
     if reads.claimed_uid is None:
         return None
     uid = reads.claimed_uid
-    # On one server the window's statuses ride in this first round trip too.
+    # On one server the window's statuses ride in this first round trip too
+    # (read upwards, `min_id`, a window reads its ids first).
     window = (
-        _window_queue(reads, [keys.home(uid)], max_id, count=size + 1, wanted=size)
-        if not related and not ascending and low == "-inf" and not is_cluster()
+        _window_queue(
+            reads,
+            [keys.home(uid)],
+            max_id,
+            count=size + 1,
+            wanted=size,
+            low=low,
+            related=related,
+        )
+        if not ascending and not is_cluster()
         else None
     )
     ids = (
@@ -1027,19 +1055,30 @@ def _public_page(
 
 
 def _public_window_read(
-    reads: PageReads, zsets: list[str], max_id: int | None, size: int
+    reads: PageReads,
+    zsets: list[str],
+    max_id: int | None,
+    size: int,
+    low: str = "-inf",
+    related: bool = False,
 ) -> tuple[list[int], list[Status | None], int, _Found]:
-    """`_public_read` for a page on one server: the window's ids and their
-    statuses in one command of the first round trip; a viewer who blocks or is
-    blocked reads a window twice as long, so that the page stays about full, in one
-    more (only when the first was full)."""
+    """`_public_read` for a page on one server (a window read downwards): the
+    window's ids and their statuses in one command of the first round trip; a
+    viewer who blocks or is blocked reads a window twice as long, so that the page
+    stays about full, in one more (only when the first was full)."""
     hidden = _hidden_queue(reads, mutes=False)
     read = size + 1
-    window = _window_queue(reads, zsets, max_id, count=read, wanted=size).value
+
+    def window_read(count: int, wanted: int) -> _Window:
+        return _window_queue(
+            reads, zsets, max_id, count=count, wanted=wanted, low=low, related=related
+        ).value
+
+    window = window_read(read, size)
     known = _hidden_known(reads, hidden)
     if (known.authors or known.unread) and len(window.ids) == read:
         read = 2 * size + 1
-        window = _window_queue(reads, zsets, max_id, count=read, wanted=read).value
+        window = window_read(read, read)
     found = window.found
     return window.ids, _without_hidden(reads, hidden, found.statuses), read, found
 
@@ -2435,8 +2474,9 @@ def home_window(
     min_id: int | None = None,
 ) -> StatusWindow | None:
     """A window of the viewer's home with every rule of the home page
-    (`_home_read`); None when the request proves no viewer. Two round trips, a
-    third only for a home that merges pulled authors' replies or reposts."""
+    (`_home_read`); None when the request proves no viewer. On one server one
+    round trip read downwards, two upwards; two more for a home that merges
+    pulled authors' statuses (their outboxes, then their checks)."""
     top, low, ascending = _bounds(max_id, since_id, min_id)
     read = _home_read(
         reads, size=size, max_id=top, low=low, ascending=ascending, related=True
@@ -2458,6 +2498,13 @@ def global_window(
 ) -> StatusWindow:
     """A window of everyone's statuses, as `global_page`."""
     top, low, ascending = _bounds(max_id, since_id, min_id)
+    if not ascending and not is_cluster():
+        ids, found, read, statuses = _public_window_read(
+            reads, keys.global_partitions(), top, size, low, related=True
+        )
+        return _window(
+            ids, found, size, ascending=False, top=top, read=read, related=statuses
+        )
     ids, found, read, statuses = _public_read(
         reads,
         lambda n: (
@@ -2489,6 +2536,13 @@ def tag_window(
         return None
     key = keys.tag_timeline(wanted)
     top, low, ascending = _bounds(max_id, since_id, min_id)
+    if not ascending and not is_cluster():
+        ids, found, read, statuses = _public_window_read(
+            reads, [key], top, size, low, related=True
+        )
+        return _window(
+            ids, found, size, ascending=False, top=top, read=read, related=statuses
+        )
     ids, found, read, statuses = _public_read(
         reads,
         lambda n: _ids_queue(reads, key, top, n, low, ascending).value,
@@ -2519,12 +2573,32 @@ def account_statuses_window(
 
     `exclude_replies` leaves out replies to others (one's own threads stay, as
     Mastodon's), `exclude_reblogs` reposts, `tagged` statuses without that tag: a
-    window may show fewer than `size`, its `older` still pages on. Two round trips.
+    window may show fewer than `size`, its `older` still pages on. On one server
+    one round trip read downwards, two upwards.
     """
     top, low, ascending = _bounds(max_id, since_id, min_id)
     hidden = _hidden_queue(reads, mutes=False)
     owner_d = users_queue(reads, uids=[uid])
-    ids_d = _ids_queue(reads, keys.posts(uid), top, size, low, ascending)
+    # On one server a window read downwards reads its statuses in this round trip
+    # too, used only once the viewer is proven and may see them (as a profile).
+    window = (
+        _window_queue(
+            reads,
+            [keys.posts(uid)],
+            top,
+            count=size + 1,
+            wanted=size,
+            low=low,
+            related=True,
+        )
+        if not ascending and not is_cluster()
+        else None
+    )
+    ids_d = (
+        _ids_queue(reads, keys.posts(uid), top, size, low, ascending)
+        if window is None
+        else None
+    )
     between = _between_queue(reads, uid)
     admitted = _admitted_queue(reads, uid)
     owner = owner_d.value.get(uid)
@@ -2539,8 +2613,11 @@ def account_statuses_window(
     wanted = richtext.tag_wanted(tagged) if tagged else None
     if tagged and wanted is None:
         return StatusWindow(statuses=[], older=None)
-    ids = ids_d.value
-    statuses = _statuses_queue(reads, ids, related=True).value
+    if window is not None:
+        ids, statuses = window.value.ids, window.value.found
+    else:
+        ids = ids_d.value
+        statuses = _statuses_queue(reads, ids, related=True).value
     found = _without_hidden(reads, hidden, statuses.statuses)
 
     def kept(status: Status) -> bool:
@@ -2648,14 +2725,27 @@ return cjson.encode({rows, accounts, originals})
 )
 
 
-def _statuses_related_queue(reads: ReadBatch, sids: list[int]) -> Deferred[_Found]:
-    """Queue a read of these statuses (as `_statuses_queue`) with their authors'
-    accounts and reposts' originals: one command, one server only."""
-    viewer = reads.claimed_uid if isinstance(reads, PageReads) else None
-    n = len(Status.FIELDS)
-    args = [
+# KEYS and ARGV: `_WINDOW_READ`'s, with `read_related`'s arguments in place of
+# `read_rows`'. Returns, as one JSON string, the window's ids, then the rows,
+# accounts and originals of the first ones: a client API window and its statuses
+# in the request's first round trip (one server only).
+_WINDOW_RELATED_READ = LuaScript(
+    _RELATED_LUA
+    + _WINDOW_IDS_LUA
+    + """
+local ids, keys = window_read()
+local rows, accounts, originals = read_related(keys, 11)
+if #ids == 0 then ids = {null} end
+return cjson.encode({ids, rows, accounts, originals})
+"""
+)
+
+
+def _related_args(viewer: int | None) -> list:
+    """`read_related`'s arguments (`_RELATED_LUA`) for the claimed viewer."""
+    return [
         "" if viewer is None else viewer,
-        n,
+        len(Status.FIELDS),
         *Status.FIELDS,
         Status.FIELDS.index("uid") + 1,
         Status.FIELDS.index("repost_uid") + 1,
@@ -2676,6 +2766,53 @@ def _statuses_related_queue(reads: ReadBatch, sids: list[int]) -> Deferred[_Foun
         *User.FIELDS,
     ]
 
+
+def _related_found(
+    reads: ReadBatch,
+    viewer: int | None,
+    sids: list[int],
+    rows: list,
+    account_rows: list,
+    original_rows: list,
+) -> _Found:
+    """The statuses `sids`, their authors' accounts and reposts' originals from
+    `read_related`'s reply (the viewer's state kept once the viewer is proven)."""
+    if not sids:
+        return _Found(statuses=[], cards=None, accounts={}, originals={})
+    n = len(Status.FIELDS)
+    trusted = viewer is not None and reads.proven_uid() == viewer
+    accounts: dict[int, AccountStats] = {}
+    if account_rows != [None]:
+        for at in range(0, len(account_rows), 6):
+            uid, *row = account_rows[at : at + 6]
+            stats = AccountStats.from_reply(int(uid), *row)
+            if stats is not None:
+                accounts[stats.user.id] = stats
+    originals: dict[int, Status] = {}
+    if original_rows != [None]:
+        for sid, row in zip(original_rows[::2], original_rows[1::2], strict=True):
+            original = Status.from_fields(
+                int(sid), row[:n], viewer=row[n:] if trusted else None
+            )
+            if original is not None:
+                originals[original.id] = original
+    return _Found(
+        statuses=[
+            Status.from_fields(sid, row[:n], viewer=row[n:] if trusted else None)
+            for sid, row in zip(sids, rows, strict=True)
+        ],
+        cards=None,
+        accounts=accounts,
+        originals=originals,
+    )
+
+
+def _statuses_related_queue(reads: ReadBatch, sids: list[int]) -> Deferred[_Found]:
+    """Queue a read of these statuses (as `_statuses_queue`) with their authors'
+    accounts and reposts' originals: one command, one server only."""
+    viewer = reads.claimed_uid if isinstance(reads, PageReads) else None
+    args = _related_args(viewer)
+
     def build(pipe) -> None:
         if sids:
             _STATUSES_RELATED_READ.queue(
@@ -2690,34 +2827,7 @@ def _statuses_related_queue(reads: ReadBatch, sids: list[int]) -> Deferred[_Foun
 
     def parse(replies: list) -> _Found:
         if not sids:
-            return _Found(statuses=[], cards=None, accounts={}, originals={})
-        rows, account_rows, original_rows = orjson.loads(replies[0])
-        if account_rows == [None]:
-            account_rows = []
-        if original_rows == [None]:
-            original_rows = []
-        trusted = viewer is not None and reads.proven_uid() == viewer
-        accounts: dict[int, AccountStats] = {}
-        for at in range(0, len(account_rows), 6):
-            uid, *row = account_rows[at : at + 6]
-            stats = AccountStats.from_reply(int(uid), *row)
-            if stats is not None:
-                accounts[stats.user.id] = stats
-        originals: dict[int, Status] = {}
-        for sid, row in zip(original_rows[::2], original_rows[1::2], strict=True):
-            original = Status.from_fields(
-                int(sid), row[:n], viewer=row[n:] if trusted else None
-            )
-            if original is not None:
-                originals[original.id] = original
-        return _Found(
-            statuses=[
-                Status.from_fields(sid, row[:n], viewer=row[n:] if trusted else None)
-                for sid, row in zip(sids, rows, strict=True)
-            ],
-            cards=None,
-            accounts=accounts,
-            originals=originals,
-        )
+            return _related_found(reads, viewer, sids, [], [], [])
+        return _related_found(reads, viewer, sids, *orjson.loads(replies[0]))
 
     return reads.queue(build, parse)
