@@ -2767,6 +2767,24 @@ def _related_args(viewer: int | None) -> list:
     ]
 
 
+# Parsed once a process (lru_cache: thread-safe, bounded), as `_status_parsed`:
+# each key is the whole row read, counts and the viewer's state included, so no
+# entry can go stale, and a client polling its timelines reads the same rows again
+# and again; what is kept is frozen, shared safely between requests and threads.
+@lru_cache(maxsize=20_000)
+def _status_read(
+    sid: int, values: tuple[str | None, ...], viewer: tuple | None
+) -> Status | None:
+    return Status.from_fields(sid, values, viewer=viewer)
+
+
+@lru_cache(maxsize=20_000)
+def _account_read(
+    uid: int, values: tuple[str | None, ...], posts, followers, following, newest
+) -> AccountStats | None:
+    return AccountStats.from_reply(uid, values, posts, followers, following, newest)
+
+
 def _related_found(
     reads: ReadBatch,
     viewer: int | None,
@@ -2784,21 +2802,21 @@ def _related_found(
     accounts: dict[int, AccountStats] = {}
     if account_rows != [None]:
         for at in range(0, len(account_rows), 6):
-            uid, *row = account_rows[at : at + 6]
-            stats = AccountStats.from_reply(int(uid), *row)
+            uid, values, *counts = account_rows[at : at + 6]
+            stats = _account_read(int(uid), tuple(values), *counts)
             if stats is not None:
                 accounts[stats.user.id] = stats
     originals: dict[int, Status] = {}
     if original_rows != [None]:
         for sid, row in zip(original_rows[::2], original_rows[1::2], strict=True):
-            original = Status.from_fields(
-                int(sid), row[:n], viewer=row[n:] if trusted else None
+            original = _status_read(
+                int(sid), tuple(row[:n]), tuple(row[n:]) if trusted else None
             )
             if original is not None:
                 originals[original.id] = original
     return _Found(
         statuses=[
-            Status.from_fields(sid, row[:n], viewer=row[n:] if trusted else None)
+            _status_read(sid, tuple(row[:n]), tuple(row[n:]) if trusted else None)
             for sid, row in zip(sids, rows, strict=True)
         ],
         cards=None,
