@@ -7,6 +7,7 @@ import re
 
 import pytest
 
+from accounts import services as accounts_services
 from accounts.selectors import user_get
 from config.redis import get_redis, is_cluster
 from tests.api.helpers import api_client, token_for
@@ -289,6 +290,36 @@ def test_an_accounts_statuses_with_mastodons_filters():
     run_jobs()
     assert _ids(_api(bob).get(path)) == []
     assert api_client().get("/api/v1/accounts/999999/statuses").status_code == 404
+
+
+def test_a_timeline_read_again_shows_what_changed_since(settings):
+    # Statuses and accounts are parsed once a process (`selectors._status_read`):
+    # a read after a like, a repost, a new name or a new follower shows them.
+    alice, bob, carol = make_user("alice"), make_user("bob"), make_user("carol")
+    _follow(bob, alice)
+    sid = _post(alice, "counted")
+    run_jobs()
+    client = _api(bob)
+    for path in (
+        "/api/v1/timelines/home",
+        "/api/v1/timelines/public",
+        f"/api/v1/accounts/{alice.id}/statuses",
+    ):
+        client.get(path)  # parsed once
+    social.status_like(user=bob, sid=sid)
+    social.status_repost(user=carol, sid=sid)
+    accounts_services.profile_update(user=alice, name="Alice A.", bio="")
+    _follow(carol, alice)
+    for path in (
+        "/api/v1/timelines/home",
+        "/api/v1/timelines/public",
+        f"/api/v1/accounts/{alice.id}/statuses",
+    ):
+        shown = next(s for s in client.get(path).json() if s["id"] == str(sid))
+        assert shown["favourited"] is True, path
+        assert (shown["favourites_count"], shown["reblogs_count"]) == (1, 1), path
+        assert shown["account"]["display_name"] == "Alice A.", path
+        assert shown["account"]["followers_count"] == 2, path
 
 
 def _round_trips(client, path: str) -> int:
