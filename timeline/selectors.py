@@ -134,53 +134,51 @@ return cjson.encode({rows, cards})
 # the highest trim marker) and the rows and cards of the first ones: a page's
 # window and its statuses in the request's first round trip, read for the claimed
 # viewer, used once the auth check in the same round trip proved them.
-# `window_read()` returns those ids and the (hash, likes, reposts) keys of the
-# statuses to read (`_WINDOW_RELATED_READ` reads them as the client API does).
+# The window's part runs first and leaves the ids in `ids` and the (hash, likes,
+# reposts) keys of the statuses to read in `keys` (`_WINDOW_RELATED_READ` reads
+# them as the client API does).
 _WINDOW_IDS_LUA = """
-local function window_read()
-  local top, low = ARGV[1], ARGV[2]
-  local count, wanted = tonumber(ARGV[3]), tonumber(ARGV[4])
-  local ids
-  if #KEYS == 1 then
-    ids = redis.call('ZREVRANGEBYSCORE', KEYS[1], top, low, 'LIMIT', 0, count)
-  else
-    -- Each partition's newest, merged newest first (ids are below 2^53: exact as
-    -- Lua numbers), nothing below the highest marker.
-    local lists, numbers, at, floor = {}, {}, {}, 0
-    for k, key in ipairs(KEYS) do
-      local list, nums = {}, {}
-      for _, sid in ipairs(
-          redis.call('ZREVRANGEBYSCORE', key, top, low, 'LIMIT', 0, count)) do
-        if sid ~= '0' then
-          list[#list + 1] = sid
-          nums[#nums + 1] = tonumber(sid)
-        end
+local top, low = ARGV[1], ARGV[2]
+local count, wanted = tonumber(ARGV[3]), tonumber(ARGV[4])
+local ids
+if #KEYS == 1 then
+  ids = redis.call('ZREVRANGEBYSCORE', KEYS[1], top, low, 'LIMIT', 0, count)
+else
+  -- Each partition's newest, merged newest first (ids are below 2^53: exact as
+  -- Lua numbers), nothing below the highest marker.
+  local lists, numbers, at, floor = {}, {}, {}, 0
+  for k, key in ipairs(KEYS) do
+    local list, nums = {}, {}
+    for _, sid in ipairs(
+        redis.call('ZREVRANGEBYSCORE', key, top, low, 'LIMIT', 0, count)) do
+      if sid ~= '0' then
+        list[#list + 1] = sid
+        nums[#nums + 1] = tonumber(sid)
       end
-      lists[k], numbers[k], at[k] = list, nums, 1
-      local marker = redis.call('ZSCORE', key, 0)
-      if marker then floor = math.max(floor, tonumber(marker) + 1) end
     end
-    ids = {}
-    while #ids < count do
-      local best, from = nil, nil
-      for k = 1, #lists do
-        local n = numbers[k][at[k]]
-        if n and (best == nil or n > best) then best, from = n, k end
-      end
-      if best == nil or best < floor then break end
-      ids[#ids + 1] = lists[from][at[from]]
-      at[from] = at[from] + 1
+    lists[k], numbers[k], at[k] = list, nums, 1
+    local marker = redis.call('ZSCORE', key, 0)
+    if marker then floor = math.max(floor, tonumber(marker) + 1) end
+  end
+  ids = {}
+  while #ids < count do
+    local best, from = nil, nil
+    for k = 1, #lists do
+      local n = numbers[k][at[k]]
+      if n and (best == nil or n > best) then best, from = n, k end
     end
+    if best == nil or best < floor then break end
+    ids[#ids + 1] = lists[from][at[from]]
+    at[from] = at[from] + 1
   end
-  local sp, ss, lp, ls, rp, rs = unpack(ARGV, 5, 10)
-  local keys = {}
-  for i = 1, math.min(#ids, wanted) do
-    local sid = ids[i]
-    keys[#keys + 1] = sp .. sid .. ss
-    keys[#keys + 1] = lp .. sid .. ls
-    keys[#keys + 1] = rp .. sid .. rs
-  end
-  return ids, keys
+end
+local sp, ss, lp, ls, rp, rs = unpack(ARGV, 5, 10)
+local keys = {}
+for i = 1, math.min(#ids, wanted) do
+  local sid = ids[i]
+  keys[#keys + 1] = sp .. sid .. ss
+  keys[#keys + 1] = lp .. sid .. ls
+  keys[#keys + 1] = rp .. sid .. rs
 end
 """
 
@@ -188,7 +186,6 @@ _WINDOW_READ = LuaScript(
     _ROWS_LUA
     + _WINDOW_IDS_LUA
     + """
-local ids, keys = window_read()
 local rows, cards = read_rows(keys, 11)
 if #ids == 0 then ids = {null} end
 return cjson.encode({ids, rows, cards})
@@ -2733,7 +2730,6 @@ _WINDOW_RELATED_READ = LuaScript(
     _RELATED_LUA
     + _WINDOW_IDS_LUA
     + """
-local ids, keys = window_read()
 local rows, accounts, originals = read_related(keys, 11)
 if #ids == 0 then ids = {null} end
 return cjson.encode({ids, rows, accounts, originals})
