@@ -134,9 +134,10 @@ return cjson.encode({rows, cards})
 # the highest trim marker) and the rows and cards of the first ones: a page's
 # window and its statuses in the request's first round trip, read for the claimed
 # viewer, used once the auth check in the same round trip proved them.
-_WINDOW_READ = LuaScript(
-    _ROWS_LUA
-    + """
+# The window's part runs first and leaves the ids in `ids` and the (hash, likes,
+# reposts) keys of the statuses to read in `keys` (`_WINDOW_RELATED_READ` reads
+# them as the client API does).
+_WINDOW_IDS_LUA = """
 local top, low = ARGV[1], ARGV[2]
 local count, wanted = tonumber(ARGV[3]), tonumber(ARGV[4])
 local ids
@@ -188,6 +189,12 @@ for i = 1, math.min(#ids, wanted) do
   keys[#keys + 1] = lp .. sid .. ls
   keys[#keys + 1] = rp .. sid .. rs
 end
+"""
+
+_WINDOW_READ = LuaScript(
+    _ROWS_LUA
+    + _WINDOW_IDS_LUA
+    + """
 local rows, cards = read_rows(keys, 11)
 if #ids == 0 then ids = {null} end
 return cjson.encode({ids, rows, cards})
@@ -498,12 +505,21 @@ def _window_queue(
     *,
     count: int,
     wanted: int,
+    low: str = "-inf",
+    related: bool = False,
 ) -> Deferred[_Window]:
-    """Queue a read of a timeline's newest `count` ids from `max_id` down (of
-    several partitions: merged as `_global_merged`) with the statuses of the first
-    `wanted` of them, in one command (one server only): a page's statuses ride in
-    the round trip that proves the viewer, rather than in one more."""
-    viewer, args = _rows_args(reads, cluster=False)
+    """Queue a read of a timeline's newest `count` ids from `max_id` down to `low`
+    (of several partitions: merged as `_global_merged`) with the statuses of the
+    first `wanted` of them, in one command (one server only): a page's statuses
+    ride in the round trip that proves the viewer, rather than in one more
+    (`related`: as the client API reads them, `_statuses_related_queue`)."""
+    if related:
+        viewer = reads.claimed_uid if isinstance(reads, PageReads) else None
+        args = _related_args(viewer)
+        script = _WINDOW_RELATED_READ
+    else:
+        viewer, args = _rows_args(reads, cluster=False)
+        script = _WINDOW_READ
     halves = [
         part
         for f in (keys.status, keys.likes, keys.reposts)
@@ -512,15 +528,15 @@ def _window_queue(
     top = max_id if max_id is not None else "+inf"
 
     def build(pipe) -> None:
-        _WINDOW_READ.queue(
-            pipe, keys=zsets, args=[top, "-inf", count, wanted, *halves, *args]
-        )
+        script.queue(pipe, keys=zsets, args=[top, low, count, wanted, *halves, *args])
 
     def parse(replies: list) -> _Window:
-        ids, rows, cards = orjson.loads(replies[0])
+        ids, *reply = orjson.loads(replies[0])
         ids = [] if ids == [None] else [int(sid) for sid in ids]
         read = ids[:wanted]
-        found = _found_from(reads, viewer, read, [(read, rows, cards)], cluster=False)
+        if related:
+            return _Window(ids=ids, found=_related_found(reads, viewer, read, *reply))
+        found = _found_from(reads, viewer, read, [(read, *reply)], cluster=False)
         return _Window(ids=ids, found=found)
 
     return reads.queue(build, parse)
@@ -738,10 +754,19 @@ def _home_read(
     if reads.claimed_uid is None:
         return None
     uid = reads.claimed_uid
-    # On one server the window's statuses ride in this first round trip too.
+    # On one server the window's statuses ride in this first round trip too
+    # (read upwards, `min_id`, a window reads its ids first).
     window = (
-        _window_queue(reads, [keys.home(uid)], max_id, count=size + 1, wanted=size)
-        if not related and not ascending and low == "-inf" and not is_cluster()
+        _window_queue(
+            reads,
+            [keys.home(uid)],
+            max_id,
+            count=size + 1,
+            wanted=size,
+            low=low,
+            related=related,
+        )
+        if not ascending and not is_cluster()
         else None
     )
     ids = (
@@ -1036,19 +1061,30 @@ def _public_page(
 
 
 def _public_window_read(
-    reads: PageReads, zsets: list[str], max_id: int | None, size: int
+    reads: PageReads,
+    zsets: list[str],
+    max_id: int | None,
+    size: int,
+    low: str = "-inf",
+    related: bool = False,
 ) -> tuple[list[int], list[Status | None], int, _Found]:
-    """`_public_read` for a page on one server: the window's ids and their
-    statuses in one command of the first round trip; a viewer who blocks or is
-    blocked reads a window twice as long, so that the page stays about full, in one
-    more (only when the first was full)."""
+    """`_public_read` for a page on one server (a window read downwards): the
+    window's ids and their statuses in one command of the first round trip; a
+    viewer who blocks or is blocked reads a window twice as long, so that the page
+    stays about full, in one more (only when the first was full)."""
     hidden = _hidden_queue(reads, mutes=False)
     read = size + 1
-    window = _window_queue(reads, zsets, max_id, count=read, wanted=size).value
+
+    def window_read(count: int, wanted: int) -> _Window:
+        return _window_queue(
+            reads, zsets, max_id, count=count, wanted=wanted, low=low, related=related
+        ).value
+
+    window = window_read(read, size)
     known = _hidden_known(reads, hidden)
     if (known.authors or known.unread) and len(window.ids) == read:
         read = 2 * size + 1
-        window = _window_queue(reads, zsets, max_id, count=read, wanted=read).value
+        window = window_read(read, read)
     found = window.found
     return window.ids, _without_hidden(reads, hidden, found.statuses), read, found
 
@@ -2694,8 +2730,9 @@ def home_window(
     min_id: int | None = None,
 ) -> StatusWindow | None:
     """A window of the viewer's home with every rule of the home page
-    (`_home_read`); None when the request proves no viewer. Two round trips, a
-    third only for a home that merges pulled authors' replies or reposts."""
+    (`_home_read`); None when the request proves no viewer. On one server one
+    round trip read downwards, two upwards; two more for a home that merges
+    pulled authors' statuses (their outboxes, then their checks)."""
     top, low, ascending = _bounds(max_id, since_id, min_id)
     read = _home_read(
         reads, size=size, max_id=top, low=low, ascending=ascending, related=True
@@ -2717,6 +2754,13 @@ def global_window(
 ) -> StatusWindow:
     """A window of everyone's statuses, as `global_page`."""
     top, low, ascending = _bounds(max_id, since_id, min_id)
+    if not ascending and not is_cluster():
+        ids, found, read, statuses = _public_window_read(
+            reads, keys.global_partitions(), top, size, low, related=True
+        )
+        return _window(
+            ids, found, size, ascending=False, top=top, read=read, related=statuses
+        )
     ids, found, read, statuses = _public_read(
         reads,
         lambda n: (
@@ -2748,6 +2792,13 @@ def tag_window(
         return None
     key = keys.tag_timeline(wanted)
     top, low, ascending = _bounds(max_id, since_id, min_id)
+    if not ascending and not is_cluster():
+        ids, found, read, statuses = _public_window_read(
+            reads, [key], top, size, low, related=True
+        )
+        return _window(
+            ids, found, size, ascending=False, top=top, read=read, related=statuses
+        )
     ids, found, read, statuses = _public_read(
         reads,
         lambda n: _ids_queue(reads, key, top, n, low, ascending).value,
@@ -2778,12 +2829,32 @@ def account_statuses_window(
 
     `exclude_replies` leaves out replies to others (one's own threads stay, as
     Mastodon's), `exclude_reblogs` reposts, `tagged` statuses without that tag: a
-    window may show fewer than `size`, its `older` still pages on. Two round trips.
+    window may show fewer than `size`, its `older` still pages on. On one server
+    one round trip read downwards, two upwards.
     """
     top, low, ascending = _bounds(max_id, since_id, min_id)
     hidden = _hidden_queue(reads, mutes=False)
     owner_d = users_queue(reads, uids=[uid])
-    ids_d = _ids_queue(reads, keys.posts(uid), top, size, low, ascending)
+    # On one server a window read downwards reads its statuses in this round trip
+    # too, used only once the viewer is proven and may see them (as a profile).
+    window = (
+        _window_queue(
+            reads,
+            [keys.posts(uid)],
+            top,
+            count=size + 1,
+            wanted=size,
+            low=low,
+            related=True,
+        )
+        if not ascending and not is_cluster()
+        else None
+    )
+    ids_d = (
+        _ids_queue(reads, keys.posts(uid), top, size, low, ascending)
+        if window is None
+        else None
+    )
     between = _between_queue(reads, uid)
     admitted = _admitted_queue(reads, uid)
     owner = owner_d.value.get(uid)
@@ -2798,8 +2869,11 @@ def account_statuses_window(
     wanted = richtext.tag_wanted(tagged) if tagged else None
     if tagged and wanted is None:
         return StatusWindow(statuses=[], older=None)
-    ids = ids_d.value
-    statuses = _statuses_queue(reads, ids, related=True).value
+    if window is not None:
+        ids, statuses = window.value.ids, window.value.found
+    else:
+        ids = ids_d.value
+        statuses = _statuses_queue(reads, ids, related=True).value
     found = _without_hidden(reads, hidden, statuses.statuses)
 
     def kept(status: Status) -> bool:
@@ -2825,71 +2899,108 @@ def repost_id_queue(reads: ReadBatch, *, uid: int, original_id: int) -> Deferred
 # The statuses of a client API page with their authors' accounts (with counts) and
 # reposts' originals (with counts and the viewer's state), in one command: as
 # `_STATUSES_READ`, it builds the keys beyond its own in Lua, so one server only (a
-# Cluster reads them in one more round trip, `api.entities.related_get`). KEYS:
-# (status hash, likes, reposts) of each status. ARGV: the viewer's uid ('' for
-# none), how many status fields, the field names, the positions of the author's id,
-# of a repost's original author's id and of the original's id among them, then the
-# text before and after an id in a user hash, posts, followers, following, status,
-# likes and reposts key (`keys.around_id`), then the user fields (`User.FIELDS`).
-# Returns the rows (as `_STATUSES_READ`'s, a repost's without the viewer's state),
-# then uid, fields, posts, followers, following, newest status id of each author,
-# then sid, row of each original.
+# Cluster reads them in one more round trip, `api.entities.related_get`).
+# `read_related(keys, a)` reads the statuses whose (status hash, likes, reposts)
+# keys `keys` lists, with these arguments starting at ARGV[a]: the viewer's uid (''
+# for none), how many status fields, the field names, the positions of the
+# author's id, of a repost's original author's id and of the original's id among
+# them, then the text before and after an id in a user hash, posts, followers,
+# following, status, likes and reposts key (`keys.around_id`), then the user fields
+# (`User.FIELDS`). It returns the rows (as `_STATUSES_READ`'s, a repost's without
+# the viewer's state), then uid, fields, posts, followers, following, newest
+# status id (null: none) of each author, then sid, row of each original: for one
+# JSON string, as `_ROWS_LUA`'s (a missing field is null, an empty list `[null]`).
+_RELATED_LUA = """
+local null = cjson.null
+local function nulls(row, size)
+  for j = 1, size do
+    if not row[j] then row[j] = null end
+  end
+  return row
+end
+local function read_related(keys, a)
+  local viewer, n = ARGV[a], tonumber(ARGV[a + 1])
+  local fields = {unpack(ARGV, a + 2, a + n + 1)}
+  local uid_at, ruid_at, orig_at =
+    tonumber(ARGV[a + n + 2]), tonumber(ARGV[a + n + 3]), tonumber(ARGV[a + n + 4])
+  local t = a + n + 5
+  local up, us, pp, ps, fp, fs, gp, gs, sp, ss, lp, ls, rp, rs =
+    unpack(ARGV, t, t + 13)
+  local ufields = {unpack(ARGV, t + 14)}
+  local nu = #ufields
+  local rows, accounts, originals, seen, seen_original = {}, {}, {}, {}, {}
+  local function account(uid)
+    if not uid or seen[uid] then return end
+    seen[uid] = true
+    local posts, at = pp .. uid .. ps, #accounts
+    accounts[at + 1] = uid
+    accounts[at + 2] = nulls(
+      redis.call('HMGET', up .. uid .. us, unpack(ufields)), nu)
+    accounts[at + 3] = redis.call('ZCARD', posts)
+    accounts[at + 4] = redis.call('ZCARD', fp .. uid .. fs)
+    accounts[at + 5] = redis.call('ZCARD', gp .. uid .. gs)
+    accounts[at + 6] = redis.call('ZREVRANGE', posts, 0, 0)[1] or null
+  end
+  local function state(row, likes, reposts)
+    if viewer ~= '' then
+      row[n + 1] = redis.call('ZSCORE', likes, viewer) or null
+      row[n + 2] = redis.call('ZSCORE', reposts, viewer) or null
+    end
+  end
+  for i = 1, #keys, 3 do
+    local row = redis.call('HMGET', keys[i], unpack(fields))
+    account(row[uid_at])
+    account(row[ruid_at])
+    local original = row[orig_at]
+    if original and not seen_original[original] then
+      seen_original[original] = true
+      local found = nulls(redis.call('HMGET', sp .. original .. ss, unpack(fields)), n)
+      state(found, lp .. original .. ls, rp .. original .. rs)
+      originals[#originals + 1] = original
+      originals[#originals + 1] = found
+    end
+    nulls(row, n)
+    -- A repost row's own state is not shown (`Status.from_fields`): its original's.
+    if not original then state(row, keys[i + 1], keys[i + 2]) end
+    rows[#rows + 1] = row
+  end
+  if #rows == 0 then rows = {null} end  -- cjson writes an empty table as {}
+  if #accounts == 0 then accounts = {null} end
+  if #originals == 0 then originals = {null} end
+  return rows, accounts, originals
+end
+"""
+
+# KEYS: (status hash, likes, reposts) of each status. ARGV: `read_related`'s.
 _STATUSES_RELATED_READ = LuaScript(
-    """
-local viewer, n = ARGV[1], tonumber(ARGV[2])
-local fields = {unpack(ARGV, 3, n + 2)}
-local uid_at, ruid_at, orig_at =
-  tonumber(ARGV[n + 3]), tonumber(ARGV[n + 4]), tonumber(ARGV[n + 5])
-local t = n + 6
-local up, us, pp, ps, fp, fs, gp, gs, sp, ss, lp, ls, rp, rs = unpack(ARGV, t, t + 13)
-local ufields = {unpack(ARGV, t + 14)}
-local rows, accounts, originals, seen, seen_original = {}, {}, {}, {}, {}
-local function account(uid)
-  if not uid or seen[uid] then return end
-  seen[uid] = true
-  local posts, at = pp .. uid .. ps, #accounts
-  accounts[at + 1] = uid
-  accounts[at + 2] = redis.call('HMGET', up .. uid .. us, unpack(ufields))
-  accounts[at + 3] = redis.call('ZCARD', posts)
-  accounts[at + 4] = redis.call('ZCARD', fp .. uid .. fs)
-  accounts[at + 5] = redis.call('ZCARD', gp .. uid .. gs)
-  accounts[at + 6] = redis.call('ZREVRANGE', posts, 0, 0)[1] or false
-end
-local function state(row, likes, reposts)
-  if viewer ~= '' then
-    row[n + 1] = redis.call('ZSCORE', likes, viewer)
-    row[n + 2] = redis.call('ZSCORE', reposts, viewer)
-  end
-end
-for i = 1, #KEYS, 3 do
-  local row = redis.call('HMGET', KEYS[i], unpack(fields))
-  account(row[uid_at])
-  account(row[ruid_at])
-  local original = row[orig_at]
-  if original and not seen_original[original] then
-    seen_original[original] = true
-    local found = redis.call('HMGET', sp .. original .. ss, unpack(fields))
-    state(found, lp .. original .. ls, rp .. original .. rs)
-    originals[#originals + 1] = original
-    originals[#originals + 1] = found
-  end
-  -- A repost row's own state is not shown (`Status.from_fields`): its original's.
-  if not original then state(row, KEYS[i + 1], KEYS[i + 2]) end
-  rows[#rows + 1] = row
-end
-return {rows, accounts, originals}
+    _RELATED_LUA
+    + """
+local rows, accounts, originals = read_related(KEYS, 1)
+return cjson.encode({rows, accounts, originals})
 """
 )
 
 
-def _statuses_related_queue(reads: ReadBatch, sids: list[int]) -> Deferred[_Found]:
-    """Queue a read of these statuses (as `_statuses_queue`) with their authors'
-    accounts and reposts' originals: one command, one server only."""
-    viewer = reads.claimed_uid if isinstance(reads, PageReads) else None
-    n = len(Status.FIELDS)
-    args = [
+# KEYS and ARGV: `_WINDOW_READ`'s, with `read_related`'s arguments in place of
+# `read_rows`'. Returns, as one JSON string, the window's ids, then the rows,
+# accounts and originals of the first ones: a client API window and its statuses
+# in the request's first round trip (one server only).
+_WINDOW_RELATED_READ = LuaScript(
+    _RELATED_LUA
+    + _WINDOW_IDS_LUA
+    + """
+local rows, accounts, originals = read_related(keys, 11)
+if #ids == 0 then ids = {null} end
+return cjson.encode({ids, rows, accounts, originals})
+"""
+)
+
+
+def _related_args(viewer: int | None) -> list:
+    """`read_related`'s arguments (`_RELATED_LUA`) for the claimed viewer."""
+    return [
         "" if viewer is None else viewer,
-        n,
+        len(Status.FIELDS),
         *Status.FIELDS,
         Status.FIELDS.index("uid") + 1,
         Status.FIELDS.index("repost_uid") + 1,
@@ -2910,6 +3021,64 @@ def _statuses_related_queue(reads: ReadBatch, sids: list[int]) -> Deferred[_Foun
         *User.FIELDS,
     ]
 
+
+# Parsed once a process (lru_cache: thread-safe, bounded), as `Status.from_read`
+# parses statuses: each key is the whole row read, counts included, so no entry can
+# go stale, and a client polling its timelines reads the same rows again and again;
+# what is kept is frozen, shared safely between requests and threads.
+@lru_cache(maxsize=20_000)
+def _account_read(
+    uid: int, values: tuple[str | None, ...], posts, followers, following, newest
+) -> AccountStats | None:
+    return AccountStats.from_reply(uid, values, posts, followers, following, newest)
+
+
+def _related_found(
+    reads: ReadBatch,
+    viewer: int | None,
+    sids: list[int],
+    rows: list,
+    account_rows: list,
+    original_rows: list,
+) -> _Found:
+    """The statuses `sids`, their authors' accounts and reposts' originals from
+    `read_related`'s reply (the viewer's state kept once the viewer is proven)."""
+    if not sids:
+        return _Found(statuses=[], cards=None, accounts={}, originals={})
+    n = len(Status.FIELDS)
+    trusted = viewer is not None and reads.proven_uid() == viewer
+    accounts: dict[int, AccountStats] = {}
+    if account_rows != [None]:
+        for at in range(0, len(account_rows), 6):
+            uid, values, *counts = account_rows[at : at + 6]
+            stats = _account_read(int(uid), tuple(values), *counts)
+            if stats is not None:
+                accounts[stats.user.id] = stats
+    originals: dict[int, Status] = {}
+    if original_rows != [None]:
+        for sid, row in zip(original_rows[::2], original_rows[1::2], strict=True):
+            original = Status.from_read(
+                int(sid), row[:n], viewer=row[n:] if trusted else None
+            )
+            if original is not None:
+                originals[original.id] = original
+    return _Found(
+        statuses=[
+            Status.from_read(sid, row[:n], viewer=row[n:] if trusted else None)
+            for sid, row in zip(sids, rows, strict=True)
+        ],
+        cards=None,
+        accounts=accounts,
+        originals=originals,
+    )
+
+
+def _statuses_related_queue(reads: ReadBatch, sids: list[int]) -> Deferred[_Found]:
+    """Queue a read of these statuses (as `_statuses_queue`) with their authors'
+    accounts and reposts' originals: one command, one server only."""
+    viewer = reads.claimed_uid if isinstance(reads, PageReads) else None
+    args = _related_args(viewer)
+
     def build(pipe) -> None:
         if sids:
             _STATUSES_RELATED_READ.queue(
@@ -2924,30 +3093,7 @@ def _statuses_related_queue(reads: ReadBatch, sids: list[int]) -> Deferred[_Foun
 
     def parse(replies: list) -> _Found:
         if not sids:
-            return _Found(statuses=[], cards=None, accounts={}, originals={})
-        rows, account_rows, original_rows = replies[0]
-        trusted = viewer is not None and reads.proven_uid() == viewer
-        accounts: dict[int, AccountStats] = {}
-        for at in range(0, len(account_rows), 6):
-            uid, *row = account_rows[at : at + 6]
-            stats = AccountStats.from_reply(int(uid), *row)
-            if stats is not None:
-                accounts[stats.user.id] = stats
-        originals: dict[int, Status] = {}
-        for sid, row in zip(original_rows[::2], original_rows[1::2], strict=True):
-            original = Status.from_fields(
-                int(sid), row[:n], viewer=row[n:] if trusted else None
-            )
-            if original is not None:
-                originals[original.id] = original
-        return _Found(
-            statuses=[
-                Status.from_fields(sid, row[:n], viewer=row[n:] if trusted else None)
-                for sid, row in zip(sids, rows, strict=True)
-            ],
-            cards=None,
-            accounts=accounts,
-            originals=originals,
-        )
+            return _related_found(reads, viewer, sids, [], [], [])
+        return _related_found(reads, viewer, sids, *orjson.loads(replies[0]))
 
     return reads.queue(build, parse)

@@ -3,11 +3,16 @@
 Each is a window of the same selectors as the site's pages (`timeline.selectors`
 `*_window`: every rule of the page, any size, read upwards for `min_id`), whose
 statuses come with their authors' accounts and reposts' originals on one server:
-two round trips; on a Cluster those cost one more (`entities.related_get`). A home
-that merges pulled authors' statuses takes one more for their checks (as the site's
-home), which carries their counts and accounts too (an outbox holds no counts). A
-public `min_id` window read from below a global partition's floor that missed ids above
-it reads its ids again from the floor: one more (`selectors._global_ids_up`).
+one round trip for a window read downwards (its ids and statuses read in one script
+with the token's check, as the site's pages), two for one read upwards (`min_id`);
+a Cluster reads the statuses in one more, and the accounts and originals in one
+more again (`entities.related_get`). A public window whose viewer blocks or is
+blocked reads a longer window when the first was full: one more. A home that merges
+pulled authors' statuses takes two more: their outboxes, then their checks (as the
+site's home), which carry their counts and accounts too (an outbox holds no
+counts). A public `min_id` window read from below a global partition's floor that
+missed ids above it reads its ids again from the floor: one more
+(`selectors._global_ids_up`).
 
 The Link headers start past the ids a window considered, shown or not
 (`StatusWindow.older`, `.newer`): a window whose read was all hidden or filtered is
