@@ -179,12 +179,16 @@ def _delete_form(status: Status, token_html: str, url) -> str:
     )
 
 
-# Where the page's CSRF field goes in a memoized row (`_row`): a per-process
-# secret, so no text a user wrote can stand for it.
+# Where the page's CSRF field, and where its forms' CSRF and `next` fields, go in a
+# memoized row (`_row`): per-process secrets, so no text a user wrote can stand for
+# them. The `next` field is the request's path and query, which a user chooses: it is
+# never part of a memoized row, so no request can grow the memo beyond its rows.
 _TOKEN = f"\x00{secrets.token_hex(16)}\x00"
+_FORM_HEAD = f"\x00{secrets.token_hex(16)}\x00"
 
 
-# About 1.6 KB a row: at most 8 MB a process.
+# About 1.6 KB a row of ASCII text (a character of an emoji takes 4 bytes): some 8
+# MB a process, at most 20.
 @lru_cache(maxsize=5_000)
 def _row(
     status: Status,
@@ -192,20 +196,19 @@ def _row(
     card: Card | None,
     own: bool,
     url,
-    nxt: str | None,
-) -> tuple[str, tuple[str, ...]]:
-    """A row's markup before its relative time, and the parts after it to be joined
-    with the page's CSRF field: a pure function of its arguments (the status's
-    immutable fields, its `counts` and the viewer's state, the author's card, whether
-    the viewer wrote it, the prefix's `url`, the forms' `next` field or None for a
-    visitor), so a memoized row shows what a fresh one would. A page of 30 rows
-    built from scratch was about a tenth of its Python (docs/BENCHMARKS.md)."""
+    signed_in: bool,
+) -> tuple[str, str]:
+    """A row's markup before its relative time, and after it with the page's CSRF
+    field and forms' head to put in (`_TOKEN`, `_FORM_HEAD`): a pure function of its
+    arguments (the status's immutable fields, its `counts` and the viewer's state,
+    the author's card, whether the viewer wrote it, the prefix's `url`, whether a
+    viewer is signed in), so a memoized row shows what a fresh one would. A page of
+    30 rows built from scratch was about a tenth of its Python (docs/BENCHMARKS.md)."""
     head, before, meta, tail = _fragments(status, url)
     start = f"{head}{_card_html(status, card, before, url)}{meta}"
-    form_head = None if nxt is None else f"{_TOKEN}{nxt}"
+    form_head = _FORM_HEAD if signed_in else None
     delete = _delete_form(status, _TOKEN, url) if own else ""
-    rest = f"{tail}{_social(status, form_head, url)}{delete}</div></li>"
-    return start, tuple(rest.split(_TOKEN))
+    return start, f"{tail}{_social(status, form_head, url)}{delete}</div></li>"
 
 
 def status_list(
@@ -224,9 +227,11 @@ def status_list(
     now = time.time()
     cards = cards or {}
     url = url_maker()
+    signed_in = viewer_id is not None
     # What every form of the page starts with, built once (not once a form).
-    token_html = csrf_input_html(csrf_token) if viewer_id is not None else ""
+    token_html = csrf_input_html(csrf_token) if signed_in else ""
     nxt = f'<input type="hidden" name="next" value="{escape(back)}">' if back else ""
+    form_head = f"{token_html}{nxt}"
     items = []
     for status in statuses:
         start, rest = _row(
@@ -241,9 +246,11 @@ def status_list(
             cards.get(status.shown_author_id),
             status.author_id == viewer_id,
             url,
-            nxt if viewer_id is not None else None,
+            signed_in,
         )
-        items.append(f"{start}{relative(status.created, now)}{token_html.join(rest)}")
+        if signed_in:
+            rest = rest.replace(_FORM_HEAD, form_head).replace(_TOKEN, token_html)
+        items.append(f"{start}{relative(status.created, now)}{rest}")
     return Markup(
         f'<ol class="statuses" aria-label="{escape(label)}">{"".join(items)}</ol>'
     )
