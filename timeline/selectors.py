@@ -542,6 +542,27 @@ def _window_queue(
     return reads.queue(build, parse)
 
 
+def _window_or_ids_queue(
+    reads: ReadBatch,
+    key: str,
+    max_id: int | None,
+    size: int,
+    low: str,
+    ascending: bool,
+    related: bool,
+) -> tuple[Deferred[_Window] | None, Deferred[list[int]] | None]:
+    """Queue a timeline's window read downwards on one server with its statuses, in
+    this round trip (`_window_queue`); else (upwards, `min_id`, or a Cluster) its ids
+    alone (`_ids_queue`), the statuses read once they are known. One of the two is
+    None."""
+    if not ascending and not is_cluster():
+        window = _window_queue(
+            reads, [key], max_id, count=size + 1, wanted=size, low=low, related=related
+        )
+        return window, None
+    return None, _ids_queue(reads, key, max_id, size, low, ascending)
+
+
 def _cards_queue(reads: ReadBatch, uids: Iterable[int]) -> Deferred[dict[int, Card]]:
     """Queue a read of these users' cards (those of deleted users are left out)."""
     return hashes_queue(
@@ -754,25 +775,8 @@ def _home_read(
     if reads.claimed_uid is None:
         return None
     uid = reads.claimed_uid
-    # On one server the window's statuses ride in this first round trip too
-    # (read upwards, `min_id`, a window reads its ids first).
-    window = (
-        _window_queue(
-            reads,
-            [keys.home(uid)],
-            max_id,
-            count=size + 1,
-            wanted=size,
-            low=low,
-            related=related,
-        )
-        if not ascending and not is_cluster()
-        else None
-    )
-    ids = (
-        _ids_queue(reads, keys.home(uid), max_id, size, low, ascending)
-        if window is None
-        else None
+    window, ids = _window_or_ids_queue(
+        reads, keys.home(uid), max_id, size, low, ascending, related
     )
     popular = _candidates_queue(reads, SUGGESTIONS) if suggest else None
     pulls = reads.queue(
@@ -2835,25 +2839,10 @@ def account_statuses_window(
     top, low, ascending = _bounds(max_id, since_id, min_id)
     hidden = _hidden_queue(reads, mutes=False)
     owner_d = users_queue(reads, uids=[uid])
-    # On one server a window read downwards reads its statuses in this round trip
-    # too, used only once the viewer is proven and may see them (as a profile).
-    window = (
-        _window_queue(
-            reads,
-            [keys.posts(uid)],
-            top,
-            count=size + 1,
-            wanted=size,
-            low=low,
-            related=True,
-        )
-        if not ascending and not is_cluster()
-        else None
-    )
-    ids_d = (
-        _ids_queue(reads, keys.posts(uid), top, size, low, ascending)
-        if window is None
-        else None
+    # Its statuses used only once the viewer is proven and may see them (as a
+    # profile).
+    window, ids_d = _window_or_ids_queue(
+        reads, keys.posts(uid), top, size, low, ascending, related=True
     )
     between = _between_queue(reads, uid)
     admitted = _admitted_queue(reads, uid)
