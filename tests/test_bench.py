@@ -67,9 +67,10 @@ def test_bench_runs_end_to_end_on_a_tiny_data_set(tmp_path):
         assert row[-1] == "0", row  # failed requests: errors and non-2xx/3xx
     for name in ROUND_TRIP_REQUESTS:
         assert int(table_row(round_trips, name)[1]) > 0
-    # One server: a home's statuses are read with the session check.
+    # One server: a home's statuses are read with the session check, and the
+    # client API's home with the token's.
     assert table_row(round_trips, "home (logged in)")[1] == "1"
-    assert table_row(round_trips, "API home, 30 statuses (JSON)")[1] == "2"
+    assert table_row(round_trips, "API home, 30 statuses (JSON)")[1] == "1"
     assert re.search(r"per home timeline entry: [\d.]+ bytes", text)
 
 
