@@ -75,10 +75,10 @@ IN_COMMON_SHOWN = 3
 # it only reads). A Cluster does not: a script touches its declared slot only, so
 # there it is one call per slot (`slot_groups`) without cards, and the cards cost
 # one more round trip (`_cards_queue`): the Cluster's price for fresh names.
-# The rows of `_STATUSES_READ` and `_WINDOW_READ`: `read_rows(keys, a)` reads the
-# statuses whose (hash, likes, reposts) keys `keys` lists, with the statuses-read
-# arguments starting at ARGV[a].
-_ROWS_LUA = """
+# What every script that answers one JSON string starts with: `nulls(row, size)`
+# fills a reply's missing fields with JSON's null (Lua's nil would end the array),
+# `listed(t)` writes an empty list as `[null]` (cjson writes an empty table as {}).
+_JSON_LUA = """
 local null = cjson.null
 local function nulls(row, size)
   for j = 1, size do
@@ -86,6 +86,18 @@ local function nulls(row, size)
   end
   return row
 end
+local function listed(t)
+  if #t == 0 then return {null} end
+  return t
+end
+"""
+
+# The rows of `_STATUSES_READ` and `_WINDOW_READ`: `read_rows(keys, a)` reads the
+# statuses whose (hash, likes, reposts) keys `keys` lists, with the statuses-read
+# arguments starting at ARGV[a].
+_ROWS_LUA = (
+    _JSON_LUA
+    + """
 local function read_rows(keys, a)
   local viewer, n = ARGV[a], tonumber(ARGV[a + 1])
   local fields = {unpack(ARGV, a + 2, a + n + 1)}
@@ -111,11 +123,10 @@ local function read_rows(keys, a)
     end
     rows[#rows + 1] = row
   end
-  if #rows == 0 then rows = {null} end  -- cjson writes an empty table as {}
-  if #cards == 0 then cards = {null} end
-  return rows, cards
+  return listed(rows), listed(cards)
 end
 """
+)
 
 _STATUSES_READ = LuaScript(
     _ROWS_LUA
@@ -196,8 +207,7 @@ _WINDOW_READ = LuaScript(
     + _WINDOW_IDS_LUA
     + """
 local rows, cards = read_rows(keys, 11)
-if #ids == 0 then ids = {null} end
-return cjson.encode({ids, rows, cards})
+return cjson.encode({listed(ids), rows, cards})
 """
 )
 
@@ -1496,27 +1506,22 @@ def follow_requests_get(
 # page in the request's first round trip, used once the auth check in the same
 # round trip proved the viewer (and their privacy rules let them see it).
 _PEOPLE_WINDOW = LuaScript(
-    """
-local null = cjson.null
+    _JSON_LUA
+    + """
 local rows = redis.call(
   'ZREVRANGEBYSCORE', KEYS[1], ARGV[1], '-inf', 'WITHSCORES', 'LIMIT', 0, ARGV[2])
 local up, us, following, requested = ARGV[3], ARGV[4], ARGV[5], ARGV[6]
 local fields = {unpack(ARGV, 7)}
-local users, follows, asked = {null}, {null}, {null}
+local users, follows, asked = {}, {}, {}
 for i = 1, math.min(#rows / 2, tonumber(ARGV[2]) - 1) do
   local uid = rows[2 * i - 1]
-  local row = redis.call('HMGET', up .. uid .. us, unpack(fields))
-  for j = 1, #fields do
-    if not row[j] then row[j] = null end
-  end
-  users[i] = row
+  users[i] = nulls(redis.call('HMGET', up .. uid .. us, unpack(fields)), #fields)
   if following ~= '' then
     follows[i] = redis.call('ZSCORE', following, uid) ~= false
     asked[i] = redis.call('ZSCORE', requested, uid) ~= false
   end
 end
-if #rows == 0 then rows = {null} end  -- cjson writes an empty table as {}
-return cjson.encode({rows, users, follows, asked})
+return cjson.encode({listed(rows), listed(users), listed(follows), listed(asked)})
 """
 )
 
@@ -1812,8 +1817,8 @@ return out
 # and replies whom the viewer follows: the page in the request's first round trip,
 # used once the auth check in the same round trip proved the viewer.
 _NOTIFICATIONS_PAGE = LuaScript(
-    """
-local null = cjson.null
+    _JSON_LUA
+    + """
 local rows = redis.call('ZREVRANGEBYSCORE', KEYS[1], ARGV[1], '-inf',
                         'WITHSCORES', 'LIMIT', 0, tonumber(ARGV[2]))
 local top = redis.call('ZREVRANGE', KEYS[1], 0, 0, 'WITHSCORES')
@@ -1821,17 +1826,13 @@ local up, us, sp, ss, following = ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7]
 local nu = tonumber(ARGV[8])
 local user_fields, status_fields = {unpack(ARGV, 9, 8 + nu)}, {unpack(ARGV, 9 + nu)}
 local function hash_row(key, fields)
-  local row = redis.call('HMGET', key, unpack(fields))
-  for j = 1, #fields do
-    if not row[j] then row[j] = null end
-  end
-  return row
+  return nulls(redis.call('HMGET', key, unpack(fields)), #fields)
 end
 local function id_of(x)  -- rows hold ids as strings; an old one may hold a number
   if type(x) == 'number' then return string.format('%d', x) end
   if type(x) == 'string' and x ~= '' then return x end
 end
-local groups, users, statuses, follows = {}, {null}, {null}, {null}
+local groups, users, statuses, follows = {}, {}, {}, {}
 local seen = {}
 for i = 1, #rows, 2 do
   local row = redis.call('HGET', KEYS[2], rows[i]) or ''
@@ -1843,7 +1844,7 @@ for i = 1, #rows, 2 do
     local sid = id_of(g.s)
     if sid and not seen['s' .. sid] then
       seen['s' .. sid] = true
-      statuses[#statuses + (statuses[1] == null and 0 or 1)] = sid
+      statuses[#statuses + 1] = sid
       statuses[#statuses + 1] = hash_row(sp .. sid .. ss, status_fields)
     end
     local says = g.k == 'mention' or g.k == 'reply'
@@ -1851,21 +1852,20 @@ for i = 1, #rows, 2 do
       local uid = id_of(actor)
       if uid and not seen['u' .. uid] then
         seen['u' .. uid] = true
-        users[#users + (users[1] == null and 0 or 1)] = uid
+        users[#users + 1] = uid
         users[#users + 1] = hash_row(up .. uid .. us, user_fields)
       end
       if uid and says and not seen['f' .. uid] then
         seen['f' .. uid] = true
         if redis.call('ZSCORE', following, uid) then
-          follows[#follows + (follows[1] == null and 0 or 1)] = uid
+          follows[#follows + 1] = uid
         end
       end
     end
   end
 end
-if #groups == 0 then groups = {null} end  -- cjson writes an empty table as {}
-return cjson.encode({redis.call('GET', KEYS[3]) or '0', top[2] or '', groups,
-                     users, statuses, follows})
+return cjson.encode({redis.call('GET', KEYS[3]) or '0', top[2] or '',
+                     listed(groups), listed(users), listed(statuses), listed(follows)})
 """
 )
 
@@ -2899,14 +2899,9 @@ def repost_id_queue(reads: ReadBatch, *, uid: int, original_id: int) -> Deferred
 # the viewer's state), then uid, fields, posts, followers, following, newest
 # status id (null: none) of each author, then sid, row of each original: for one
 # JSON string, as `_ROWS_LUA`'s (a missing field is null, an empty list `[null]`).
-_RELATED_LUA = """
-local null = cjson.null
-local function nulls(row, size)
-  for j = 1, size do
-    if not row[j] then row[j] = null end
-  end
-  return row
-end
+_RELATED_LUA = (
+    _JSON_LUA
+    + """
 local function read_related(keys, a)
   local viewer, n = ARGV[a], tonumber(ARGV[a + 1])
   local fields = {unpack(ARGV, a + 2, a + n + 1)}
@@ -2953,12 +2948,10 @@ local function read_related(keys, a)
     if not original then state(row, keys[i + 1], keys[i + 2]) end
     rows[#rows + 1] = row
   end
-  if #rows == 0 then rows = {null} end  -- cjson writes an empty table as {}
-  if #accounts == 0 then accounts = {null} end
-  if #originals == 0 then originals = {null} end
-  return rows, accounts, originals
+  return listed(rows), listed(accounts), listed(originals)
 end
 """
+)
 
 # KEYS: (status hash, likes, reposts) of each status. ARGV: `read_related`'s.
 _STATUSES_RELATED_READ = LuaScript(
@@ -2979,8 +2972,7 @@ _WINDOW_RELATED_READ = LuaScript(
     + _WINDOW_IDS_LUA
     + """
 local rows, accounts, originals = read_related(keys, 11)
-if #ids == 0 then ids = {null} end
-return cjson.encode({ids, rows, accounts, originals})
+return cjson.encode({listed(ids), rows, accounts, originals})
 """
 )
 
