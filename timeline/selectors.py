@@ -1871,9 +1871,10 @@ return cjson.encode({redis.call('GET', KEYS[3]) or '0', top[2] or '',
 
 
 def _notifications_page_queue(
-    reads: PageReads, vid: int, top: str, size: int
+    reads: PageReads, store: list[str], vid: int, top: str, size: int
 ) -> Deferred[tuple[tuple[int, int | None, list[Notification]], _NotificationData]]:
-    """Queue `_NOTIFICATIONS_PAGE` for the claimed viewer (one server)."""
+    """Queue `_NOTIFICATIONS_PAGE` on the claimed viewer's `store` (its groups, rows
+    and read mark) for the claimed viewer (one server)."""
     fields = [len(User.FIELDS), *User.FIELDS, *Status.IMMUTABLE]
     args = [
         top,
@@ -1902,16 +1903,7 @@ def _notifications_page_queue(
         return rows, _NotificationData(people, found, followed)
 
     return reads.queue(
-        lambda pipe: _NOTIFICATIONS_PAGE.queue(
-            pipe,
-            keys=[
-                keys.notifications(vid),
-                keys.notification_groups(vid),
-                keys.notifications_read(vid),
-            ],
-            args=args,
-        ),
-        parse,
+        lambda pipe: _NOTIFICATIONS_PAGE.queue(pipe, keys=store, args=args), parse
     )
 
 
@@ -1989,17 +1981,20 @@ def notifications_get(
         return None
     size = settings.TIMELINE_PAGE_SIZE
     top = f"({cursor}" if cursor is not None else "+inf"
-    page = None if is_cluster() else _notifications_page_queue(reads, vid, top, size)
+    store = [
+        keys.notifications(vid),
+        keys.notification_groups(vid),
+        keys.notifications_read(vid),
+    ]
+    page = (
+        _notifications_page_queue(reads, store, vid, top, size)
+        if not is_cluster()
+        else None
+    )
     rows = (
         reads.queue(
             lambda pipe: _NOTIFICATIONS_READ.queue(
-                pipe,
-                keys=[
-                    keys.notifications(vid),
-                    keys.notification_groups(vid),
-                    keys.notifications_read(vid),
-                ],
-                args=[top, size + 1],
+                pipe, keys=store, args=[top, size + 1]
             ),
             _notification_rows,
         )
