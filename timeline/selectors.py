@@ -1610,22 +1610,20 @@ def people_page(
     listed = [m for m, _ in shown]
     vid = reads.proven_uid()
     if people.users is None:
+        # A Cluster: the people and the Follow buttons' states (whom of them the
+        # viewer follows or asked to, in the viewer's slot) in a second round trip.
         found = users_queue(reads, uids=listed)
-        # The Follow buttons: whom of them the viewer follows or asked to, read
-        # with their names, in the viewer's slot. Nobody blocked either way gets
-        # a button.
         states = _follow_states_queue(reads, listed)
-        blocked = _hidden_authors(reads, hidden, listed)
-        users = found.value
-        buttons = states is not None
+    # Nobody blocked either way gets a button.
+    blocked = _hidden_authors(reads, hidden, listed)
+    if people.users is None:
         follows, requested = states.value if states is not None else (set(), set())
-    else:
-        # Read with the window for the claimed viewer: the proven one here.
-        blocked = _hidden_authors(reads, hidden, listed)
-        users = people.users
-        buttons = vid is not None and bool(listed)
-        follows = people.follows if buttons else set()
-        requested = people.requested if buttons else set()
+        people = _People(rows, found.value, follows, requested)
+    # On one server read with the window for the claimed viewer: the proven one.
+    buttons = vid is not None and bool(listed)
+    users = people.users
+    follows = people.follows if buttons else set()
+    requested = people.requested if buttons else set()
     return PeoplePage(
         owner=owner,
         users=[users[m] for m in listed if m in users],
