@@ -51,7 +51,7 @@ from accounts.domain import User
 from accounts.services import names_unindex_queue, username_retire
 from api import keys as api_keys
 from config.pipelines import LuaScript, pipeline_run
-from config.redis import get_redis, slot_groups
+from config.redis import get_redis, is_cluster, slot_groups
 from timeline import (
     blocks,
     jobs,
@@ -79,28 +79,70 @@ OUTAGES = (redis.RedisError, redis.exceptions.RedisClusterException)
 # to a restarted server or a promoted replica (their hash tables are seeded afresh),
 # this cursor holds across restarts and failovers, and no follower present
 # throughout the walk is skipped.
-_FOLLOWERS_AFTER = LuaScript(
-    """
-local key, s, m, n = KEYS[1], ARGV[1], ARGV[2], tonumber(ARGV[3])
-local start = 0
-if m ~= '' then
-  local rank = redis.call('ZRANK', key, m)
-  local score = redis.call('ZSCORE', key, m)
-  if rank and tonumber(score) == tonumber(s) then
-    start = rank + 1
-  else
-    local lo = redis.call('ZCOUNT', key, '-inf', '(' .. s)
-    local hi = redis.call('ZCOUNT', key, '-inf', s)
-    while lo < hi do
-      local mid = math.floor((lo + hi) / 2)
-      if redis.call('ZRANGE', key, mid, mid)[1] <= m then lo = mid + 1 else hi = mid end
+_AFTER_LUA = """
+local function after(key, s, m, n)
+  local start = 0
+  if m ~= '' then
+    local rank = redis.call('ZRANK', key, m)
+    local score = redis.call('ZSCORE', key, m)
+    if rank and tonumber(score) == tonumber(s) then
+      start = rank + 1
+    else
+      local lo = redis.call('ZCOUNT', key, '-inf', '(' .. s)
+      local hi = redis.call('ZCOUNT', key, '-inf', s)
+      while lo < hi do
+        local mid = math.floor((lo + hi) / 2)
+        if redis.call('ZRANGE', key, mid, mid)[1] <= m then
+          lo = mid + 1
+        else
+          hi = mid
+        end
+      end
+      start = lo
     end
-    start = lo
   end
+  local page = redis.call('ZRANGE', key, start, start + n - 1)
+  if #page == 0 then return page, nil end
+  return page, redis.call('ZSCORE', key, page[#page])
 end
-local page = redis.call('ZRANGE', key, start, start + n - 1)
-if #page > 0 then page[#page + 1] = redis.call('ZSCORE', key, page[#page]) end
+"""
+_FOLLOWERS_AFTER = LuaScript(
+    _AFTER_LUA
+    + """
+local page, score = after(KEYS[1], ARGV[1], ARGV[2], tonumber(ARGV[3]))
+if score then page[#page + 1] = score end
 return page
+"""
+)
+
+# One server only. KEYS: the author's followers. ARGV: `services.homes_push_args`
+# (HOME_ADD_LUA's arguments, then the 8 key parts), then a cursor's score and member
+# ('' from the start) and how many. The next that many followers after the cursor
+# (as `_FOLLOWERS_AFTER` finds them) get the statuses in their homes, in one atomic
+# step with that read: so a reader is known to follow the author here, and `add`
+# asks only whether they are active and mute the author (a reply's rule still reads
+# their follows). An unfollow takes the reader out of the followers first and then
+# sweeps the author's statuses from the home (`services.follow_sync`), so a push
+# either comes before the sweep or no longer finds the reader. Returns how many
+# followers it reached, the last one and their score (the next cursor), and how
+# many homes gained a status. A Cluster cannot read the followers and write the
+# homes in one step (their slots differ): it walks with `_FOLLOWERS_AFTER` and
+# checks each reader's follow in the reader's slot (`services._TIMELINE_ADD`).
+_FOLLOWERS_PUSH = LuaScript(
+    services.HOME_ADD_LUA
+    + _AFTER_LUA
+    + """
+local p = last_sid + 1
+local h, h_, f, f_, s, s_, m, m_ = unpack(ARGV, p, p + 7)
+local page, score = after(KEYS[1], ARGV[p + 8], ARGV[p + 9], tonumber(ARGV[p + 10]))
+local reply = to ~= ''
+local added = 0
+for i = 1, #page do
+  local u = page[i]
+  local following = reply and (f .. u .. f_)
+  added = added + add(h .. u .. h_, following, s .. u .. s_, m .. u .. m_)
+end
+return {#page, page[#page] or '', score or '', added}
 """
 )
 
@@ -181,12 +223,49 @@ def run_post(job: jobs.Job) -> None:
         return  # every follower's home merges the author's outbox instead
     reply_uid = status.reply_uid if status is not None else None
 
+    if not is_cluster():
+        _push_walk(job, author_id, sid=sid, reply_uid=reply_uid)
+        return
+
     def add(pipe, batch: list[int]) -> None:
         services.homes_add_queue(
             pipe, readers=batch, author_id=author_id, sids=[sid], reply_uid=reply_uid
         )
 
     _walk_followers(job, author_id, add)
+
+
+def _push_walk(job: jobs.Job, author_id: int, *, sid: int, reply_uid) -> None:
+    """On one server, the post job's walk: each step reads the next FANOUT_BATCH
+    followers and writes their homes in one script (`_FOLLOWERS_PUSH`), and the
+    cursor it reached is recorded in the next step's round trip, ahead of that
+    step's script (one server runs them in order). A job cut short resumes from
+    the cursor recorded, writing at most two steps' homes again (idempotent)."""
+    score, _, member = (job.cursor if job.cursor != "0" else "").partition(" ")
+    size = settings.FANOUT_BATCH
+    args = services.homes_push_args(
+        author_id=author_id, sids=[sid], reply_uid=reply_uid
+    )
+    reached = ""  # the cursor written and not yet recorded
+
+    def step(pipe) -> None:
+        if reached:
+            jobs.progress_queue(pipe, job, cursor=reached)
+        _FOLLOWERS_PUSH.queue(
+            pipe,
+            keys=[keys.followers(author_id)],
+            args=[*args, score or "0", member, size],
+        )
+
+    while True:
+        replies = pipeline_run(step)
+        if reached and not replies[0]:
+            raise jobs.LeaseLost(job.id)
+        count, last, last_score, _ = replies[-1]
+        if int(count) < size:
+            return
+        score, member = str(int(float(last_score))), last
+        reached = f"{score} {member}"
 
 
 def run_delete(job: jobs.Job) -> None:

@@ -92,15 +92,19 @@ from timeline.ids import status_ids_from, status_ids_queue
 # lets a Cluster route a script and check it stays in one slot; one server holds
 # every key, so nothing else reads the declaration (the site uses no ACL key
 # patterns). On a Cluster the keys are passed, as before.
-_TIMELINE_ADD = LuaScript(
-    """
+#
+# HOME_ADD_LUA is the part other scripts share: the arguments up to the status ids
+# and `add`, whose `following` may be false where the caller knows the reader
+# follows the author in the same atomic step (`timeline.fanout._FOLLOWERS_PUSH`,
+# which reads them from the author's followers); a reply's rule still reads it.
+HOME_ADD_LUA = """
 local author, cap, own = ARGV[1], tonumber(ARGV[2]), ARGV[3]
 local active_only = ARGV[4] == '1'
 local to, to_home = ARGV[5], ARGV[6]
 local last_sid = 7 + tonumber(ARGV[7])
 local function add(home, following, seen, mutes)
   if home ~= own then
-    if not redis.call('ZRANK', following, author) then return 0 end
+    if following and not redis.call('ZRANK', following, author) then return 0 end
     local found = redis.call('EXISTS', seen, seen, mutes)
     if active_only and found < 2 then return 0 end
     if found % 2 == 1 and redis.call('ZRANK', mutes, author) then return 0 end
@@ -118,6 +122,10 @@ local function add(home, following, seen, mutes)
   end
   return added
 end
+"""
+_TIMELINE_ADD = LuaScript(
+    HOME_ADD_LUA
+    + """
 local added = 0
 if #KEYS > 0 then
   for i = 1, #KEYS, 4 do
@@ -468,8 +476,28 @@ def _timeline_add(
 ) -> None:
     # Backfills and rebuilds pass no reply_uid: they add a followee's replies
     # unchecked (reading each status first would cost them a round trip).
-    per_reader = (keys.home, keys.following, account_keys.seen, keys.mutes)
-    args = [
+    args = _home_add_args(
+        author_id=author_id, sids=sids, active_only=active_only, reply_uid=reply_uid
+    )
+    if is_cluster():
+        _TIMELINE_ADD.queue(
+            pipe,
+            keys=[key(reader) for reader in readers for key in _PER_READER],
+            args=args,
+        )
+    else:
+        _TIMELINE_ADD.queue(pipe, keys=[], args=[*args, *_key_parts(), *readers])
+
+
+# The keys `add` (HOME_ADD_LUA) takes for each reader, in its order.
+_PER_READER = (keys.home, keys.following, account_keys.seen, keys.mutes)
+
+
+def _home_add_args(
+    *, author_id: int, sids: list[int], active_only: bool, reply_uid: int | None
+) -> list:
+    """HOME_ADD_LUA's arguments, up to the status ids."""
+    return [
         author_id,
         settings.HOME_TIMELINE_CAP,
         keys.home(author_id),
@@ -479,15 +507,24 @@ def _timeline_add(
         len(sids),
         *sids,
     ]
-    if is_cluster():
-        _TIMELINE_ADD.queue(
-            pipe,
-            keys=[key(reader) for reader in readers for key in per_reader],
-            args=args,
-        )
-    else:
-        parts = [part for key in per_reader for part in _around_uid(key)]
-        _TIMELINE_ADD.queue(pipe, keys=[], args=[*args, *parts, *readers])
+
+
+def _key_parts() -> list[str]:
+    """On one server, the 8 strings HOME_ADD_LUA's callers build a reader's keys
+    from: the text before and after the uid in each of `_PER_READER`."""
+    return [part for key in _PER_READER for part in _around_uid(key)]
+
+
+def homes_push_args(*, author_id: int, sids: list[int], reply_uid: int | None) -> list:
+    """On one server, the arguments of a script that runs HOME_ADD_LUA's `add` on
+    readers it finds itself (the fan-out's, `timeline.fanout._FOLLOWERS_PUSH`):
+    active readers only, then the key parts."""
+    return [
+        *_home_add_args(
+            author_id=author_id, sids=sids, active_only=True, reply_uid=reply_uid
+        ),
+        *_key_parts(),
+    ]
 
 
 def status_delete(*, user: User, sid: int) -> None:

@@ -372,8 +372,11 @@ def test_unfollow_arriving_during_a_follow_waits_for_it(r, users, monkeypatch):
     assert not alices & {int(s) for s in r.zrange(keys.home(bob.id), 0, -1)}
 
 
-@pytest.mark.real_redis
+@pytest.mark.cluster
 def test_fanout_racing_an_unfollow_leaves_nothing_behind(r, users, monkeypatch):
+    # On a Cluster the fan-out reads a batch of followers, then writes their homes
+    # in their own slots: an unfollow can land between the two. (One server reads
+    # and writes in one script: the test below has the unfollow's own steps.)
     alice, bob = users["alice"], users["bob"]
     follow(bob, alice)
     run_jobs()  # the follow's own (bob's suggestions: `timeline.suggestions`)
@@ -389,6 +392,39 @@ def test_fanout_racing_an_unfollow_leaves_nothing_behind(r, users, monkeypatch):
     assert run_jobs() == 2  # the post's, then bob's suggestions after his unfollow
     assert r.zscore(keys.home(bob.id), status.id) is None
     assert r.zscore(keys.following(bob.id), alice.id) is None
+
+
+@pytest.mark.real_redis
+@pytest.mark.parametrize(
+    "step",
+    [
+        "unlink",  # bob's follow has ended; he is still among alice's followers
+        "finish_unlink",  # he has left them; alice's statuses not yet swept out
+    ],
+)
+def test_fanout_between_the_steps_of_an_unfollow_leaves_nothing_behind(
+    r, users, monkeypatch, step
+):
+    alice, bob = users["alice"], users["bob"]
+    follow(bob, alice)
+    run_jobs()
+    status = post(alice, "racing")
+    run = services.pipeline_run
+    ran: list[int] = []
+
+    def pipeline_run_with_the_fanout_first(build):
+        if build.__name__ == step and not ran:
+            ran.append(run_jobs())  # the post's job runs here, whole
+        return run(build)
+
+    monkeypatch.setattr(services, "pipeline_run", pipeline_run_with_the_fanout_first)
+    unfollow(bob, alice)
+    monkeypatch.undo()
+    assert ran and ran[0] >= 1, "the post's job ran inside the unfollow"
+    run_jobs()
+    assert r.zscore(keys.home(bob.id), status.id) is None
+    assert r.zscore(keys.following(bob.id), alice.id) is None
+    assert r.zscore(keys.followers(alice.id), bob.id) is None
 
 
 @pytest.mark.real_redis
