@@ -21,9 +21,10 @@ done = function(summary, latency, requests)
   local e = summary.errors
   io.write(string.format(
     '\nBENCH-RESULT {"requests": %d, "duration_us": %d, "p50_us": %d, "p99_us": %d, '
-      .. '"non_2xx_3xx": %d, "connect": %d, "read": %d, "write": %d, "timeout": %d}\n',
+      .. '"max_us": %d, "non_2xx_3xx": %d, "connect": %d, "read": %d, "write": %d, '
+      .. '"timeout": %d}\n',
     summary.requests, summary.duration, latency:percentile(50), latency:percentile(99),
-    e.status, e.connect, e.read, e.write, e.timeout))
+    latency.max, e.status, e.connect, e.read, e.write, e.timeout))
 end
 """
 
@@ -53,6 +54,7 @@ def parse_wrk(output: str) -> dict:
         "rps": raw["requests"] / seconds if seconds else 0.0,
         "p50_ms": raw["p50_us"] / 1000,
         "p99_ms": raw["p99_us"] / 1000,
+        "max_ms": raw["max_us"] / 1000,
         "requests": raw["requests"],
         "non_2xx_3xx": raw["non_2xx_3xx"],
         "socket_errors": {k: raw[k] for k in ("connect", "read", "write", "timeout")},
