@@ -133,14 +133,20 @@ def newest_status(author_id: int) -> int:
 
 
 def time_to_homes(sid: int, sample: list[int], since: float, timeout: float) -> list:
-    """Seconds from `since` until each sampled home held the status (None: never)."""
+    """Seconds from `since` until each sampled home held the status (None: never).
+
+    The sample is in the order the fan-out walks (the followers zset's), so each
+    read asks only for the next 20 homes not yet reached: asking for all 200 every
+    10 ms took a tenth of a core from the machine for as long as the fan-out ran.
+    A home reached ahead of its turn is timed when its turn comes (later, never
+    earlier, than it was reached)."""
     from config.pipelines import pipeline_run
     from timeline import keys
 
     reached: dict[int, float] = {}
     deadline = since + timeout
     while len(reached) < len(sample) and time.perf_counter() < deadline:
-        waiting = [u for u in sample if u not in reached]
+        waiting = [u for u in sample if u not in reached][:20]
         replies = pipeline_run(
             lambda pipe, w=waiting: [pipe.zscore(keys.home(u), sid) for u in w],
             confirm=False,
