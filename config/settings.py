@@ -106,7 +106,16 @@ PROFILE_IN_COMMON_SCAN = env.int("PROFILE_IN_COMMON_SCAN", default=500)
 # (1.15-1.33x) but in `bench/fanout.py` posts under load waited longer (POST p99 152
 # against 96 ms with back-to-back posters): pages first.
 FANOUT_BATCH = env.int("FANOUT_BATCH", default=50_000 if REDIS_CLUSTER else 1000)
-# Readers per fan-out script call (on Redis Cluster, those of one hash slot at most).
+# While the machine a fan-out worker runs on has no CPU to spare, the share of the
+# worker's time that a job's steps keep Redis at work (after a step that took t, it
+# waits t * (1 - share) / share); with CPU to spare, steps run back to back. Where
+# Redis shares its cores with the web servers, a 100,000-follower push back to back
+# took a core from pages offered half of what they serve (home p99 13 -> 455 ms in
+# `bench/fanout.py`); docs/BENCHMARKS.md has the measured choice. 1: never wait.
+FANOUT_REDIS_SHARE = env.float("FANOUT_REDIS_SHARE", default=0.25)
+# Readers per fan-out script call where the readers are passed (on Redis Cluster,
+# those of one hash slot at most); one server's post job writes a step's homes in one
+# call that reads the followers itself (`timeline.fanout._FOLLOWERS_PUSH`).
 FANOUT_GROUP = env.int("FANOUT_GROUP", default=250)
 # Fan-out skips readers not seen for this long; their home is rebuilt when they return.
 FANOUT_ACTIVE_DAYS = env.int("FANOUT_ACTIVE_DAYS", default=30)

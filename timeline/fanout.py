@@ -6,12 +6,14 @@ resumable (`timeline.jobs`):
 
 - `post:<author>:<sid>`: the global timeline and the status's tags (a public
   author's), then every follower's home, FANOUT_BATCH followers at a time, in the
-  followers zset's order. The last follower reached is
-  the cursor, recorded after each batch's homes were written, so a job cut short
-  (a killed worker, a restarted server, a failover) resumes after the last batch
-  written (or writes it again: harmless, the add is idempotent). A home gets the
-  status only while its owner follows the author, checked atomically in the
-  reader's slot, so a fan-out racing an unfollow leaves nothing behind.
+  followers zset's order. The last follower reached is the cursor, recorded once
+  the batch's homes were written, so a job cut short (a killed worker, a restarted
+  server, a failover) resumes after the last batch recorded (or writes one or two
+  again: harmless, the add is idempotent). A home gets the status only while its
+  owner follows the author (on one server a step reads the followers and writes
+  their homes in one script, `_FOLLOWERS_PUSH`; on a Cluster the follow is
+  checked atomically in the reader's slot), so a fan-out racing an unfollow leaves
+  nothing behind. While the worker's machine is busy, steps are paced (`_Pace`).
 - `delete:<author>:<sid>`: the same walk, removing the status from every home.
 - `unlink:<author>:<sid>:<parent>:<original>`: removes a deleted status's likes
   (and each liker's record of them), its reposts, and its link in its parent's
@@ -38,6 +40,8 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -188,12 +192,86 @@ def _walk(
             pipe.barrier()  # the cursor moves only once the writes answered
             jobs.progress_queue(pipe, job, cursor=phase + cursor)
 
+        started = time.perf_counter()
         replies = pipeline_run(step)
+        _leave_redis(time.perf_counter() - started)
         if not replies[-1]:
             raise jobs.LeaseLost(job.id)
         if last:
             return
         reply = replies[-2]
+
+
+class _Pace:
+    """Whether this process's fan-out steps go slowed (`slowed(took)`), decided
+    every 50 ms from this machine's idle CPU (/proc/stat, whose counts move in 10
+    ms ticks) and the steps' own use of Redis in that time: they go at full speed
+    only while the machine would keep SPARE_CORES idle with them at full speed.
+    Redis runs a script on one core, so the steps take at most one core, of which
+    they used `used` (the seconds they took in the window, per second): full speed
+    would take 1 - used more. (Looking at the idle CPU alone let a job start at full
+    speed on a machine whose pages left a core idle, and a slowed job speed up on
+    the CPU it left idle: pages queued behind every burst.) Where /proc/stat cannot
+    be read (not Linux), steps go at full speed."""
+
+    WINDOW = 0.05
+    SPARE_CORES = 0.5
+
+    def __init__(self, *, ticks=None, clock=time.monotonic, cores=None):
+        self.ticks = ticks or _cpu_ticks
+        self.clock = clock
+        self.cores = cores or os.cpu_count() or 1
+        self.lock = threading.Lock()
+        self.read_at = -math.inf  # the first step reads
+        self.counts: tuple[int, int] | None = None
+        self.took = 0.0
+        self.slow = True
+
+    def slowed(self, took: float) -> bool:
+        with self.lock:
+            self.took += took
+            now = self.clock()
+            if now - self.read_at < self.WINDOW:
+                return self.slow
+            ticks = self.ticks()
+            if ticks is None:
+                return False
+            idle, total = ticks[3] + ticks[4], sum(ticks)  # idle and iowait, of all
+            if self.counts is not None and total > self.counts[1]:
+                idle_share = (idle - self.counts[0]) / (total - self.counts[1])
+                used = min(1.0, self.took / (now - self.read_at))
+                self.slow = self.cores * idle_share - (1 - used) < self.SPARE_CORES
+            self.counts, self.read_at, self.took = (idle, total), now, 0.0
+            return self.slow
+
+
+def _cpu_ticks() -> list[int] | None:
+    """The machine's CPU time so far by kind (user, nice, system, idle, iowait,
+    irq, softirq, steal: /proc/stat's first line), None where there is none."""
+    try:
+        with open("/proc/stat") as stat:
+            return [int(x) for x in stat.readline().split()[1:9]]
+    except (OSError, ValueError):
+        return None
+
+
+_pace = _Pace()
+
+
+def _leave_redis(took: float) -> None:
+    """After a step that kept Redis at work for about `took` seconds: while this
+    machine has CPU to spare, go on at once; while it is busy (`_Pace`), wait so
+    that the steps take FANOUT_REDIS_SHARE of the worker's time.
+
+    Other clients' commands run between the steps in any case; what a busy
+    machine lacks is the CPU that Redis spends on the steps, where Redis shares its
+    cores with the web servers (as on one machine): pages offered half of what they
+    serve queued behind a 100,000-follower push (`bench/fanout.py`). A worker on a
+    machine of its own sees only that machine; FANOUT_REDIS_SHARE 1 turns this off.
+    """
+    share = settings.FANOUT_REDIS_SHARE
+    if 0 < share < 1 and _pace.slowed(took):
+        time.sleep(took * (1 - share) / share)
 
 
 def run_post(job: jobs.Job) -> None:
@@ -258,7 +336,9 @@ def _push_walk(job: jobs.Job, author_id: int, *, sid: int, reply_uid) -> None:
         )
 
     while True:
+        started = time.perf_counter()
         replies = pipeline_run(step)
+        _leave_redis(time.perf_counter() - started)
         if reached and not replies[0]:
             raise jobs.LeaseLost(job.id)
         count, last, last_score, _ = replies[-1]
