@@ -119,9 +119,13 @@ return page
 """
 )
 
-# One server only. KEYS: the author's followers. ARGV: `services.homes_push_args`
-# (HOME_ADD_LUA's arguments, then the 8 key parts), then a cursor's score and member
-# ('' from the start) and how many. The next that many followers after the cursor
+# One server only. KEYS: the author's followers, the author's user hash. ARGV:
+# `services.homes_push_args` (HOME_ADD_LUA's arguments, then the 8 key parts), then
+# a cursor's score and member ('' from the start), how many, and the user hash's
+# username and deleted fields. Nothing while the author is being deleted: their
+# account's job ends each follower's follow and sweeps the home before it empties
+# the followers zset, and a post job held past its lease may still run a step in
+# between (`run_account`). Otherwise the next that many followers after the cursor
 # (as `_FOLLOWERS_AFTER` finds them) get the statuses in their homes, in one atomic
 # step with that read: so a reader is known to follow the author here, and `add`
 # asks only whether they are active and mute the author (a reply's rule still reads
@@ -134,9 +138,11 @@ return page
 # checks each reader's follow in the reader's slot (`services._TIMELINE_ADD`).
 _FOLLOWERS_PUSH = LuaScript(
     services.HOME_ADD_LUA
+    + services._LIVE
     + _AFTER_LUA
     + """
 local p = last_sid + 1
+if not live(KEYS[2], ARGV[p + 11], ARGV[p + 12]) then return {0, '', '', 0} end
 local h, h_, f, f_, s, s_, m, m_ = unpack(ARGV, p, p + 7)
 local page, score = after(KEYS[1], ARGV[p + 8], ARGV[p + 9], tonumber(ARGV[p + 10]))
 local reply = to ~= ''
@@ -279,6 +285,10 @@ def run_post(job: jobs.Job) -> None:
     status = Status.from_fields(
         sid, get_redis().hmget(keys.status(sid), Status.IMMUTABLE)
     )
+    if status is None:
+        # Deleted (its hash goes first; it existed before this job was recorded):
+        # nothing of it is published again. Its removal job sweeps what got out.
+        return
     # A reply's link to its parent, a repost's to its original, in case the
     # request died before it (`timeline.social`); a repost that loses is gone.
     if (
@@ -331,8 +341,8 @@ def _push_walk(job: jobs.Job, author_id: int, *, sid: int, reply_uid) -> None:
             jobs.progress_queue(pipe, job, cursor=reached)
         _FOLLOWERS_PUSH.queue(
             pipe,
-            keys=[keys.followers(author_id)],
-            args=[*args, score or "0", member, size],
+            keys=[keys.followers(author_id), account_keys.user(author_id)],
+            args=[*args, score or "0", member, size, *services._live_args()],
         )
 
     while True:

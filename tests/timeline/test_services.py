@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import contextlib
 import threading
 
 import pytest
@@ -425,6 +426,49 @@ def test_fanout_between_the_steps_of_an_unfollow_leaves_nothing_behind(
     assert r.zscore(keys.home(bob.id), status.id) is None
     assert r.zscore(keys.following(bob.id), alice.id) is None
     assert r.zscore(keys.followers(alice.id), bob.id) is None
+
+
+@pytest.mark.real_redis
+def test_a_stalled_post_job_adds_nothing_after_its_author_is_deleted(
+    r, users, monkeypatch
+):
+    # A worker holds the fan-out of alice's last post and stalls past its lease;
+    # she deletes her account. The account job ends each follower's follow and
+    # sweeps her statuses from their homes, keeping her followers zset until its
+    # last step (so its walks can be run again). The stalled step lands then.
+    alice, bob = users["alice"], users["bob"]
+    follow(bob, alice)
+    run_jobs()
+    status = post(alice, "last words")
+    (held,) = jobs.claim(slot=keys.slot_of_user(alice.id), limit=1)
+    services.account_close(user=alice)
+    walk = fanout._walk
+
+    def walk_with_the_stalled_worker(job, zset, write, *, start, phase=""):
+        if phase == "g ":  # the followers' homes are swept
+            with contextlib.suppress(jobs.LeaseLost):
+                fanout.run_post(held)
+        return walk(job, zset, write, start=start, phase=phase)
+
+    monkeypatch.setattr(fanout, "_walk", walk_with_the_stalled_worker)
+    run_jobs(now=jobs.now_ms() + 10**9, sweep=True)
+    assert not r.exists(keys.followers(alice.id)), "the account job finished"
+    assert r.zscore(keys.home(bob.id), status.id) is None
+
+
+@pytest.mark.real_redis
+def test_a_stalled_post_job_publishes_nothing_of_a_deleted_status(r, users):
+    alice, bob = users["alice"], users["bob"]
+    follow(bob, alice)
+    run_jobs()
+    status = post(alice, "soon gone")
+    (held,) = jobs.claim(slot=keys.slot_of_user(alice.id), limit=1)
+    services.status_delete(user=alice, sid=status.id)
+    run_jobs(now=jobs.now_ms() + 10**9, sweep=True)  # the removal's jobs
+    with contextlib.suppress(jobs.LeaseLost):
+        fanout.run_post(held)  # the stalled worker's step lands after them
+    assert r.zscore(keys.global_partition(status.id), status.id) is None
+    assert r.zscore(keys.home(bob.id), status.id) is None
 
 
 @pytest.mark.real_redis
