@@ -111,8 +111,13 @@ FANOUT_BATCH = env.int("FANOUT_BATCH", default=50_000 if REDIS_CLUSTER else 1000
 # waits t * (1 - share) / share); with CPU to spare, steps run back to back. Where
 # Redis shares its cores with the web servers, a 100,000-follower push back to back
 # took a core from pages offered half of what they serve (home p99 13 -> 455 ms in
-# `bench/fanout.py`); docs/BENCHMARKS.md has the measured choice. 1: never wait.
-FANOUT_REDIS_SHARE = env.float("FANOUT_REDIS_SHARE", default=0.25)
+# `bench/fanout.py`); docs/BENCHMARKS.md has the measured choice. 1: never wait, the
+# default on a Cluster, whose masters the README deploys on machines of their own: on
+# one machine its three masters kept the 2 cores busy by themselves, so the steps
+# were slowed even with no pages (100,000 followers: 35k inserts/s against 106k).
+FANOUT_REDIS_SHARE = env.float(
+    "FANOUT_REDIS_SHARE", default=1.0 if REDIS_CLUSTER else 0.25
+)
 # Readers per fan-out script call where the readers are passed (on Redis Cluster,
 # those of one hash slot at most); one server's post job writes a step's homes in one
 # call that reads the followers itself (`timeline.fanout._FOLLOWERS_PUSH`).
