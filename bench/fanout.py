@@ -60,13 +60,6 @@ SAMPLE = 200
 CSRF = "b" * 32
 
 
-def pct(values: list[float], q: float) -> float | None:
-    if not values:
-        return None
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q / 100 * (len(ordered) - 1))))]
-
-
 def synthetic_followers(author_id: int, count: int) -> list[int]:
     """The first `count` synthetic readers follow the author; each is active."""
     from accounts.services import seen_stamp_queue
@@ -176,8 +169,8 @@ def one_post(base: str, author, followers: list[int], *, timeout: float) -> dict
     return {
         "followers": len(followers),
         "post_ms": latency * 1000,
-        "home_p50_s": pct(done, 50),
-        "home_p99_s": pct(done, 99),
+        "home_p50_s": traffic.pct(done, 50),
+        "home_p99_s": traffic.pct(done, 99),
         "all_homes_s": last,
         "missed": len(times) - len(done),
         "inserts_per_s": len(followers) / last if last else None,

@@ -50,17 +50,21 @@ async def _send(host: str, port: int, raw: bytes) -> int:
         writer.close()
 
 
+def pct(values: list[float], q: float) -> float | None:
+    """The q-th percentile of the values (the nearest rank), None of none."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1)))]
+
+
 def _summary(latencies: list[float], codes: list[int], seconds: float) -> dict:
     ms = sorted(x * 1000 for x in latencies)
-
-    def pct(q: float) -> float | None:
-        return ms[min(len(ms) - 1, round(q / 100 * (len(ms) - 1)))] if ms else None
-
     return {
         "requests": len(ms),
         "rps": len(ms) / seconds if seconds else 0.0,
-        "p50_ms": pct(50),
-        "p99_ms": pct(99),
+        "p50_ms": pct(ms, 50),
+        "p99_ms": pct(ms, 99),
         "max_ms": ms[-1] if ms else None,
         "codes": {str(c): codes.count(c) for c in sorted(set(codes))},
     }

@@ -240,7 +240,8 @@ class _Pace:
             if now - self.read_at < self.WINDOW:
                 return self.slow
             ticks = self.ticks()
-            if ticks is None:
+            if ticks is None:  # asked again a window later, not on every step
+                self.read_at, self.slow = now, False
                 return False
             idle, total = ticks[3] + ticks[4], sum(ticks)  # idle and iowait, of all
             if self.counts is not None and total > self.counts[1]:
