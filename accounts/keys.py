@@ -49,6 +49,13 @@ them together.
 | `seen:{<uid>}`              | string | the day (days since 1970, UTC) the user    | TTL FANOUT_ACTIVE_DAYS: its       |
 |                             |        | was last seen; written at most once a day  | absence makes the user inactive,  |
 |                             |        | (`timeline.services.reader_seen`)          | skipped by fan-out until back     |
+| `seen:days`                 | string | one server only (a Cluster has none): two  | 2 bytes per uid up to             |
+|                             |        | bytes at offset 2 x uid, big-endian, the   | SEEN_DAYS_MAX_UID (2^25: 64 MiB   |
+|                             |        | day of the user's last stamp, written with | at most; uids are counted up, so  |
+|                             |        | every `seen:{<uid>}` (0: none): the        | about 2 bytes per user); no TTL:  |
+|                             |        | fan-out's push takes a stamp less than     | an old day only sends the push to |
+|                             |        | FANOUT_ACTIVE_DAYS old as alive without    | `seen:{<uid>}` itself             |
+|                             |        | looking it up (`timeline.fanout`)          |                                   |
 | `limit:<action>:<N>r<P>s:{<subject>}` | string | GCRA: when the subject's budget of N | TTL: until the budget is whole    |
 |                             |        | actions per P seconds is whole again (unix | again (at most P seconds); one    |
 |                             |        | microseconds; `accounts/limits.py`).       | key per rate of each RATE_LIMIT_* |
@@ -113,6 +120,11 @@ def app_tokens(uid: int) -> str:
 
 def seen(uid: int) -> str:
     return f"seen:{{{uid}}}"
+
+
+def seen_days() -> str:
+    """One server only: each user's last stamp day, 2 bytes at offset 2 x uid."""
+    return "seen:days"
 
 
 def rate_limit(action: str, rate: str, subject: str) -> str:

@@ -31,7 +31,7 @@ from accounts.domain import (
 from accounts.selectors import token_hash
 from accounts.useragent import device_label
 from config.pipelines import LuaScript, pipeline_run
-from config.redis import get_redis
+from config.redis import get_redis, is_cluster
 from timeline.domain import normalize_text, text_shows_something
 
 # Store a session and its device's metadata, and keep both hashes small and in step:
@@ -139,7 +139,7 @@ def user_create(
         pipe.barrier()
         pipe.set(keys.username(username), uid, nx=True)
 
-    _, _, claimed = pipeline_run(store_then_claim)
+    claimed = pipeline_run(store_then_claim)[-1]
     if not claimed:
         get_redis().delete(keys.user(uid), keys.seen(uid))  # one slot: one command
         raise UsernameTaken(username)
@@ -309,9 +309,35 @@ def seen_ttl_seconds() -> int:
     return settings.FANOUT_ACTIVE_DAYS * 86400
 
 
+# `seen:days` holds 2 bytes per uid up to this one (64 MiB); a larger uid's stamp is
+# looked up by the fan-out as it is without the copy.
+SEEN_DAYS_MAX_UID = 2**25 - 1
+
+
+def seen_days_args(*, uid: int, day: int) -> list | None:
+    """On one server, the offset and the two bytes that record `day` as the user's
+    last stamp in `seen:days` (SETRANGE); None on a Cluster, or for a uid past
+    SEEN_DAYS_MAX_UID."""
+    if uid > SEEN_DAYS_MAX_UID or is_cluster():
+        return None
+    return [2 * uid, day.to_bytes(2, "big")]
+
+
+def seen_alive_since() -> int:
+    """The first day whose stamp is alive for sure: a stamp lives
+    FANOUT_ACTIVE_DAYS days from when it was written, one day less here for clocks a
+    little apart (the fan-out looks up an older one, `timeline.fanout`)."""
+    return seen_day() - settings.FANOUT_ACTIVE_DAYS + 2
+
+
 def seen_stamp_queue(pipe, *, uid: int) -> None:
-    """Queue the stamp that says the user was seen today (active for fan-out)."""
-    pipe.set(keys.seen(uid), seen_day(), ex=seen_ttl_seconds())
+    """Queue the stamp that says the user was seen today (active for fan-out), and
+    its copy in `seen:days` on one server."""
+    day = seen_day()
+    pipe.set(keys.seen(uid), day, ex=seen_ttl_seconds())
+    days = seen_days_args(uid=uid, day=day)
+    if days is not None:
+        pipe.setrange(keys.seen_days(), *days)
 
 
 def _session_args(*, user_agent: str, client: str) -> tuple[str, list]:

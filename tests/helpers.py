@@ -85,3 +85,15 @@ def notifications_shown(client) -> list[str]:
     return [
         " ".join(text.split()).removeprefix("New: ").removesuffix(".") for text in texts
     ]
+
+
+def make_away(r, uid: int) -> None:
+    """Leave the store as it is for a reader last seen FANOUT_ACTIVE_DAYS + 1 days
+    ago: their stamp has expired, and one server's `seen:days` still holds its day."""
+    from accounts import keys as account_keys
+
+    r.delete(account_keys.seen(uid))
+    day = services.seen_day() - settings.FANOUT_ACTIVE_DAYS - 1
+    days = services.seen_days_args(uid=uid, day=day)
+    if days is not None:
+        r.setrange(account_keys.seen_days(), *days)

@@ -49,7 +49,7 @@ from accounts import keys as account_keys
 from accounts import limits
 from accounts.domain import User
 from config.pipelines import LuaScript, pipeline_run
-from config.redis import get_redis
+from config.redis import get_redis, is_cluster
 from timeline import jobs, keys, services
 from timeline.domain import CannotBlock
 
@@ -272,19 +272,29 @@ def block_delete(
     return _block_change(user=blocker, other_id=blocked_id, when="", limit=limit)
 
 
-# KEYS: the user's mutes, user hash. ARGV: the muted uid, the mute's time (us) or ''
-# to unmute, the cap, the user hash's username and deleted fields. Returns whether it
-# changed (-1: refused, the cap). A user being deleted mutes no one new.
+# KEYS: the user's mutes, user hash, on one server `muters`. ARGV: the muted uid, the
+# mute's time (us) or '' to unmute, the cap, the user hash's username and deleted
+# fields, the user's uid. Returns whether it changed (-1: refused, the cap). A user
+# being deleted mutes no one new. On one server the user's bit in `muters` says, in
+# the same step, whether they mute anyone now (the fan-out trusts a clear bit).
 _MUTE_SET = LuaScript(
     services._LIVE
     + """
-if ARGV[2] == '' then return redis.call('ZREM', KEYS[1], ARGV[1]) end
-if not live(KEYS[2], ARGV[4], ARGV[5]) then return 0 end
-if not redis.call('ZSCORE', KEYS[1], ARGV[1])
-    and redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then
-  return -1
+local changed
+if ARGV[2] == '' then
+  changed = redis.call('ZREM', KEYS[1], ARGV[1])
+else
+  if not live(KEYS[2], ARGV[4], ARGV[5]) then return 0 end
+  if not redis.call('ZSCORE', KEYS[1], ARGV[1])
+      and redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then
+    return -1
+  end
+  changed = redis.call('ZADD', KEYS[1], 'NX', ARGV[2], ARGV[1])
 end
-return redis.call('ZADD', KEYS[1], 'NX', ARGV[2], ARGV[1])
+if KEYS[3] then
+  redis.call('SETBIT', KEYS[3], ARGV[6], redis.call('EXISTS', KEYS[1]))
+end
+return changed
 """
 )
 
@@ -308,12 +318,17 @@ def _mute_set(user: User, other_id: int, when: str, limit: limits.Limit | None):
     if limit is not None:
         limits.take(limit)
     home = keys.home(user.id)
+    cluster = is_cluster()
 
     def mute(pipe) -> None:
         _MUTE_SET.queue(
             pipe,
-            keys=[keys.mutes(user.id), account_keys.user(user.id)],
-            args=[other_id, when, MUTES_MAX, *services._live_args()],
+            keys=[
+                keys.mutes(user.id),
+                account_keys.user(user.id),
+                *([] if cluster else [keys.muters()]),
+            ],
+            args=[other_id, when, MUTES_MAX, *services._live_args(), user.id],
         )
         # Read after the mute holds: every status the fan-out added before is in
         # their posts by then (a post is in `posts` before its fan-out runs).

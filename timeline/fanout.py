@@ -52,7 +52,7 @@ from django.conf import settings
 from accounts import keys as account_keys
 from accounts import limits
 from accounts.domain import User
-from accounts.services import names_unindex_queue, username_retire
+from accounts.services import names_unindex_queue, seen_alive_since, username_retire
 from api import keys as api_keys
 from config.pipelines import LuaScript, pipeline_run
 from config.redis import get_redis, is_cluster, slot_groups
@@ -119,23 +119,29 @@ return page
 """
 )
 
-# One server only. KEYS: the author's followers, the author's user hash. ARGV:
-# `services.homes_push_args` (HOME_ADD_LUA's arguments, then the 8 key parts), then
-# a cursor's score and member ('' from the start), how many, and the user hash's
-# username and deleted fields. Nothing while the author is being deleted: their
-# account's job ends each follower's follow and sweeps the home before it empties
-# the followers zset, and a post job held past its lease may still run a step in
-# between (`run_account`). Otherwise the next that many followers after the cursor
-# (as `_FOLLOWERS_AFTER` finds them) get the statuses in their homes, in one atomic
-# step with that read: so a reader is known to follow the author here, and `add`
-# asks only whether they are active and mute the author (a reply's rule still reads
-# their follows). An unfollow takes the reader out of the followers first and then
-# sweeps the author's statuses from the home (`services.follow_sync`), so a push
-# either comes before the sweep or no longer finds the reader. Returns how many
-# followers it reached, the last one and their score (the next cursor), and how
-# many homes gained a status. A Cluster cannot read the followers and write the
-# homes in one step (their slots differ): it walks with `_FOLLOWERS_AFTER` and
-# checks each reader's follow in the reader's slot (`services._TIMELINE_ADD`).
+# One server only. KEYS: the author's followers, the author's user hash, `seen:days`,
+# `muters`. ARGV: `services.homes_push_args` (HOME_ADD_LUA's arguments, then the 8 key
+# parts), then a cursor's score and member ('' from the start), how many, the user
+# hash's username and deleted fields, and the first day whose stamp is alive for sure
+# (`accounts.services.seen_alive_since`). Nothing while the author is being deleted:
+# their account's job ends each follower's follow and sweeps the home before it empties
+# the followers zset, and a post job held past its lease may still run a step in between
+# (`run_account`). Otherwise the next that many followers after the cursor (as
+# `_FOLLOWERS_AFTER` finds them) get the statuses in their homes, in one atomic step
+# with that read: so a reader is known to follow the author here, and `add` asks only
+# whether they are active and mute the author (a reply's rule still reads their
+# follows), and asks Redis neither question where one server's indexes answer it: a
+# reader whose last stamp in `seen:days` is recent enough is active (`seen_alive_since`:
+# their `seen:{uid}` lives for sure), and one whose bit in `muters` is clear mutes no
+# one. Those two reads touch two small keys that stay in the CPU's caches, where each
+# reader's own `seen` and `mutes` keys are two lookups that miss them: the lookups were
+# about a third of the push's Redis time (docs/BENCHMARKS.md). An unfollow takes the
+# reader out of the followers first and then sweeps the author's statuses from the home
+# (`services.follow_sync`), so a push either comes before the sweep or no longer finds
+# the reader. Returns how many followers it reached, the last one and their score (the
+# next cursor), and how many homes gained a status. A Cluster cannot read the followers
+# and write the homes in one step (their slots differ): it walks with `_FOLLOWERS_AFTER`
+# and checks each reader's follow in the reader's slot (`services._TIMELINE_ADD`).
 _FOLLOWERS_PUSH = LuaScript(
     services.HOME_ADD_LUA
     + services._LIVE
@@ -146,11 +152,15 @@ if not live(KEYS[2], ARGV[p + 11], ARGV[p + 12]) then return {0, '', '', 0} end
 local h, h_, f, f_, s, s_, m, m_ = unpack(ARGV, p, p + 7)
 local page, score = after(KEYS[1], ARGV[p + 8], ARGV[p + 9], tonumber(ARGV[p + 10]))
 local reply = to ~= ''
+local days, muters, since = KEYS[3], KEYS[4], tonumber(ARGV[p + 13])
 local added = 0
 for i = 1, #page do
   local u = page[i]
   local following = reply and (f .. u .. f_)
-  added = added + add(h .. u .. h_, following, s .. u .. s_, m .. u .. m_)
+  local hi, lo = string.byte(redis.call('GETRANGE', days, 2 * u, 2 * u + 1), 1, 2)
+  local seen = not (lo and hi * 256 + lo >= since) and (s .. u .. s_)
+  local mutes = redis.call('GETBIT', muters, u) == 1 and (m .. u .. m_)
+  added = added + add(h .. u .. h_, following, seen, mutes)
 end
 return {#page, page[#page] or '', score or '', added}
 """
@@ -342,8 +352,20 @@ def _push_walk(job: jobs.Job, author_id: int, *, sid: int, reply_uid) -> None:
             jobs.progress_queue(pipe, job, cursor=reached)
         _FOLLOWERS_PUSH.queue(
             pipe,
-            keys=[keys.followers(author_id), account_keys.user(author_id)],
-            args=[*args, score or "0", member, size, *services._live_args()],
+            keys=[
+                keys.followers(author_id),
+                account_keys.user(author_id),
+                account_keys.seen_days(),
+                keys.muters(),
+            ],
+            args=[
+                *args,
+                score or "0",
+                member,
+                size,
+                *services._live_args(),
+                seen_alive_since(),
+            ],
         )
 
     while True:

@@ -55,6 +55,11 @@ account's job (`account:<uid>`) deletes every per-user key of both tables
 |                      |        | person's slot, for their pages and checks | blocker's statuses through)               |
 | `mutes:{<uid>}`      | zset   | muted uid -> mute time (microsecs): the   | MUTES_MAX (10,000): past it, refused      |
 |                      |        | authors the user's home leaves out        |                                           |
+| `muters`             | string | one server only (a Cluster has none): a   | one bit per uid (uids are counted up: 1   |
+|                      |        | bitmap, bit <uid> set while `mutes:{uid}` | MiB per 8 million users); never a bit     |
+|                      |        | is not empty (written in the same script, | clear for someone who mutes: the fan-out  |
+|                      |        | `timeline/blocks.py`; filled by           | reads `mutes:{uid}` only where it is set  |
+|                      |        | upgrade_store, layout 6)                  | (`timeline.fanout`)                       |
 | `follow_requests:{<uid>}` | zset | requester uid -> request time (us): the | FOLLOW_REQUESTS_MAX (10,000) pending: a   |
 |                      |        | truth of who asks to follow this private  | request past it is refused with a message |
 |                      |        | account (`timeline/privacy.py`)           | (none dropped: each has its other side)   |
@@ -241,6 +246,16 @@ def blocked_by(uid: int) -> str:
 
 def mutes(uid: int) -> str:
     return f"mutes:{{{uid}}}"
+
+
+def muters() -> str:
+    """One server only: the bitmap of who mutes anyone (bit <uid>)."""
+    return "muters"
+
+
+def mutes_pattern() -> str:
+    """SCAN pattern matching every mutes zset (admin tools only)."""
+    return "mutes:{*}"
 
 
 def blocks_pattern() -> str:

@@ -25,7 +25,7 @@ from django.core.management.base import OutputWrapper
 
 from accounts import keys as account_keys
 from accounts.domain import User
-from accounts.services import names_index_queue, seen_day, seen_ttl_seconds
+from accounts.services import names_index_queue, seen_stamp_queue
 from config.pipelines import pipeline_run
 from config.redis import get_redis
 from timeline import keys
@@ -236,7 +236,7 @@ def seed(
         writer.hset(
             account_keys.user(uid), mapping=user.to_hash(password_hash=password_hash)
         )
-        writer.set(account_keys.seen(uid), seen_day(), ex=seen_ttl_seconds())
+        seen_stamp_queue(writer, uid=uid)
         people[uid] = user
         if i % 5000 == 0:
             progress.update("users", i, users)

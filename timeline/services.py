@@ -45,6 +45,7 @@ from accounts.selectors import user_get
 from accounts.services import (
     password_confirm,
     seen_day,
+    seen_days_args,
     seen_ttl_seconds,
     username_retire,
 )
@@ -97,6 +98,8 @@ from timeline.ids import status_ids_from, status_ids_queue
 # and `add`, whose `following` may be false where the caller knows the reader
 # follows the author in the same atomic step (`timeline.fanout._FOLLOWERS_PUSH`,
 # which reads them from the author's followers); a reply's rule still reads it.
+# Likewise `seen` false: the caller knows the reader is active, and `mutes` false:
+# the caller knows they mute no one (the push, from `seen:days` and `muters`).
 HOME_ADD_LUA = """
 local author, cap, own = ARGV[1], tonumber(ARGV[2]), ARGV[3]
 local active_only = ARGV[4] == '1'
@@ -105,9 +108,14 @@ local last_sid = 7 + tonumber(ARGV[7])
 local function add(home, following, seen, mutes)
   if home ~= own then
     if following and not redis.call('ZRANK', following, author) then return 0 end
-    local found = redis.call('EXISTS', seen, seen, mutes)
-    if active_only and found < 2 then return 0 end
-    if found % 2 == 1 and redis.call('ZRANK', mutes, author) then return 0 end
+    if seen then
+      local found = mutes and redis.call('EXISTS', seen, seen, mutes)
+        or 2 * redis.call('EXISTS', seen)
+      if active_only and found < 2 then return 0 end
+      if found % 2 == 1 and redis.call('ZRANK', mutes, author) then return 0 end
+    elseif mutes and redis.call('ZRANK', mutes, author) then
+      return 0
+    end
     if not (to == '' or to == author or home == to_home
             or redis.call('ZRANK', following, to)) then
       return 0
@@ -1170,11 +1178,15 @@ def follow_delete(
 # (s), the home rebuild job's id, now (ms). Stamps the reader as seen today; a reader
 # who had no stamp (inactive: fan-out skipped them) also gets the job that rebuilds
 # their home. Returns 1 when it queued that job.
+# KEYS: the reader's seen stamp, their slot's job queue and job data, on one server
+# `seen:days`. ARGV: today, the stamp's TTL, the rebuild job's id, now (ms), on one
+# server the stamp's offset and bytes in `seen:days` (`seen_days_args`).
 _SEEN = LuaScript(
     jobs.ENQUEUE
     + """
 local was = redis.call('GET', KEYS[1])
 redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
+if KEYS[4] then redis.call('SETRANGE', KEYS[4], ARGV[5], ARGV[6]) end
 if was then return 0 end
 enqueue(KEYS[2], KEYS[3], ARGV[3], ARGV[4], ARGV[4])
 return 1
@@ -1193,15 +1205,23 @@ def reader_seen(*, uid: int) -> bool:
     Returns True when a rebuild was queued."""
     slot = keys.slot_of_user(uid)
 
+    day = seen_day()
+    days = seen_days_args(uid=uid, day=day)
+
     def stamp(pipe) -> None:
         _SEEN.queue(
             pipe,
-            keys=[account_keys.seen(uid), *jobs.slot_keys(slot)],
+            keys=[
+                account_keys.seen(uid),
+                *jobs.slot_keys(slot),
+                *([account_keys.seen_days()] if days else []),
+            ],
             args=[
-                seen_day(),
+                day,
                 seen_ttl_seconds(),
                 home_rebuild_job_id(uid),
                 jobs.now_ms(),
+                *(days or []),
             ],
         )
         pipe.barrier()

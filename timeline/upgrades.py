@@ -18,10 +18,17 @@ forward.
   while their `seen:{<uid>}` stamp lives (FANOUT_ACTIVE_DAYS). The upgrade stamps
   every user of the store as seen on the day of the upgrade (SET NX: a stamp the
   site already wrote is kept), so no one's home stops filling because of it.
-- Layout 5 (this version) finds people by name (`users:names`, the search's
+- Layout 5 finds people by name (`users:names`, the search's
   prefix index). The upgrade adds every user's username and display name to it
   (ZADD of the same member is a no-op, so a repeat or an entry the site wrote
   meanwhile changes nothing).
+- Layout 6 (this version): on one server the fan-out's push trusts a clear bit in
+  `muters` to mean "mutes no one", and reads no `mutes:{<uid>}` for that reader
+  (`timeline.fanout._FOLLOWERS_PUSH`). The upgrade sets the bit of every user whose
+  `mutes:{<uid>}` exists (SETBIT: a repeat changes nothing; a bit left set for
+  someone who unmutes everyone meanwhile only makes the push look, as before).
+  `seen:days` needs no step: a stamp it lacks is looked up as before, and the next
+  day's stamp writes it. A Cluster has neither key: nothing to do there.
 
 Stop the old version first: it does not check the layout, and would write the legacy
 keys again (a post of it would take ids from the deleted `statuses:next_id`, starting
@@ -48,11 +55,11 @@ from accounts.services import (
     seen_ttl_seconds,
 )
 from config.pipelines import LuaScript, ReadBatch, pipeline_run
-from config.redis import StoreRefused, get_redis, key_count
+from config.redis import StoreRefused, get_redis, is_cluster, key_count
 from timeline import keys
 from timeline.services import global_add_queue
 
-LAYOUT = 5
+LAYOUT = 6
 SCAN_COUNT = 1000  # keys SCAN examines per round trip
 BATCH = 100  # followers zsets whose names are checked per round of round trips
 ZSCAN_COUNT = 1000  # followers read per zset per round trip (all of a small one)
@@ -136,6 +143,7 @@ class UpgradeReport:
     global_entries_moved: int = 0  # entries of the one global timeline, partitioned
     readers_stamped: int = 0  # users given a last-seen stamp (layout 4)
     names_indexed: int = 0  # entries added to the people search's index (layout 5)
+    muters_marked: int = 0  # users given their bit in `muters` (layout 6)
     legacy_keys_deleted: int = 0
     layout_recorded: bool = False  # store:layout raised to LAYOUT by this run
 
@@ -173,6 +181,7 @@ def store_upgrade(
     _global_partition(report)
     _readers_stamp(report, batch=batch * 10)
     _names_index(report, batch=batch * 10)
+    _muters_mark(report, batch=batch * 10)
     legacy = [
         account_keys.legacy_store_epoch(),
         keys.legacy_status_ids(),
@@ -259,6 +268,27 @@ def _names_index(report: UpgradeReport, *, batch: int) -> None:
         report.names_indexed += sum(int(reply) for reply in replies)
 
     _each_owners(pattern, batch, index)
+
+
+def _muters_mark(report: UpgradeReport, *, batch: int) -> None:
+    """Set the `muters` bit of everyone who mutes anyone (layout 6, one server)."""
+    if is_cluster():
+        return
+
+    def mark(uids: list[int]) -> None:
+        if report.dry_run:
+            bits = pipeline_run(
+                lambda pipe: [pipe.getbit(keys.muters(), u) for u in uids],
+                confirm=False,
+            )
+            report.muters_marked += sum(not bit for bit in bits)
+            return
+        before = pipeline_run(
+            lambda pipe: [pipe.setbit(keys.muters(), u, 1) for u in uids]
+        )
+        report.muters_marked += sum(not bit for bit in before)
+
+    _each_owners(keys.mutes_pattern(), batch, mark)
 
 
 def _global_partition(report: UpgradeReport) -> None:

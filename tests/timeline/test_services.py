@@ -10,7 +10,7 @@ from accounts.domain import User
 from accounts.selectors import PageReads, user_get_by_username
 from accounts.services import session_create
 from config.redis import is_cluster, slot_groups, slot_of
-from tests.helpers import make_user, run_jobs
+from tests.helpers import make_away, make_user, run_jobs
 from timeline import blocks, fanout, jobs, keys, selectors, services
 from timeline.domain import Busy, CannotFollowSelf, Forbidden, InvalidStatus, NotFound
 
@@ -543,7 +543,7 @@ def test_one_fanout_call_checks_each_readers_follow_mutes_and_activity(r):
     blocks.mute_create(user=readers["mutes_author"], muted_id=author.id)
     blocks.mute_create(user=readers["away_muting"], muted_id=other.id)
     for name in ("away", "away_muting"):
-        r.delete(account_keys.seen(readers[name].id))
+        make_away(r, readers[name].id)
     unfollow(readers["gone"], author)
     run_jobs()
     status = post(author, "to all")
@@ -555,6 +555,44 @@ def test_one_fanout_call_checks_each_readers_follow_mutes_and_activity(r):
     }
     assert reached == {"plain", "mutes_other"}
     assert r.zscore(keys.home(author.id), status.id) is not None
+
+
+def test_a_reader_whose_stamp_is_not_copied_to_seen_days_is_still_reached(r):
+    # A stamp written by an older version or the upgrade has no copy in one
+    # server's `seen:days`, and one stamped anew by hand has an old copy: the push
+    # looks such a reader's stamp up itself, and reaches them while it lives.
+    author = make_user("author")
+    readers = [make_user(f"reader{i}") for i in range(3)]
+    for reader in readers:
+        follow(reader, author)
+    run_jobs()
+    r.delete(account_keys.seen_days())
+    make_away(r, readers[2].id)
+    r.set(account_keys.seen(readers[2].id), 1, ex=3600)
+    status = post(author, "to all")
+    run_jobs()
+    for reader in readers:
+        assert r.zscore(keys.home(reader.id), status.id) is not None
+
+
+def test_one_server_marks_everyone_who_mutes_anyone_for_the_fanout(r):
+    # The push trusts a clear bit in `muters` to mean "mutes no one": each mute and
+    # unmute sets it in the same step. A Cluster keeps no such key.
+    alice, bob, carol = (make_user(name) for name in ("alice", "bob", "carol"))
+    marks = []
+    for change, other in (
+        (blocks.mute_create, bob),
+        (blocks.mute_create, carol),
+        (blocks.mute_delete, bob),
+        (blocks.mute_delete, carol),
+    ):
+        change(user=alice, muted_id=other.id)
+        marks.append(r.getbit(keys.muters(), alice.id))
+    if is_cluster():
+        assert r.exists(keys.muters()) == 0
+    else:
+        assert marks == [1, 1, 1, 0]
+        assert r.getbit(keys.muters(), bob.id) == 0
 
 
 def test_script_groups_hold_one_hash_slot_each_on_a_cluster(r):

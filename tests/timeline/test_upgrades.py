@@ -13,8 +13,9 @@ from django.test import Client
 from accounts import keys as account_keys
 from accounts.selectors import PageReads, user_get_by_username
 from config import redis as connection
+from config.redis import is_cluster
 from tests.helpers import logged_in_client, make_user, run_jobs
-from timeline import keys, services, upgrades
+from timeline import blocks, keys, services, upgrades
 from timeline.selectors import global_page
 
 PEOPLE = ("olive", "viewer", "carol", "dave", "erin", "fred")
@@ -37,6 +38,12 @@ def old_store(r) -> dict[str, int]:
         follow("viewer", name)
     follow("fred", "olive")
     follow("olive", "carol")
+    # fred mutes olive, whom he follows: as layout 5 left it, without the fan-out's
+    # index of who mutes anyone (one server's `muters`).
+    blocks.mute_create(
+        user=user_get_by_username(username="fred"), muted_id=uids["olive"]
+    )
+    r.delete(keys.muters())
     r.delete(*(keys.follower_names(uid) for uid in uids.values()))
     r.set(account_keys.legacy_store_epoch(), "3f9c2a")
     for name in ("carol", "dave"):
@@ -47,7 +54,9 @@ def old_store(r) -> dict[str, int]:
             r.zadd(keys.legacy_global_timeline(), {sid: sid})
         r.delete(partition)
     r.set(keys.legacy_status_ids(), 2)
-    r.delete(*(account_keys.seen(uid) for uid in uids.values()))
+    r.delete(
+        *(account_keys.seen(uid) for uid in uids.values()), account_keys.seen_days()
+    )
     r.delete(account_keys.names_index())
     return uids
 
@@ -114,12 +123,16 @@ def test_upgrade_names_the_people_in_common_again(r, old_store):
     assert "Last-seen stamps: stamped 5 users as seen today." in output
     assert f"Layout: recorded {upgrades.LAYOUT}." in output
     assert f"People search: added {len(PEOPLE)} names to the index." in output
-    # Every reader is active again: a new post reaches the followers' homes.
+    marked = "complete." if is_cluster() else "marked 1 users who mute someone."
+    assert f"Fan-out's index of muters: {marked}" in output
+    # Every reader is active again: a new post reaches the followers' homes, but
+    # fred's, who mutes olive.
     owner = user_get_by_username(username="olive")
     status = services.status_create(author=owner, text="after the upgrade")
     run_jobs()
-    for name in ("carol", "dave", "erin", "fred"):
+    for name in ("carol", "dave", "erin"):
         assert r.zscore(keys.home(old_store[name]), status.id) is not None
+    assert r.zscore(keys.home(old_store["fred"]), status.id) is None
 
 
 def test_upgrade_partitions_the_global_timeline(r, old_store):

@@ -12,7 +12,7 @@ from django.test import Client
 from accounts import keys as account_keys
 from accounts.selectors import user_get_by_username
 from config.redis import get_redis, is_cluster
-from tests.helpers import logged_in_client, make_user, run_jobs
+from tests.helpers import logged_in_client, make_away, make_user, run_jobs
 from tests.roundtrips import RoundTripCounter
 from timeline import keys, services
 
@@ -350,7 +350,7 @@ def test_a_reader_back_after_a_long_absence_gets_a_rebuilt_home(r, alice, bob):
     run_jobs()  # the follow's own (bob's suggestions: `timeline.suggestions`)
     bob.get("/")
     bob_id = int(r.get(account_keys.username("bob")))
-    r.delete(account_keys.seen(bob_id))  # FANOUT_ACTIVE_DAYS without a visit
+    make_away(r, bob_id)  # FANOUT_ACTIVE_DAYS without a visit
     alice.post("/post/", {"text": "while bob was away"})
     assert run_jobs() == 1
     assert r.zcard(keys.home(bob_id)) == 0  # the fan-out skipped the inactive reader

@@ -12,8 +12,9 @@ class Command(BaseCommand):
     help = (
         f"Upgrade a store written by an older version to key layout {LAYOUT}: name "
         "every follower in follower_names, partition the global timeline, stamp "
-        "every user as seen, delete the legacy keys (store:epoch, "
-        "statuses:next_id, timeline:global) and record the layout in store:layout. "
+        "every user as seen, index the people who mute someone, delete the legacy "
+        "keys (store:epoch, statuses:next_id, timeline:global) and record the "
+        "layout in store:layout. "
         "Stop the old version first (it would write the legacy keys again); the "
         "new one may serve meanwhile. Run it again if interrupted."
     )
@@ -96,6 +97,13 @@ class Command(BaseCommand):
             "the index."
             if report.names_indexed
             else "People search: every name is indexed."
+        )
+        marked = "mark" if would else "marked"
+        lines.append(
+            f"Fan-out's index of muters: {would}{marked} {report.muters_marked:,} "
+            "users who mute someone."
+            if report.muters_marked
+            else "Fan-out's index of muters: complete."
         )
         deleted = "delete" if would else "deleted"
         lines.append(
