@@ -1,7 +1,7 @@
 """Find and fix what a crash or a bug could leave inconsistent in the timelines.
 
 `python manage.py timelines check` reports, `timelines repair` fixes (`--dry-run`:
-reports what it would fix). Five kinds of problem, found by walking the store with
+reports what it would fix). These kinds of problem, found by walking the store with
 SCAN (every master of a Cluster) in pipelined batches:
 
 - **one-sided follows**: `following:{u}` holds a but `followers:{a}` (or
@@ -38,6 +38,9 @@ SCAN (every master of a Cluster) in pipelined batches:
   the truth: repair writes or removes the requester's side after it, and removes
   the statuses from the global timeline. A pair whose approval job is still queued
   is work in progress, not a problem (`timeline.privacy`).
+- **people who mute someone missing from the fan-out's index** (one server): a
+  `mutes:{u}` that exists while u's bit in `muters` is clear (the push would take u
+  for someone who mutes no one, `timeline.fanout`). Repair sets the bit.
 """
 
 from __future__ import annotations
@@ -50,8 +53,8 @@ from django.conf import settings
 
 from accounts import keys as account_keys
 from accounts.domain import User
-from config.pipelines import pipeline_run
-from config.redis import get_redis
+from config.pipelines import LuaScript, pipeline_run
+from config.redis import get_redis, is_cluster
 from timeline import blocks, fanout, jobs, keys, services
 from timeline.domain import Status
 from timeline.ids import first_id_at
@@ -84,10 +87,12 @@ class Findings:
     # (requester, owner): a follow request with one side only
     one_sided_requests: list[tuple[int, int]] = field(default_factory=list)
     private_in_global: list[int] = field(default_factory=list)  # sids
+    unmarked_muters: list[int] = field(default_factory=list)  # uids
 
     def problems(self) -> int:
         return (
-            len(self.unfinished_deletions)
+            len(self.unmarked_muters)
+            + len(self.unfinished_deletions)
             + len(self.one_sided_requests)
             + len(self.private_in_global)
             + len(self.one_sided_blocks)
@@ -128,6 +133,8 @@ class Findings:
             + some(f"{r}?{o}" for r, o in self.one_sided_requests),
             f"Private statuses in the global timeline: {len(self.private_in_global)}"
             + some(self.private_in_global),
+            f"People who mute someone missing from the fan-out's index: "
+            f"{len(self.unmarked_muters)}" + some(self.unmarked_muters),
         ]
 
 
@@ -478,6 +485,36 @@ def _check_private_in_global(findings: Findings) -> None:
     ]
 
 
+# One server. KEYS: a user's mutes, `muters`. ARGV: the user's uid. 1 when they mute
+# someone and their bit is clear (read in one step: an unmute in between is no
+# problem).
+_MUTER_UNMARKED = LuaScript(
+    """
+if redis.call('EXISTS', KEYS[1]) == 1 and redis.call('GETBIT', KEYS[2], ARGV[1]) == 0
+then return 1 end
+return 0
+"""
+)
+
+
+def _check_muters(findings: Findings, progress) -> None:
+    """People who mute someone whose bit in one server's `muters` is clear."""
+    if is_cluster():
+        return
+    for batch in _owners(keys.mutes_pattern(), findings, progress):
+        unmarked = _read(
+            lambda pipe, batch=batch: [
+                _MUTER_UNMARKED.queue(
+                    pipe, keys=[keys.mutes(u), keys.muters()], args=[u]
+                )
+                for u in batch
+            ]
+        )
+        findings.unmarked_muters += [
+            u for u, found in zip(batch, unmarked, strict=True) if found
+        ]
+
+
 def _check_jobs(findings: Findings, stuck_after_s: float) -> None:
     findings.failed_jobs = jobs.failed_ids()
     findings.stuck_jobs = jobs.older_than(age_ms=int(stuck_after_s * 1000))
@@ -496,6 +533,7 @@ def timelines_check(
     _check_blocks(findings, progress, following)
     _check_requests(findings, progress)
     _check_private_in_global(findings)
+    _check_muters(findings, progress)
     return findings
 
 
@@ -516,6 +554,14 @@ def timelines_repair(findings: Findings) -> None:
             get_redis().zrem(keys.requested(r), o)
         else:
             get_redis().zadd(keys.requested(r), {o: int(since)})
+    if findings.unmarked_muters:
+        # A bit set for someone who unmuted everyone meanwhile only makes the push
+        # look at their mutes.
+        pipeline_run(
+            lambda pipe: [
+                pipe.setbit(keys.muters(), u, 1) for u in findings.unmarked_muters
+            ]
+        )
     if findings.private_in_global:
         pipeline_run(
             lambda pipe: services.global_remove_queue(
