@@ -75,7 +75,8 @@ def upgrade(*args: str) -> str:
 def snapshot(r) -> dict[str, object]:
     """Every key and its value: what the store holds, to compare before and after."""
     read = {
-        "string": r.get,
+        # As bytes: one server's fan-out indexes (`seen:days`, `muters`) are not text.
+        "string": connection.get_redis_bytes().get,
         "hash": r.hgetall,
         "zset": lambda key: r.zrange(key, 0, -1, withscores=True),
         "set": r.smembers,
