@@ -4,8 +4,9 @@
     .venv/bin/python bench/fanout.py --cluster   # a local 3-master Redis Cluster
     .venv/bin/python bench/fanout.py --tiny      # end to end in seconds
 
-Starts its own Redis (AOF everysec, as in production), the site under gunicorn's sync
-workers and FANOUT_WORKERS `manage.py fanout_worker` processes, all with production
+Starts its own Redis (AOF everysec, as in production), the site under the server the
+README deploys (granian; `--server gunicorn` for gunicorn's sync workers) and
+FANOUT_WORKERS `manage.py fanout_worker` processes, all with production
 settings and FANOUT_PUSH_MAX above every author measured (so every author is
 pushed), then measures:
 
@@ -443,10 +444,15 @@ def collect(args: argparse.Namespace, stack: contextlib.ExitStack) -> dict:
     )
     readers = list(range(1, 12))
     servers.collectstatic(env=env, cwd=ROOT)
-    gunicorn, base = servers.start_gunicorn(
-        app="config.wsgi", workers=args.workers, env=env, cwd=ROOT, run_dir=tmp
-    )
-    stack.callback(servers.stop, gunicorn)
+    if args.server == "granian":
+        web, base = servers.start_granian(
+            app="config.wsgi:application", workers=args.workers, env=env, cwd=ROOT
+        )
+    else:
+        web, base = servers.start_gunicorn(
+            app="config.wsgi", workers=args.workers, env=env, cwd=ROOT, run_dir=tmp
+        )
+    stack.callback(servers.stop, web)
     start_fanout_workers(env, args.fanout_workers, stack)
     data: dict = {
         "environment": {
@@ -454,6 +460,7 @@ def collect(args: argparse.Namespace, stack: contextlib.ExitStack) -> dict:
             "redis_version": store.redis_version(),
             "cores": os.cpu_count(),
             "web_workers": args.workers,
+            "server": args.server,
             "fanout_workers": args.fanout_workers,
             "batch": settings.FANOUT_BATCH,
         }
@@ -503,13 +510,17 @@ def collect(args: argparse.Namespace, stack: contextlib.ExitStack) -> dict:
     return data
 
 
+_SERVERS = {"granian": "granian", "gunicorn": "gunicorn sync"}
+
+
 def render(data: dict) -> str:
     env = data["environment"]
     lines = [
         "# Fan-out",
         "",
         f"{env['redis']} (Redis {env['redis_version']}), {env['cores']} cores, "
-        f"{env['web_workers']} gunicorn sync workers, {env['fanout_workers']} fan-out "
+        f"{env['web_workers']} {_SERVERS[env.get('server', 'gunicorn')]} workers, "
+        f"{env['fanout_workers']} fan-out "
         f"workers, FANOUT_BATCH {env['batch']}; every author pushed, every follower "
         "active.",
         "",
@@ -606,7 +617,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         default=[0, 1, 5, 10, 20],
     )
     parser.add_argument("--users", type=int, default=2000, help="seeded users")
-    parser.add_argument("--workers", type=int, default=5, help="gunicorn workers")
+    parser.add_argument("--workers", type=int, default=5, help="web workers")
+    parser.add_argument(
+        "--server",
+        choices=["granian", "gunicorn"],
+        default="granian",
+        help="what serves the site (the README deploys granian)",
+    )
     parser.add_argument("--fanout-workers", type=int, default=2)
     parser.add_argument(
         "--home-load",
