@@ -52,10 +52,11 @@ them together.
 | `seen:days`                 | string | one server only (a Cluster has none): two  | 2 bytes per uid up to             |
 |                             |        | bytes at offset 2 x uid, big-endian, the   | SEEN_DAYS_MAX_UID (2^25: 64 MiB   |
 |                             |        | day of the user's last stamp, written with | at most; uids are counted up, so  |
-|                             |        | every `seen:{<uid>}` (0: none): the        | about 2 bytes per user); no TTL:  |
-|                             |        | fan-out's push takes a stamp less than     | an old day only sends the push to |
-|                             |        | FANOUT_ACTIVE_DAYS old as alive without    | `seen:{<uid>}` itself             |
-|                             |        | looking it up (`timeline.fanout`)          |                                   |
+|                             |        | each stamp the site writes (0: none; the   | about 2 bytes per user); no TTL:  |
+|                             |        | layout-4 upgrade's stamps have none): the  | an old day only sends the push to |
+|                             |        | fan-out's push takes a stamp at most       | `seen:{<uid>}` itself; zeroed by  |
+|                             |        | FANOUT_ACTIVE_DAYS - 2 days old as alive   | the account job                   |
+|                             |        | without looking it up (`timeline.fanout`)  |                                   |
 | `limit:<action>:<N>r<P>s:{<subject>}` | string | GCRA: when the subject's budget of N | TTL: until the budget is whole    |
 |                             |        | actions per P seconds is whole again (unix | again (at most P seconds); one    |
 |                             |        | microseconds; `accounts/limits.py`).       | key per rate of each RATE_LIMIT_* |

@@ -98,12 +98,13 @@ def notifications_shown(client) -> list[str]:
 
 
 def make_away(r, uid: int) -> None:
-    """Leave the store as it is for a reader last seen FANOUT_ACTIVE_DAYS + 1 days
-    ago: their stamp has expired, and one server's `seen:days` still holds its day."""
+    """Leave the store as it is for a reader last seen FANOUT_ACTIVE_DAYS days ago,
+    the newest day whose stamp may have expired by now: it has, and one server's
+    `seen:days` still holds that day (the fan-out must not trust it)."""
     from accounts import keys as account_keys
 
     r.delete(account_keys.seen(uid))
-    day = services.seen_day() - settings.FANOUT_ACTIVE_DAYS - 1
+    day = services.seen_day() - settings.FANOUT_ACTIVE_DAYS
     days = services.seen_days_args(uid=uid, day=day)
     if days is not None:
         r.setrange(account_keys.seen_days(), *days)

@@ -52,7 +52,12 @@ from django.conf import settings
 from accounts import keys as account_keys
 from accounts import limits
 from accounts.domain import User
-from accounts.services import names_unindex_queue, seen_alive_since, username_retire
+from accounts.services import (
+    names_unindex_queue,
+    seen_alive_since,
+    seen_days_args,
+    username_retire,
+)
 from api import keys as api_keys
 from config.pipelines import LuaScript, pipeline_run
 from config.redis import get_redis, is_cluster, slot_groups
@@ -621,7 +626,8 @@ def run_account(job: jobs.Job) -> None:
     followee's followers, names and count); `b` whom they blocked (the other side,
     `blocked_by`); `c` who blocked them (those blocks); `r` the follow requests
     they sent (each private account's `follow_requests`); `q` those sent to them
-    (each requester's `requested`); `e` their own keys. Their follows and follow
+    (each requester's `requested`); `e` their own keys (and on one server their
+    entries in `seen:days` and `muters`). Their follows and follow
     requests leave the notifications they made (`g`, `r`); their other
     notifications in others' stores stay, left out at read (no index leads to
     them). Others' mutes of them stay (no index leads to them; a deleted id is never
@@ -757,6 +763,12 @@ def run_account(job: jobs.Job) -> None:
                 names_unindex_queue(pipe, uid=uid, username=username, name=name or "")
                 pipe.barrier()
             pipe.delete(*_account_keys(uid))
+            # One server's fan-out indexes: their seen day and muter bit (after the
+            # stamp and the mutes are gone; no push reaches them any more).
+            days = seen_days_args(uid=uid, day=0)
+            if days is not None:
+                pipe.setrange(account_keys.seen_days(), *days)
+                pipe.setbit(keys.muters(), uid, 0)
             pipe.barrier()  # their count goes after their followers (an unfollow
             # racing this step sets it from the followers zset)
             pipe.zrem(keys.popular_users(), uid)

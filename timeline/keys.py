@@ -59,7 +59,8 @@ account's job (`account:<uid>`) deletes every per-user key of both tables
 |                      |        | bitmap, bit <uid> set while `mutes:{uid}` | MiB per 8 million users); never a bit     |
 |                      |        | is not empty (written in the same script, | clear for someone who mutes: the fan-out  |
 |                      |        | `timeline/blocks.py`; filled by           | reads `mutes:{uid}` only where it is set  |
-|                      |        | upgrade_store, layout 6)                  | (`timeline.fanout`)                       |
+|                      |        | upgrade_store, layout 6)                  | (`timeline.fanout`); cleared by the       |
+|                      |        |                                           | account job                               |
 | `follow_requests:{<uid>}` | zset | requester uid -> request time (us): the | FOLLOW_REQUESTS_MAX (10,000) pending: a   |
 |                      |        | truth of who asks to follow this private  | request past it is refused with a message |
 |                      |        | account (`timeline/privacy.py`)           | (none dropped: each has its other side)   |

@@ -14,6 +14,7 @@ from django.test import Client
 
 from accounts import keys as account_keys
 from accounts.selectors import user_get
+from config.redis import get_redis_bytes
 from tests.helpers import (
     PASSWORD,
     logged_in_client,
@@ -354,6 +355,11 @@ def test_deleting_ends_their_blocks_both_ways_and_their_mutes(r, world):
     assert r.zscore(keys.blocked_by(dave.id), alice.id) is None
     assert r.zscore(keys.blocks(bob.id), alice.id) is None
     assert owned_keys(r, alice.id) == []
+    # Nor does one server's fan-out index keep anything of hers: she muted someone
+    # and was seen, and is neither now.
+    assert r.getbit(keys.muters(), alice.id) == 0
+    days = get_redis_bytes().getrange(account_keys.seen_days(), 0, -1)
+    assert days[2 * alice.id : 2 * alice.id + 2].strip(b"\0") == b""
     # Bob's list of blocked people no longer names a deleted account.
     page = logged_in_client("bob").get("/settings/blocked/").content.decode()
     assert "alice" not in page
