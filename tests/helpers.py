@@ -7,6 +7,7 @@ import re
 from django.conf import settings
 from django.test import Client
 
+from accounts import keys as account_keys
 from accounts import services
 from config.redis import get_redis_bytes
 
@@ -101,8 +102,6 @@ def make_away(r, uid: int) -> None:
     """Leave the store as it is for a reader last seen FANOUT_ACTIVE_DAYS days ago,
     the newest day whose stamp may have expired by now: it has, and one server's
     `seen:days` still holds that day (the fan-out must not trust it)."""
-    from accounts import keys as account_keys
-
     r.delete(account_keys.seen(uid))
     day = services.seen_day() - settings.FANOUT_ACTIVE_DAYS
     days = services.seen_days_args(uid=uid, day=day)

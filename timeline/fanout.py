@@ -768,6 +768,7 @@ def run_account(job: jobs.Job) -> None:
             days = seen_days_args(uid=uid, day=0)
             if days is not None:
                 pipe.setrange(account_keys.seen_days(), *days)
+            if not is_cluster():  # `muters` has no uid cap, unlike `seen:days`
                 pipe.setbit(keys.muters(), uid, 0)
             pipe.barrier()  # their count goes after their followers (an unfollow
             # racing this step sets it from the followers zset)
