@@ -12,6 +12,12 @@ test client with production settings, the pages alternated request by request af
 warm-up, and prints the median of each run with the page's size and round trips.
 With `--cpu` it prints the CPU time each request cost instead, the site's process
 and the Redis server's (less disturbed than times on a shared, noisy machine).
+With `--trends N` each of the last TRENDS_HOURS hours also counts N tags, as a busy
+site's do (the global page shows the top ten). The trending tags are then added up
+once, as a running fan-out worker keeps them (`timeline.trends.refresh`; the sum is
+made to outlive the run); a checkout without that step (`--root`) adds them up on
+every global page. (Both are keyed to the hour the run starts in: a run that crosses
+into the next hour adds them up on every global page from then on.)
 
 What it measures is the site's own Python and Redis time per page (no WSGI server, no
 kernel, no load generator): the figure to compare before and after a change to the
@@ -90,6 +96,29 @@ def _seed(count: int) -> str:
     return account_services.session_create(uid=viewer.id).cookie_value()
 
 
+def _busy_trends(tags: int) -> None:
+    """Each of the last TRENDS_HOURS hours counts `tags` tags, 1 to 50 uses each."""
+    from django.conf import settings
+
+    from config.redis import get_redis
+    from timeline import keys
+
+    hour = int(time.time() // 3600)
+    for h in range(hour - settings.TRENDS_HOURS + 1, hour + 1) if tags else ():
+        counts = {f"tag{i}": 1 + (i * 7919 + h) % 50 for i in range(tags)}
+        get_redis().zadd(keys.trends(h), counts)
+
+
+def _sum_trends() -> None:
+    """Add the trending tags up as a running fan-out worker does (where the checkout
+    measured has that step)."""
+    try:
+        from timeline.trends import refresh
+    except ImportError:
+        return
+    refresh()
+
+
 def _get(client, path: str) -> float:
     start = time.perf_counter()
     response = client.get(path, secure=True)
@@ -138,6 +167,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--root", type=Path, default=ROOT, help="the checkout to measure"
     )
+    parser.add_argument(
+        "--trends",
+        type=int,
+        default=0,
+        metavar="N",
+        help="tags counted in each of the last hours, as on a busy site",
+    )
     args = parser.parse_args(argv)
     sys.path.insert(0, str(args.root))
     os.chdir(args.root)
@@ -159,6 +195,8 @@ def main(argv: list[str] | None = None) -> int:
             RATE_LIMIT_LIKE="off",
             DJANGO_SETTINGS_MODULE="config.settings",
             STATIC_ROOT=tempfile.mkdtemp(prefix="bench-static-"),
+            # The worker's sum of the trending tags outlives the run (`_sum_trends`).
+            TRENDS_REFRESH_SECONDS="86400",
         )
         import django
 
@@ -173,6 +211,8 @@ def main(argv: list[str] | None = None) -> int:
 
         client = Client()
         client.cookies[settings.AUTH_COOKIE_NAME] = _seed(40)
+        _busy_trends(args.trends)
+        _sum_trends()
         paths = dict(PAGES)
         profile = client.get(paths["profile"], secure=True).content
         sid = re.search(rb'href="/s/(\d+)/"', profile)[1].decode()

@@ -93,6 +93,11 @@ GLOBAL_TIMELINE_CAP = env.int("GLOBAL_TIMELINE_CAP", default=1000)
 TAG_TIMELINE_CAP = env.int("TAG_TIMELINE_CAP", default=1000)
 # The global page's trending tags count the statuses of this many last hours.
 TRENDS_HOURS = env.int("TRENDS_HOURS", default=6)
+# How often fan-out workers add those hours up for every page (`timeline.trends`):
+# the trending tags shown are up to about 1.25 times this old (2 times while the
+# workers are stopped or busy). 0: no worker does; every global page adds them up
+# itself, at a cost that grows with the tags the site uses.
+TRENDS_REFRESH_SECONDS = env.float("TRENDS_REFRESH_SECONDS", default=60.0)
 # Notification groups kept per user (`timeline.notifications`), oldest dropped.
 NOTIFICATIONS_CAP = env.int("NOTIFICATIONS_CAP", default=500)
 FOLLOW_BACKFILL = env.int("FOLLOW_BACKFILL", default=200)

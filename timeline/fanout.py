@@ -70,6 +70,7 @@ from timeline import (
     services,
     social,
     suggestions,
+    trends,
 )
 from timeline.domain import Status
 
@@ -835,15 +836,16 @@ def run_pending(*, now: int | None = None, sweep: bool = False) -> int:
 
 
 class Worker:
-    """A loop that takes wake-up calls, sweeps the queues now and then, and runs the
-    jobs it leases, one at a time, until `stop` is set."""
+    """A loop that takes wake-up calls, sweeps the queues now and then, adds up the
+    trending tags (`timeline.trends.refresh`), and runs the jobs it leases, one at a
+    time, until `stop` is set."""
 
     def __init__(self, *, stop: threading.Event | None = None):
         self.stop = stop or threading.Event()
         self.finished = 0
 
     def run(self) -> None:
-        next_sweep = 0.0
+        next_sweep = next_trends = 0.0
         revisit: set[int] = set()
         while not self.stop.is_set():
             try:
@@ -852,6 +854,11 @@ class Worker:
                 if time.monotonic() >= next_sweep:
                     slots |= set(jobs.due_slots())
                     next_sweep = time.monotonic() + settings.JOB_SWEEP_SECONDS
+                if time.monotonic() >= next_trends:
+                    # Asked four times an interval, so the sum is written again
+                    # soon after it is an interval old (one worker writes it).
+                    next_trends = time.monotonic() + settings.TRENDS_REFRESH_SECONDS / 4
+                    _trends_refresh()
                 for slot in sorted(slots):
                     if self.stop.is_set():
                         return
@@ -864,6 +871,16 @@ class Worker:
                 continue
             if not slots:
                 self.stop.wait(settings.JOB_POLL_SECONDS)
+
+
+def _trends_refresh() -> None:
+    """Add the trending tags up (`timeline.trends.refresh`). The sum is derived from
+    counts that stay, so a failure is logged and left for the next time: it never
+    keeps the worker from its jobs."""
+    try:
+        trends.refresh()
+    except OUTAGES as error:
+        log.warning("fan-out worker: trending tags not added up (%r)", error)
 
 
 def start_thread() -> tuple[threading.Thread, threading.Event]:

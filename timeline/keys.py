@@ -80,6 +80,10 @@ account's job (`account:<uid>`) deletes every per-user key of both tables
 |                      |        | statuses posted that hour carry it        | TRENDS_HOURS + 1 hours; one member per tag|
 |                      |        | (counted once, when the tag timeline      | used that hour (a delete does not         |
 |                      |        | first gains the status)                   | decrement: it ages out with its hour)     |
+| `trends:{tr}:top:<hour>` | string | JSON list tag, count, ... : the top   | one per hour; TTL 2 x                     |
+|                      |        | TRENDS_SHOWN tags of the TRENDS_HOURS     | TRENDS_REFRESH_SECONDS, written again by  |
+|                      |        | hours up to `<hour>`, added up by a       | a worker each interval (the global page   |
+|                      |        | worker (`timeline/trends.py`)             | adds the hours up itself while it is gone)|
 | `suggestions:{<uid>}` | zset  | candidate uid -> how many of the user's   | SUGGESTIONS_CAP (50), rebuilt whole by    |
 |                      |        | followees follow them (friends of friends,| the `suggest:<uid>` job after a follow    |
 |                      |        | `timeline/suggestions.py`)                | change; deleted with the account          |
@@ -339,6 +343,12 @@ def trends(hour: int) -> str:
     """The tag counts of one hour (unix time // 3600); every hour in one slot, so a
     page reads the last few in one request to one node."""
     return f"trends:{{tr}}:{hour}"
+
+
+def trends_top(hour: int) -> str:
+    """The trending tags of the TRENDS_HOURS hours up to `hour`, added up by a worker
+    (`timeline.trends`); in the hours' slot, so one script reads or writes them all."""
+    return f"trends:{{tr}}:top:{hour}"
 
 
 def suggestions(uid: int) -> str:

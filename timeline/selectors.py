@@ -8,8 +8,6 @@ the viewer is `request.user`, resolved from the same first round trip.
 
 from __future__ import annotations
 
-import time
-from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
@@ -49,7 +47,6 @@ from timeline.domain import (
     Relationship,
     Status,
     Thread,
-    Trend,
 )
 from timeline.notifications import ACTORS_KEPT, STATUS_KINDS
 from timeline.services import home_rebuild_job_id
@@ -1755,34 +1752,6 @@ def people_search(*, reads: PageReads, query: str) -> list[User]:
         )
     ]
     return matches[:SEARCH_SHOWN]
-
-
-TRENDS_SHOWN = 10
-# Tags read from each hour's counts: the top of the last hours is summed from the
-# top of each hour (a tag below this many in every hour is not a trend anyway).
-TRENDS_READ = 100
-
-
-def trends_queue(reads: ReadBatch) -> Deferred[list[Trend]]:
-    """Queue the read of the tags most used in public statuses of the last
-    TRENDS_HOURS hours (this one included), most used first; one request to the
-    trends' node in the page's first round trip."""
-    hour = int(time.time() // 3600)
-    hours = [hour - i for i in range(settings.TRENDS_HOURS)]
-
-    def build(pipe) -> None:
-        for h in hours:
-            pipe.zrevrange(keys.trends(h), 0, TRENDS_READ - 1, withscores=True)
-
-    def parse(replies: list) -> list[Trend]:
-        counts: Counter[str] = Counter()
-        for reply in replies:
-            for tag, count in reply:
-                counts[tag] += int(count)
-        top = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
-        return [Trend(tag=tag, count=n) for tag, n in top[:TRENDS_SHOWN]]
-
-    return reads.queue(build, parse)
 
 
 # Notifications (`timeline.notifications`). KEYS: the viewer's groups, rows and read

@@ -25,6 +25,7 @@ from timeline.domain import (
 )
 from timeline.forms import StatusForm
 from timeline.richtext import tag_key
+from timeline.trends import trends_queue
 
 
 def home(request, form: StatusForm | None = None, status: int = 400):
@@ -78,7 +79,7 @@ def post_status(request):
 
 
 def global_timeline(request):
-    trends = selectors.trends_queue(request.reads)  # read with the page's first trip
+    trends = trends_queue(request.reads)  # read with the page's first trip
     page = selectors.global_page(
         reads=request.reads, max_id=int_param(request, "max_id")
     )

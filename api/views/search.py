@@ -25,8 +25,8 @@ from timeline.selectors import (
     following_among_queue,
     people_search,
     tag_exists_queue,
-    trends_queue,
 )
+from timeline.trends import trends_queue
 
 TYPES = ("accounts", "hashtags", "statuses")
 TRENDS_LIMIT_DEFAULT = 10
