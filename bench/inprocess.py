@@ -16,8 +16,9 @@ With `--trends N` each of the last TRENDS_HOURS hours also counts N tags, as a b
 site's do (the global page shows the top ten). The trending tags are then added up
 once, as a running fan-out worker keeps them (`timeline.trends.refresh`; the sum is
 made to outlive the run); a checkout without that step (`--root`) adds them up on
-every global page. (Both are keyed to the hour the run starts in: a run that crosses
-into the next hour adds them up on every global page from then on.)
+every global page, as the change does with `--no-sum` (no worker running). (Both are
+keyed to the hour the run starts in: a run that crosses into the next hour adds them
+up on every global page from then on.)
 
 What it measures is the site's own Python and Redis time per page (no WSGI server, no
 kernel, no load generator): the figure to compare before and after a change to the
@@ -174,6 +175,11 @@ def main(argv: list[str] | None = None) -> int:
         metavar="N",
         help="tags counted in each of the last hours, as on a busy site",
     )
+    parser.add_argument(
+        "--no-sum",
+        action="store_true",
+        help="no worker's sum of the trends: every global page adds them up",
+    )
     args = parser.parse_args(argv)
     sys.path.insert(0, str(args.root))
     os.chdir(args.root)
@@ -212,7 +218,8 @@ def main(argv: list[str] | None = None) -> int:
         client = Client()
         client.cookies[settings.AUTH_COOKIE_NAME] = _seed(40)
         _busy_trends(args.trends)
-        _sum_trends()
+        if not args.no_sum:
+            _sum_trends()
         paths = dict(PAGES)
         profile = client.get(paths["profile"], secure=True).content
         sid = re.search(rb'href="/s/(\d+)/"', profile)[1].decode()

@@ -880,7 +880,13 @@ def _trends_refresh() -> None:
     try:
         trends.refresh()
     except OUTAGES as error:
-        log.warning("fan-out worker: trending tags not added up (%r)", error)
+        # A refusal (OOM, a script error) is worth its traceback; an outage is not.
+        outage = isinstance(error, redis.ConnectionError | redis.TimeoutError)
+        log.warning(
+            "fan-out worker: trending tags not added up (%r)",
+            error,
+            exc_info=not outage,
+        )
 
 
 def start_thread() -> tuple[threading.Thread, threading.Event]:

@@ -3,25 +3,29 @@ hours, this one included, most used first.
 
 Each hour's counts (`keys.trends(hour)`) are written by a post's fan-out job
 (`services.status_tags_add`). Adding them up is a worker's step: every fan-out
-worker, about every TRENDS_REFRESH_SECONDS / 4, asks Redis for a new sum of this
-hour's window when the last is TRENDS_REFRESH_SECONDS old (`refresh`; one worker
-writes it, the others find it fresh), and the sum is one short string
-(`keys.trends_top(hour)`). A page, or the client API, reads that string: its cost no
-longer grows with how many tags the site uses (six hours of a busy site's counts are
-600 entries to read and add up on every global page). What it shows is up to about
+worker, about every TRENDS_REFRESH_SECONDS / 4, reads the hours and, when the last
+sum is TRENDS_REFRESH_SECONDS old, adds them up and writes the sum as one short
+string (`keys.trends_top(hour)`; `refresh`: one worker's write lands, the others
+find it fresh). A page, or the client API, reads that string: its cost no longer
+grows with how many tags the site uses (six hours of a busy site's counts are 600
+entries to read and add up on every global page). What it shows is up to about
 1.25 x TRENDS_REFRESH_SECONDS old (2 x while the workers are stopped or all busy with
 long jobs: the sum lives two intervals).
 
 Where no sum of this hour exists (no worker runs, a worker stopped more than two
-intervals ago, the first seconds of an hour) the page's own script adds the hours up
-as the worker would, without writing: the same tags and counts, at the old cost.
-`TRENDS_REFRESH_SECONDS=0` leaves it so: workers add nothing up, every page does.
+intervals ago, the first seconds of an hour) the page's script returns the hours'
+counts instead and the page adds them up as the worker would (`_top`: the same tags
+and counts, at the old cost, in the web process: adding them up in Lua took Redis's
+one thread 0.7 ms a page more). `TRENDS_REFRESH_SECONDS=0` leaves it so: workers add
+nothing up, every page does.
 """
 
 from __future__ import annotations
 
 import math
 import time
+from collections import Counter
+from collections.abc import Iterable
 
 import orjson
 from django.conf import settings
@@ -35,63 +39,31 @@ TRENDS_SHOWN = 10
 # top of each hour (a tag below this many in every hour is not a trend anyway).
 TRENDS_READ = 100
 
-# KEYS[1]: the hour's sum (`keys.trends_top`), KEYS[2..]: the hours' counts.
-# `top(read, shown)`: each hour's `read` most used tags added up; the `shown` most
-# used as one JSON list tag, count, tag, count... (ties in the byte order of the tags,
-# as Python orders them: Lua's `<` on strings follows the server's locale).
-_TOP_LUA = """
-local function before(a, b)
-  for k = 1, math.min(#a, #b) do
-    local x, y = string.byte(a, k), string.byte(b, k)
-    if x ~= y then return x < y end
-  end
-  return #a < #b
-end
-local function top(read, shown)
-  local counts, tags = {}, {}
-  for i = 2, #KEYS do
-    local hour = redis.call('ZREVRANGE', KEYS[i], 0, read - 1, 'WITHSCORES')
-    for j = 1, #hour, 2 do
-      local tag = hour[j]
-      if not counts[tag] then
-        tags[#tags + 1] = tag
-        counts[tag] = 0
-      end
-      counts[tag] = counts[tag] + tonumber(hour[j + 1])
-    end
-  end
-  table.sort(tags, function(a, b)
-    if counts[a] ~= counts[b] then return counts[a] > counts[b] end
-    return before(a, b)
-  end)
-  local out = {}
-  for i = 1, math.min(shown, #tags) do
-    out[#out + 1] = tags[i]
-    out[#out + 1] = counts[tags[i]]
-  end
-  return cjson.encode(out)
-end
-"""
-
-# ARGV: read, shown. The worker's sum of this hour if there is one, else the sum.
+# KEYS[1]: the hour's sum (`keys.trends_top`), KEYS[2..]: the hours' counts. ARGV:
+# how many of each hour's tags to read. The worker's sum if there is one (a string),
+# else each hour's most used tags with their counts (a list per hour).
 _READ = LuaScript(
-    _TOP_LUA
-    + """
-return redis.call('GET', KEYS[1]) or top(tonumber(ARGV[1]), tonumber(ARGV[2]))
+    """
+local summed = redis.call('GET', KEYS[1])
+if summed then return summed end
+local hours = {}
+for i = 2, #KEYS do
+  hours[#hours + 1] = redis.call('ZREVRANGE', KEYS[i], 0, ARGV[1] - 1, 'WITHSCORES')
+end
+return hours
 """
 )
 
-# ARGV: read, shown, interval (ms), lifetime (ms). Writes the sum unless the last one
-# was written less than `interval` ago (by this worker or another); 1 if it wrote.
-_REFRESH = LuaScript(
-    _TOP_LUA
-    + """
-local interval, life = tonumber(ARGV[3]), tonumber(ARGV[4])
--- Written less than an interval ago (a longer life left than this one's is a sum
--- written under a longer interval: made again at once when the setting is lowered).
+# KEYS[1]: the hour's sum. ARGV: the sum, the interval and the lifetime (ms). Writes
+# the sum unless one was written less than an interval ago (by another worker; a
+# longer life left than this one's is a sum written under a longer interval, made
+# again at once when the setting is lowered); 1 if it wrote.
+_STORE = LuaScript(
+    """
+local interval, life = tonumber(ARGV[2]), tonumber(ARGV[3])
 local left = redis.call('PTTL', KEYS[1])
 if left > life - interval and left <= life then return 0 end
-redis.call('SET', KEYS[1], top(tonumber(ARGV[1]), tonumber(ARGV[2])), 'PX', life)
+redis.call('SET', KEYS[1], ARGV[1], 'PX', life)
 return 1
 """
 )
@@ -103,13 +75,22 @@ def _keys(now: float | None) -> list[str]:
     return [keys.trends_top(hour), *hours]
 
 
-def _parse(reply: bytes | str) -> list[Trend]:
-    flat = orjson.loads(reply)
-    if not isinstance(flat, list):  # cjson writes an empty list as {}
-        return []
-    return [
-        Trend(tag=t, count=int(n)) for t, n in zip(flat[::2], flat[1::2], strict=True)
-    ]
+def _top(hours: Iterable[Iterable[tuple[str, float]]]) -> list[Trend]:
+    """The most used tags of the hours' (tag, count) pairs, ties by tag: what the
+    worker's sum holds, and what a page shows where there is none."""
+    counts: Counter[str] = Counter()
+    for hour in hours:
+        for tag, count in hour:
+            counts[tag] += int(count)
+    top = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    return [Trend(tag=tag, count=n) for tag, n in top[:TRENDS_SHOWN]]
+
+
+def _parse(reply: str | list[list[str]]) -> list[Trend]:
+    if isinstance(reply, list):  # no sum: each hour's tag, count, tag, ... as read
+        pairs = [zip(h[::2], map(float, h[1::2]), strict=True) for h in reply]
+        return _top(pairs)
+    return [Trend(tag=t, count=n) for t, n in orjson.loads(reply)]
 
 
 def trends_queue(
@@ -119,7 +100,7 @@ def trends_queue(
     first round trip: one script call to the trends' node."""
     names = _keys(now)
     return reads.queue(
-        lambda pipe: _READ.queue(pipe, keys=names, args=[TRENDS_READ, TRENDS_SHOWN]),
+        lambda pipe: _READ.queue(pipe, keys=names, args=[TRENDS_READ]),
         lambda replies: _parse(replies[0]),
     )
 
@@ -128,13 +109,26 @@ def refresh(*, now: float | None = None) -> bool:
     """Write this hour's sum of the trends unless one was written less than
     TRENDS_REFRESH_SECONDS ago; True if this call wrote it. It lives two intervals,
     so pages add the hours up themselves again soon after the last worker stops."""
-    seconds = settings.TRENDS_REFRESH_SECONDS
-    if not 0 < seconds < math.inf:
+    milliseconds = settings.TRENDS_REFRESH_SECONDS * 1000
+    if not 0 < milliseconds < math.inf:
         return False
-    interval = max(1, round(seconds * 1000))
-    args = [TRENDS_READ, TRENDS_SHOWN, interval, 2 * interval]
+    interval = max(1, round(milliseconds))
+    names = _keys(now)
+
+    def read(pipe) -> None:
+        pipe.pttl(names[0])
+        for hour in names[1:]:
+            pipe.zrevrange(hour, 0, TRENDS_READ - 1, withscores=True)
+
+    left, *hours = pipeline_run(read, confirm=False)
+    if interval < left <= 2 * interval:
+        return False  # fresh: written less than an interval ago
+    summed = orjson.dumps([[t.tag, t.count] for t in _top(hours)])
     # A derived cache: no wait for replicas (REDIS_WAIT_REPLICAS) to confirm it.
     wrote = pipeline_run(
-        lambda pipe: _REFRESH.queue(pipe, keys=_keys(now), args=args), confirm=False
+        lambda pipe: _STORE.queue(
+            pipe, keys=[names[0]], args=[summed, interval, 2 * interval]
+        ),
+        confirm=False,
     )
     return bool(wrote[0])

@@ -71,10 +71,13 @@ def new_page(browser, site):
 
 
 @pytest.fixture
-def fanout_worker(redis_client):
-    """A fan-out worker thread, as the development server runs one, for one test."""
+def fanout_worker(redis_client, settings):
+    """A fan-out worker thread, as the development server runs one, for one test;
+    it adds the trending tags up every half second (a minute by default), set before
+    it starts so its first sum is of this interval."""
     from timeline import fanout
 
+    settings.TRENDS_REFRESH_SECONDS = 0.5
     thread, stop = fanout.start_thread()
     yield thread
     stop.set()

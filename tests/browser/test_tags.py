@@ -18,9 +18,7 @@ from tests.helpers import make_user
 pytestmark = [pytest.mark.real_redis, pytest.mark.browser]
 
 
-def test_post_a_tag_and_a_link_then_follow_the_tag(new_page, fanout_worker, settings):
-    # The worker adds the trending tags up this often (a minute by default).
-    settings.TRENDS_REFRESH_SECONDS = 0.5
+def test_post_a_tag_and_a_link_then_follow_the_tag(new_page, fanout_worker):
     make_user("alice")
     make_user("bob")
     # axe is injected as an inline script, which the site's policy rightly refuses.
