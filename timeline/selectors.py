@@ -87,6 +87,18 @@ local function listed(t)
   if #t == 0 then return {null} end
   return t
 end
+local function position(list, name)
+  for j, value in ipairs(list) do
+    if value == name then return j end
+  end
+end
+-- A relation's count, as read (`nulls`), says the zset holds someone: a count
+-- and its zset change in one script (`timeline.social`), so a zero or an absent
+-- count (a status nobody liked, or one older than likes) is an empty zset, and
+-- the viewer's ZSCORE there is not asked.
+local function counted(value)
+  return value ~= null and value ~= '0'
+end
 """
 
 # The rows of `_STATUSES_READ` and `_WINDOW_READ`: `read_rows(keys, a)` reads the
@@ -101,6 +113,7 @@ local function read_rows(keys, a)
   local authors_at = {tonumber(ARGV[a + n + 2]), tonumber(ARGV[a + n + 3])}
   local prefix, suffix = ARGV[a + n + 4], ARGV[a + n + 5]
   local card_fields = {unpack(ARGV, a + n + 6)}
+  local likes_at, reposts_at = position(fields, 'likes'), position(fields, 'reposts')
   local rows, cards, seen = {}, {}, {}
   for i = 1, #keys, 3 do
     local row = nulls(redis.call('HMGET', keys[i], unpack(fields)), n)
@@ -115,8 +128,10 @@ local function read_rows(keys, a)
       end
     end
     if viewer ~= '' then
-      row[n + 1] = redis.call('ZSCORE', keys[i + 1], viewer) or null
-      row[n + 2] = redis.call('ZSCORE', keys[i + 2], viewer) or null
+      row[n + 1] = counted(row[likes_at])
+        and redis.call('ZSCORE', keys[i + 1], viewer) or null
+      row[n + 2] = counted(row[reposts_at])
+        and redis.call('ZSCORE', keys[i + 2], viewer) or null
     end
     rows[#rows + 1] = row
   end
@@ -2887,10 +2902,13 @@ local function read_related(keys, a)
     accounts[at + 5] = redis.call('ZCARD', gp .. uid .. gs)
     accounts[at + 6] = redis.call('ZREVRANGE', posts, 0, 0)[1] or null
   end
+  local likes_at, reposts_at = position(fields, 'likes'), position(fields, 'reposts')
   local function state(row, likes, reposts)
     if viewer ~= '' then
-      row[n + 1] = redis.call('ZSCORE', likes, viewer) or null
-      row[n + 2] = redis.call('ZSCORE', reposts, viewer) or null
+      row[n + 1] = counted(row[likes_at])
+        and redis.call('ZSCORE', likes, viewer) or null
+      row[n + 2] = counted(row[reposts_at])
+        and redis.call('ZSCORE', reposts, viewer) or null
     end
   end
   for i = 1, #keys, 3 do

@@ -154,6 +154,54 @@ def user_get_named(name: str):
     return user_get_by_username(username=name)
 
 
+def test_favourited_and_reblogged_are_the_viewers_own_whatever_the_counts_say():
+    # As on the site's pages: the viewer's state is asked only where a count says
+    # someone is there, and a hash older than the counts has none.
+    alice, bob, carol = make_user("alice"), make_user("bob"), make_user("carol")
+    _follow(bob, alice)
+    liked, others, undone, old = (_post(alice, t) for t in "abcd")
+    get_redis().hdel(keys.status(old), "likes", "reposts", "replies")
+    social.status_like(user=bob, sid=liked)
+    social.status_like(user=carol, sid=others)
+    social.status_repost(user=carol, sid=others)
+    social.status_like(user=bob, sid=undone)
+    social.status_unlike(user=bob, sid=undone)
+    run_jobs()
+
+    def state(path: str) -> dict[str, tuple]:
+        response = _api(bob).get(path)
+        assert response.status_code == 200, response.content
+        return {
+            s["content"]: (
+                s["favourites_count"],
+                s["reblogs_count"],
+                s["favourited"],
+                s["reblogged"],
+            )
+            for s in response.json()
+            if s["reblog"] is None and s["account"]["acct"] == "alice"
+        }
+
+    expected = {
+        "<p>a</p>": (1, 0, True, False),
+        "<p>b</p>": (1, 1, False, False),
+        "<p>c</p>": (0, 0, False, False),
+        "<p>d</p>": (0, 0, False, False),
+    }
+    for path in ("/api/v1/timelines/home", "/api/v1/timelines/public"):
+        assert state(path) == expected, path
+    social.status_like(user=bob, sid=old)
+    social.status_repost(user=bob, sid=old)
+    run_jobs()
+    timeline = _api(bob).get("/api/v1/timelines/home").json()
+    (wrapper,) = [s for s in timeline if s["reblog"] is not None]
+    assert wrapper["reblog"]["id"] == str(old)
+    assert (wrapper["reblog"]["favourited"], wrapper["reblog"]["reblogged"]) == (
+        True,
+        True,
+    )
+
+
 def test_a_repost_nests_its_original_with_counts_and_the_viewers_state():
     alice, bob = make_user("alice"), make_user("bob")
     _follow(bob, alice)

@@ -113,6 +113,47 @@ def test_pages_show_counts_and_the_viewers_own_state(r, users):
     assert [s.liked for s in home(alice)] == [False]
 
 
+def test_the_viewers_state_is_their_own_whatever_the_counts_say(r, users):
+    # A page asks a status's likes and reposts about the viewer only where its
+    # count says someone is there: a status liked by others, one liked and then
+    # unliked (count 0), one whose hash predates the counts (no field at all).
+    alice, bob, carol = users["alice"], users["bob"], users["carol"]
+    follow(bob, alice)
+    liked, others, undone, old = (post(alice, t) for t in "abcd")
+    run_jobs()
+    r.hdel(keys.status(old.id), "likes", "reposts", "replies")
+    social.status_like(user=bob, sid=liked.id)
+    social.status_like(user=carol, sid=others.id)
+    social.status_repost(user=carol, sid=others.id)
+    social.status_like(user=bob, sid=undone.id)
+    social.status_unlike(user=bob, sid=undone.id)
+    run_jobs()
+
+    def state(user: User) -> dict[str, tuple]:
+        rows = home(user)
+        return {
+            s.text: (s.likes, s.reposts, s.liked, s.reposted)
+            for s in rows
+            if s is not None and s.repost_of is None
+        }
+
+    assert state(bob) == {
+        "a": (1, 0, True, False),
+        "b": (1, 1, False, False),
+        "c": (0, 0, False, False),
+        "d": (0, 0, False, False),
+    }
+    # The old hash gains its counts with its first like, and shows it.
+    social.status_like(user=bob, sid=old.id)
+    assert state(bob)["d"] == (1, 0, True, False)
+    social.status_repost(user=bob, sid=undone.id)
+    run_jobs()
+    shown = selectors.global_page(reads=reads_for(bob)).statuses
+    (row,) = [s for s in shown if s is not None and s.id == undone.id]
+    assert (row.reposts, row.reposted, row.liked) == (1, True, False)
+    assert [s.liked for s in home(alice) if s is not None] == [False] * 4
+
+
 def test_a_like_is_refused_across_a_block_either_way(r, users):
     alice, bob, carol = users["alice"], users["bob"], users["carol"]
     status = post(alice)
