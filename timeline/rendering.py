@@ -340,6 +340,15 @@ def _when(at: int) -> str:
     )
 
 
+@lru_cache(maxsize=4096)
+def _actor_link(username: str, url) -> str:
+    """A group's actor: `@name`, linking to their profile (a pure function of the
+    name, which never changes, and `url`, one function per script prefix)."""
+    return (
+        f'<a href="{escape(url("timeline:profile", username))}">@{escape(username)}</a>'
+    )
+
+
 def _says(kind: str, url) -> str:
     if kind == "follow_request":
         href = escape(url("timeline:follow_requests"))
@@ -354,11 +363,7 @@ def notification_list(items: list[NotificationItem]) -> Markup:
     url = url_maker()
     rows = []
     for item in items:
-        links = [
-            f'<a href="{escape(url("timeline:profile", actor.username))}">'
-            f"@{escape(actor.username)}</a>"
-            for actor in item.actors
-        ]
+        links = [_actor_link(actor.username, url) for actor in item.actors]
         if item.others:
             names = ", ".join(links)
             names += f" and {item.others:d} other{'s' if item.others != 1 else ''}"
