@@ -156,7 +156,7 @@ def user_get_named(name: str):
 
 def test_favourited_and_reblogged_are_the_viewers_own_whatever_the_counts_say():
     # As on the site's pages: the viewer's state is asked only where a count says
-    # someone is there, and a hash older than the counts has none.
+    # someone is there; a status never liked has no count field at all.
     alice, bob, carol = make_user("alice"), make_user("bob"), make_user("carol")
     _follow(bob, alice)
     liked, others, undone, old = (_post(alice, t) for t in "abcd")

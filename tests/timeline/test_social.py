@@ -116,7 +116,8 @@ def test_pages_show_counts_and_the_viewers_own_state(r, users):
 def test_the_viewers_state_is_their_own_whatever_the_counts_say(r, users):
     # A page asks a status's likes and reposts about the viewer only where its
     # count says someone is there: a status liked by others, one liked and then
-    # unliked (count 0), one whose hash predates the counts (no field at all).
+    # unliked (count 0), one never liked (no count field at all, as in a hash
+    # older than likes).
     alice, bob, carol = users["alice"], users["bob"], users["carol"]
     follow(bob, alice)
     liked, others, undone, old = (post(alice, t) for t in "abcd")
