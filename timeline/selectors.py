@@ -87,17 +87,27 @@ local function listed(t)
   if #t == 0 then return {null} end
   return t
 end
-local function position(list, name)
-  for j, value in ipairs(list) do
-    if value == name then return j end
+-- The viewer's like and repost of a status: `counts_at(fields)` finds where the
+-- likes and reposts counts sit in a row of those fields, and `viewer_state(row, n,
+-- viewer, at, likes, reposts)` puts, after the row's `n` fields (`nulls` applied),
+-- the viewer's score in the status's likes and reposts zsets, or null. A count and
+-- its zset change in one script (`timeline.social`), so a zero or an absent count
+-- (a status nobody liked, or one older than likes) is an empty zset: its ZSCORE is
+-- not asked.
+local function counts_at(fields)
+  local at = {}
+  for j, name in ipairs(fields) do
+    if name == 'likes' then at[1] = j elseif name == 'reposts' then at[2] = j end
   end
+  return at
 end
--- A relation's count, as read (`nulls`), says the zset holds someone: a count
--- and its zset change in one script (`timeline.social`), so a zero or an absent
--- count (a status nobody liked, or one older than likes) is an empty zset, and
--- the viewer's ZSCORE there is not asked.
 local function counted(value)
   return value ~= null and value ~= '0'
+end
+local function viewer_state(row, n, viewer, at, likes, reposts)
+  if viewer == '' then return end
+  row[n + 1] = counted(row[at[1]]) and redis.call('ZSCORE', likes, viewer) or null
+  row[n + 2] = counted(row[at[2]]) and redis.call('ZSCORE', reposts, viewer) or null
 end
 """
 
@@ -113,7 +123,7 @@ local function read_rows(keys, a)
   local authors_at = {tonumber(ARGV[a + n + 2]), tonumber(ARGV[a + n + 3])}
   local prefix, suffix = ARGV[a + n + 4], ARGV[a + n + 5]
   local card_fields = {unpack(ARGV, a + n + 6)}
-  local likes_at, reposts_at = position(fields, 'likes'), position(fields, 'reposts')
+  local at = counts_at(fields)
   local rows, cards, seen = {}, {}, {}
   for i = 1, #keys, 3 do
     local row = nulls(redis.call('HMGET', keys[i], unpack(fields)), n)
@@ -127,12 +137,7 @@ local function read_rows(keys, a)
           #card_fields)
       end
     end
-    if viewer ~= '' then
-      row[n + 1] = counted(row[likes_at])
-        and redis.call('ZSCORE', keys[i + 1], viewer) or null
-      row[n + 2] = counted(row[reposts_at])
-        and redis.call('ZSCORE', keys[i + 2], viewer) or null
-    end
+    viewer_state(row, n, viewer, at, keys[i + 1], keys[i + 2])
     rows[#rows + 1] = row
   end
   return listed(rows), listed(cards)
@@ -2902,14 +2907,9 @@ local function read_related(keys, a)
     accounts[at + 5] = redis.call('ZCARD', gp .. uid .. gs)
     accounts[at + 6] = redis.call('ZREVRANGE', posts, 0, 0)[1] or null
   end
-  local likes_at, reposts_at = position(fields, 'likes'), position(fields, 'reposts')
+  local at = counts_at(fields)
   local function state(row, likes, reposts)
-    if viewer ~= '' then
-      row[n + 1] = counted(row[likes_at])
-        and redis.call('ZSCORE', likes, viewer) or null
-      row[n + 2] = counted(row[reposts_at])
-        and redis.call('ZSCORE', reposts, viewer) or null
-    end
+    viewer_state(row, n, viewer, at, likes, reposts)
   end
   for i = 1, #keys, 3 do
     local row = redis.call('HMGET', keys[i], unpack(fields))
