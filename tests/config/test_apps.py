@@ -1,0 +1,116 @@
+"""What the project's settings mean to Django itself (`config.apps`)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from django.apps import apps
+from django.core import signals
+from django.db import close_old_connections, reset_queries
+
+ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.fake_redis  # no Redis involved: once is enough
+
+# A deployed process (the WSGI application granian and gunicorn load) answers a
+# request, and says which handlers its request signals ran. The test client
+# connects Django's database handlers around each request itself, so only a
+# process of its own shows what a server runs.
+PROBE = """
+import io
+
+from django.core import signals
+
+from config.wsgi import application
+
+ran = []
+
+
+def recorded(receiver, name):
+    def run(**kwargs):
+        ran.append(name)
+        return receiver(**kwargs)
+
+    return run
+
+
+for signal in (signals.request_started, signals.request_finished):
+    for receiver in [ref() for _, ref, *_ in signal.receivers]:
+        signal.disconnect(receiver)
+        name = f"{receiver.__module__}.{receiver.__qualname__}"
+        signal.connect(recorded(receiver, name), weak=False)
+environ = {
+    "REQUEST_METHOD": "GET",
+    "PATH_INFO": "/healthz/",
+    "SERVER_NAME": "testserver",
+    "SERVER_PORT": "443",
+    "wsgi.url_scheme": "https",
+    "wsgi.input": io.BytesIO(),
+}
+statuses = []
+body = application(environ, lambda status, headers: statuses.append(status))
+b"".join(body)
+body.close()
+print(statuses[0])
+print("\\n".join(sorted(set(ran))))
+"""
+
+
+def _served() -> list[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DJANGO_")}
+    env.update(
+        DJANGO_SETTINGS_MODULE="config.settings",
+        DEBUG="false",
+        SECRET_KEY="x" * 50,
+        ALLOWED_HOSTS="testserver",
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    return done.stdout.split("\n")
+
+
+def test_a_served_request_runs_no_database_bookkeeping_without_a_database():
+    status, *ran = _served()
+    assert status == "200 OK"
+    # Django's own request handlers still run (the probe saw them), but none of
+    # those kept for database connections: the project has none.
+    assert "django.core.handlers.base.reset_urlconf" in ran
+    assert not [name for name in ran if name.startswith("django.db.")]
+
+
+@pytest.fixture
+def db_handlers():
+    """Django's request handlers for database connections, as this process had
+    them, connected again after the test."""
+    yield
+    for signal in (signals.request_started, signals.request_finished):
+        signal.disconnect(close_old_connections)
+    signals.request_started.disconnect(reset_queries)
+    apps.get_app_config("config").ready()
+
+
+def test_a_project_with_a_database_keeps_django_s_connection_handling(
+    settings, db_handlers
+):
+    settings.DATABASES = {"default": {"ENGINE": "django.db.backends.dummy"}}
+    signals.request_started.connect(reset_queries)
+    signals.request_started.connect(close_old_connections)
+    signals.request_finished.connect(close_old_connections)
+    apps.get_app_config("config").ready()
+    receivers = {
+        signal: [ref() for _, ref, *_ in signal.receivers]
+        for signal in (signals.request_started, signals.request_finished)
+    }
+    assert close_old_connections in receivers[signals.request_started]
+    assert close_old_connections in receivers[signals.request_finished]
+    assert reset_queries in receivers[signals.request_started]
