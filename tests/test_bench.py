@@ -277,3 +277,30 @@ def test_a_page_that_answers_nothing_after_warm_up_stops_the_run():
 
     with pytest.raises(RuntimeError, match="home"):
         load.measure_pages(pages, run, rounds=1, seconds=10)
+
+
+@pytest.mark.single_server  # it starts a Redis of its own: once is enough
+def test_served_cpu_compares_two_checkouts_page_by_page():
+    if shutil.which("wrk") is None:
+        if os.environ.get("CI"):
+            pytest.fail("CI must run the benchmark test, but wrk is missing")
+        pytest.skip("wrk is not installed: `apt-get install wrk` (.ci/run installs it)")
+    # This checkout against itself: the two sides serve the same code.
+    result = subprocess.run(
+        [sys.executable, "bench/served_cpu.py", "--base", str(ROOT), "--rounds",
+         "2", "--seconds", "1", "--users", "200", "--pages", "trivial,home"],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    rows = re.findall(
+        r"^(\w+) +base +(\d+) us, change +(\d+) us, change/base (\d+\.\d+) .*"
+        r"change lower in (\d) of 2\)$",
+        result.stdout,
+        re.M,
+    )
+    assert [row[0] for row in rows] == ["trivial", "home"], result.stdout
+    for _, base, change, ratio, _ in rows:
+        assert int(base) > 0 and int(change) > 0
+        assert float(ratio) > 0
+    # A page that reads Redis and renders statuses costs more than the trivial view.
+    assert int(rows[1][1]) > int(rows[0][1])
