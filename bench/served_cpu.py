@@ -29,6 +29,7 @@ import http.cookiejar
 import os
 import re
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -49,24 +50,36 @@ from bench.servers import (  # noqa: E402
 )
 
 PASSWORD = "retwis-demo-password"  # manage.py seed's default
+PAGES = {
+    "trivial": "/healthz/",
+    "home": "/",
+    "global": "/timeline/",
+    "profile": None,  # a seeded user's whose profile fills a page (`_login`)
+}
 TICKS = os.sysconf("SC_CLK_TCK")
 
 
 def _cpu_seconds(pid: int) -> float:
-    """User and system CPU of a process and its children now alive (granian's
-    workers), from /proc."""
+    """User and system CPU of a process and its descendants now alive (granian's
+    main process and its worker), from /proc."""
     total = 0.0
     pending = [pid]
     while pending:
         current = pending.pop()
         try:
             fields = Path(f"/proc/{current}/stat").read_text().rsplit(")", 1)[1]
-            total += sum(int(x) for x in fields.split()[11:13]) / TICKS
             children = Path(f"/proc/{current}/task/{current}/children").read_text()
         except FileNotFoundError:
-            continue
+            if current == pid:
+                raise
+            continue  # a process that ended in between
+        total += sum(int(x) for x in fields.split()[11:13]) / TICKS  # utime, stime
         pending += [int(c) for c in children.split()]
     return total
+
+
+def _has_children(pid: int) -> bool:
+    return bool(Path(f"/proc/{pid}/task/{pid}/children").read_text().split())
 
 
 def _login(url: str, users: int) -> tuple[str, str]:
@@ -109,23 +122,34 @@ def _login(url: str, users: int) -> tuple[str, str]:
 
 
 def _wrk(url: str, cookie: str, seconds: int) -> int:
-    """Requests answered in one wrk run."""
+    """Requests answered in one wrk run; a run with failures or none stops the
+    benchmark (an error page is not the page)."""
     out = subprocess.run(
         ["wrk", "-t1", "-c4", f"-d{seconds}s", "-H", f"Cookie: {cookie}", url],
         check=True, capture_output=True, text=True,
     ).stdout  # fmt: skip
-    return int(re.search(r"(\d+) requests in", out)[1])
+    done = int(re.search(r"(\d+) requests in", out)[1])
+    failed = re.search(r"Non-2xx or 3xx responses: (\d+)|Socket errors", out)
+    if failed or not done:
+        raise RuntimeError(f"{url}: {done} requests, not all answered 2xx:\n{out}")
+    return done
 
 
 def _checkout(base: str, workdir: Path) -> Path:
     if Path(base).is_dir():
         return Path(base).resolve()
     path = workdir / "base"
-    subprocess.run(
+    added = subprocess.run(
         ["git", "-C", str(ROOT), "worktree", "add", "--detach", str(path), base],
-        check=True, capture_output=True,
+        capture_output=True, text=True,
     )  # fmt: skip
+    if added.returncode:
+        raise RuntimeError(f"cannot check out {base!r}: {added.stderr.strip()}")
     return path
+
+
+def _stop_on_sigterm(*_) -> None:
+    raise SystemExit(143)  # so that `finally` stops the servers
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -138,31 +162,38 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if shutil.which("wrk") is None:
         parser.error("needs wrk (apt-get install wrk)")
+    names = args.pages.split(",")
+    if unknown := sorted(set(names) - set(PAGES)):
+        parser.error(f"unknown pages {unknown}; known: {', '.join(PAGES)}")
+    if args.rounds < 1 or args.seconds < 1 or args.users < 20:
+        parser.error("--rounds and --seconds at least 1, --users at least 20")
+    signal.signal(signal.SIGTERM, _stop_on_sigterm)
     workdir = Path(tempfile.mkdtemp(prefix="bench-served-"))
-    base_root = _checkout(args.base, workdir)
-    redis_url, redis_proc = start_redis(workdir / "redis")
-    env = site_env(redis_url=redis_url, static_root=workdir / "static")
-    env["TIMELINE_PAGE_SIZE"] = "10"  # the Retwis comparison's home and profile
+    base_root = None
+    redis_proc = None
     servers = {}
     try:
+        base_root = _checkout(args.base, workdir)
+        redis_url, redis_proc = start_redis(workdir / "redis")
+        env = site_env(redis_url=redis_url, static_root=workdir / "static")
+        env["TIMELINE_PAGE_SIZE"] = "10"  # the Retwis comparison's home and profile
         subprocess.run(
             [sys.executable, "manage.py", "seed", "--users", str(args.users),
              "--follows-per-user", "50", "--statuses-per-user", "20", "--quiet"],
             cwd=ROOT, env=env, check=True,
         )  # fmt: skip
-        collectstatic(env=env, cwd=ROOT)
         for side, root in (("base", base_root), ("change", ROOT)):
+            # Each side's own static files (their manifest names what it links).
+            side_env = {**env, "STATIC_ROOT": str(workdir / f"static-{side}")}
+            collectstatic(env=side_env, cwd=root)
             servers[side] = start_granian(
-                app="config.wsgi:application", workers=1, env=env, cwd=root
+                app="config.wsgi:application", workers=1, env=side_env, cwd=root
             )
+            if not _has_children(servers[side][0].pid):
+                raise RuntimeError("granian's worker is not a child of its process")
         cookie, profile = _login(servers["change"][1], args.users)
-        paths = {
-            "trivial": "/healthz/",
-            "home": "/",
-            "global": "/timeline/",
-            "profile": f"/u/{profile}/",
-        }
-        names = args.pages.split(",")
+        profile_path = f"/u/{profile}/"
+        paths = {**PAGES, "profile": profile_path}
         for side in servers:  # warm every worker on every page
             for name in names:
                 _wrk(servers[side][1] + paths[name], cookie, 2)
@@ -178,7 +209,7 @@ def main(argv: list[str] | None = None) -> int:
                     store = _cpu_seconds(redis_proc.pid) - store
                     cpu.setdefault((name, side), []).append((site + store) / done * 1e6)
         print(
-            f"CPU per served request (granian's worker + Redis), {args.rounds} "
+            f"CPU per served request (granian's processes + Redis), {args.rounds} "
             f"alternated rounds of {args.seconds:g} s; base {args.base}"
         )
         for name in names:
@@ -194,8 +225,9 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         for proc, _ in servers.values():
             stop(proc)
-        stop(redis_proc)
-        if base_root.parent == workdir:
+        if redis_proc is not None:
+            stop(redis_proc)
+        if base_root is not None and base_root.parent == workdir:
             subprocess.run(
                 ["git", "-C", str(ROOT), "worktree", "remove", "--force",
                  str(base_root)],

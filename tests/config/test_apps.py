@@ -12,13 +12,15 @@ from django.apps import apps
 from django.core import signals
 from django.db import close_old_connections, reset_queries
 
+from config.apps import has_database
+
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.fake_redis  # no Redis involved: once is enough
 
 # A deployed process (the WSGI application granian and gunicorn load) answers a
 # request, and says which handlers its request signals ran. The test client
-# connects Django's database handlers around each request itself, so only a
-# process of its own shows what a server runs.
+# disconnects `close_old_connections` while it sends the request signals and
+# connects it again after, so only a process of its own shows what a server runs.
 PROBE = """
 import io
 
@@ -88,21 +90,45 @@ def test_a_served_request_runs_no_database_bookkeeping_without_a_database():
     assert not [name for name in ran if name.startswith("django.db.")]
 
 
+@pytest.mark.parametrize(
+    ("databases", "real"),
+    [
+        ({}, False),
+        # What Django makes of an empty DATABASES once anything reads it.
+        ({"default": {"ENGINE": "django.db.backends.dummy"}}, False),
+        ({"default": {}}, False),
+        ({"default": {"ENGINE": "django.db.backends.sqlite3"}}, True),
+        (
+            {
+                "default": {"ENGINE": "django.db.backends.dummy"},
+                "other": {"ENGINE": "django.db.backends.postgresql"},
+            },
+            True,
+        ),
+    ],
+)
+def test_only_a_configured_engine_counts_as_a_database(databases, real):
+    assert has_database(databases) is real
+
+
 @pytest.fixture
-def db_handlers():
-    """Django's request handlers for database connections, as this process had
-    them, connected again after the test."""
+def request_signals():
+    """The request signals' receivers as they were, put back after the test."""
+    saved = {
+        signal: list(signal.receivers)
+        for signal in (signals.request_started, signals.request_finished)
+    }
     yield
-    for signal in (signals.request_started, signals.request_finished):
-        signal.disconnect(close_old_connections)
-    signals.request_started.disconnect(reset_queries)
-    apps.get_app_config("config").ready()
+    for signal, receivers in saved.items():
+        signal.receivers[:] = receivers
+        signal.sender_receivers_cache.clear()
 
 
+@pytest.mark.filterwarnings("ignore:Overriding setting DATABASES")
 def test_a_project_with_a_database_keeps_django_s_connection_handling(
-    settings, db_handlers
+    settings, request_signals
 ):
-    settings.DATABASES = {"default": {"ENGINE": "django.db.backends.dummy"}}
+    settings.DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3"}}
     signals.request_started.connect(reset_queries)
     signals.request_started.connect(close_old_connections)
     signals.request_finished.connect(close_old_connections)
