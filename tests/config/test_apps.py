@@ -5,12 +5,14 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
 from django.apps import apps
 from django.core import signals
 from django.db import close_old_connections, reset_queries
+from django.test import override_settings
 
 from config.apps import has_database
 
@@ -124,15 +126,19 @@ def request_signals():
         signal.sender_receivers_cache.clear()
 
 
-@pytest.mark.filterwarnings("ignore:Overriding setting DATABASES")
 def test_a_project_with_a_database_keeps_django_s_connection_handling(
-    settings, request_signals
+    request_signals,
 ):
-    settings.DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3"}}
     signals.request_started.connect(reset_queries)
     signals.request_started.connect(close_old_connections)
     signals.request_finished.connect(close_old_connections)
-    apps.get_app_config("config").ready()
+    real = {"default": {"ENGINE": "django.db.backends.sqlite3"}}
+    with warnings.catch_warnings():
+        # Django warns that overriding DATABASES in a test can surprise: it is
+        # read only by `ready()` here.
+        warnings.simplefilter("ignore", UserWarning)
+        with override_settings(DATABASES=real):
+            apps.get_app_config("config").ready()
     receivers = {
         signal: [ref() for _, ref, *_ in signal.receivers]
         for signal in (signals.request_started, signals.request_finished)
