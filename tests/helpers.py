@@ -1,8 +1,13 @@
-"""Small helpers the tests share: make a user, log a test client in."""
+"""Small helpers the tests share: make a user, log a test client in, run a
+deployed process."""
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 from django.conf import settings
 from django.test import Client
@@ -107,3 +112,33 @@ def make_away(r, uid: int) -> None:
     days = services.seen_days_args(uid=uid, day=day)
     if days is not None:
         r.setrange(account_keys.seen_days(), *days)
+
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def deployed_process(code: str, **environ: str) -> str:
+    """What `code` prints in a fresh interpreter with production settings and only
+    `environ` added to this one's environment (no setting of the test run's)."""
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("SECURE_", "DJANGO_", "DEBUG"))
+    }
+    env.update(
+        DJANGO_SETTINGS_MODULE="config.settings",
+        DEBUG="false",
+        SECRET_KEY="x" * 50,
+        ALLOWED_HOSTS="testserver",
+        **environ,
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    return done.stdout

@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import warnings
-from pathlib import Path
 
 import pytest
 from django.apps import apps
@@ -15,8 +11,8 @@ from django.db import close_old_connections, reset_queries
 from django.test import override_settings
 
 from config.apps import has_database
+from tests.helpers import deployed_process
 
-ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.fake_redis  # no Redis involved: once is enough
 
 # A deployed process (the WSGI application granian and gunicorn load) answers a
@@ -64,23 +60,7 @@ print("\\n".join(sorted(set(ran))))
 
 
 def _served() -> list[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("DJANGO_")}
-    env.update(
-        DJANGO_SETTINGS_MODULE="config.settings",
-        DEBUG="false",
-        SECRET_KEY="x" * 50,
-        ALLOWED_HOSTS="testserver",
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", PROBE],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
-    return done.stdout.split("\n")
+    return deployed_process(PROBE).split("\n")
 
 
 def test_a_served_request_runs_no_database_bookkeeping_without_a_database():

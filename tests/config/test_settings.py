@@ -3,14 +3,10 @@ interpreter with only the environment given, answering a real request."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.helpers import deployed_process
+
 pytestmark = pytest.mark.fake_redis  # no Redis involved: once is enough
 
 # A process with production settings answers /healthz/ (no Redis) over HTTPS.
@@ -23,28 +19,7 @@ print(Client().get("/healthz/", secure=True).get("Strict-Transport-Security", ""
 
 
 def hsts_header(**environ: str) -> str:
-    env = {
-        key: value
-        for key, value in os.environ.items()
-        if not key.startswith(("SECURE_", "DJANGO_", "DEBUG"))
-    }
-    env.update(
-        DJANGO_SETTINGS_MODULE="config.settings",
-        DEBUG="false",
-        SECRET_KEY="x" * 50,
-        ALLOWED_HOSTS="testserver",
-        **environ,
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", HSTS_PROBE],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
-    return done.stdout.strip()
+    return deployed_process(HSTS_PROBE, **environ).strip()
 
 
 @pytest.mark.parametrize(
