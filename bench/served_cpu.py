@@ -41,6 +41,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.load import Page, wrk_run  # noqa: E402
+from bench.pages import WRK_GET  # noqa: E402
 from bench.servers import (  # noqa: E402
     collectstatic,
     site_env,
@@ -121,18 +123,14 @@ def _login(url: str, users: int) -> tuple[str, str]:
     raise RuntimeError("no seeded user has a full profile")
 
 
-def _wrk(url: str, cookie: str, seconds: int) -> int:
-    """Requests answered in one wrk run; a run with failures or none stops the
-    benchmark (an error page is not the page)."""
-    out = subprocess.run(
-        ["wrk", "-t1", "-c4", f"-d{seconds}s", "-H", f"Cookie: {cookie}", url],
-        check=True, capture_output=True, text=True,
-    ).stdout  # fmt: skip
-    done = int(re.search(r"(\d+) requests in", out)[1])
-    failed = re.search(r"Non-2xx or 3xx responses: (\d+)|Socket errors", out)
-    if failed or not done:
-        raise RuntimeError(f"{url}: {done} requests, not all answered 2xx:\n{out}")
-    return done
+def _wrk(url: str, path: str, cookie: str, seconds: int, workdir: Path) -> int:
+    """Requests answered in one wrk run (1 thread, 4 connections); a run with
+    failures or none stops the benchmark (an error page is not the page)."""
+    page = Page(name=path, path=path, script=WRK_GET.format(cookie=cookie))
+    run = wrk_run(url, page, seconds=seconds, connections=4, workdir=workdir, threads=1)
+    if run["non_2xx_3xx"] or any(run["socket_errors"].values()) or not run["requests"]:
+        raise RuntimeError(f"{url}{path}: not every request answered 2xx: {run}")
+    return run["requests"]
 
 
 def _checkout(base: str, workdir: Path) -> Path:
@@ -192,11 +190,10 @@ def main(argv: list[str] | None = None) -> int:
             if not _has_children(servers[side][0].pid):
                 raise RuntimeError("granian's worker is not a child of its process")
         cookie, profile = _login(servers["change"][1], args.users)
-        profile_path = f"/u/{profile}/"
-        paths = {**PAGES, "profile": profile_path}
+        paths = {**PAGES, "profile": f"/u/{profile}/"}
         for side in servers:  # warm every worker on every page
             for name in names:
-                _wrk(servers[side][1] + paths[name], cookie, 2)
+                _wrk(servers[side][1], paths[name], cookie, 2, workdir)
         cpu: dict[tuple[str, str], list[float]] = {}
         for n in range(args.rounds):
             order = ["base", "change"] if n % 2 == 0 else ["change", "base"]
@@ -204,7 +201,7 @@ def main(argv: list[str] | None = None) -> int:
                 for side in order:
                     proc, url = servers[side]
                     site, store = _cpu_seconds(proc.pid), _cpu_seconds(redis_proc.pid)
-                    done = _wrk(url + paths[name], cookie, args.seconds)
+                    done = _wrk(url, paths[name], cookie, args.seconds, workdir)
                     site = _cpu_seconds(proc.pid) - site
                     store = _cpu_seconds(redis_proc.pid) - store
                     cpu.setdefault((name, side), []).append((site + store) / done * 1e6)
