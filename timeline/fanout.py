@@ -53,6 +53,7 @@ from accounts import keys as account_keys
 from accounts import limits
 from accounts.domain import User
 from accounts.services import (
+    SEEN_DAYS_MAX_UID,
     names_unindex_queue,
     seen_alive_since,
     seen_days_args,
@@ -128,8 +129,10 @@ return page
 # One server only. KEYS: the author's followers, the author's user hash, `seen:days`,
 # `muters`. ARGV: `services.homes_push_args` (HOME_ADD_LUA's arguments, then the 8 key
 # parts), then a cursor's score and member ('' from the start), how many, the user
-# hash's username and deleted fields, and the first day whose stamp is alive for sure
-# (`accounts.services.seen_alive_since`). Nothing while the author is being deleted:
+# hash's username and deleted fields, the first day whose stamp is alive for sure
+# (`accounts.services.seen_alive_since`), the last uid `seen:days` records
+# (`accounts.services.SEEN_DAYS_MAX_UID`) and how many readers one read of the two
+# indexes takes (`_INDEX_READ`). Nothing while the author is being deleted:
 # their account's job ends each follower's follow and sweeps the home before it empties
 # the followers zset, and a post job held past its lease may still run a step in between
 # (`run_account`). Otherwise the next that many followers after the cursor (as
@@ -141,7 +144,13 @@ return page
 # their `seen:{uid}` lives for sure), and one whose bit in `muters` is clear mutes no
 # one. Those two reads touch two small keys that stay in the CPU's caches, where each
 # reader's own `seen` and `mutes` keys are two lookups that miss them: the lookups were
-# about a third of the push's Redis time (docs/BENCHMARKS.md). An unfollow takes the
+# about a third of the push's Redis time (docs/BENCHMARKS.md). Each index is read for
+# the whole step at once, one BITFIELD of GETs per `_INDEX_READ` readers (Lua's
+# `unpack` passes 8,000 values at most, three a reader): read per reader (a GETRANGE
+# and a GETBIT, each a call from Lua into Redis), they made a step a fifth slower
+# (docs/BENCHMARKS.md). (BITFIELD_RO would say read-only
+# better; fakeredis, which the tests also run on, lacks it, and a BITFIELD of GETs
+# writes nothing, so nothing of it reaches the AOF.) An unfollow takes the
 # reader out of the followers first and then sweeps the author's statuses from the home
 # (`services.follow_sync`), so a push either comes before the sweep or no longer finds
 # the reader. Returns how many followers it reached, the last one and their score (the
@@ -158,19 +167,52 @@ if not live(KEYS[2], ARGV[p + 11], ARGV[p + 12]) then return {0, '', '', 0} end
 local h, h_, f, f_, s, s_, m, m_ = unpack(ARGV, p, p + 7)
 local page, score = after(KEYS[1], ARGV[p + 8], ARGV[p + 9], tonumber(ARGV[p + 10]))
 local reply = to ~= ''
-local days, muters, since = KEYS[3], KEYS[4], tonumber(ARGV[p + 13])
+local since, max_uid = tonumber(ARGV[p + 13]), ARGV[p + 14]
+local per_read = 3 * tonumber(ARGV[p + 15])
+-- Each reader's field in an index (u1: their bit in `muters`, u16: their day in
+-- `seen:days`), 0 past its end. One table of GETs serves both reads, with the type
+-- changed, and with '#0' for a uid past what `seen:days` records (a read at 2**28
+-- and beyond is past Redis's bit offsets): such a reader's day reads 0.
+local n = 3 * #page
+local function fields(key, kind, gets)
+  for j = 2, n, 3 do gets[j] = kind end
+  if n <= per_read then
+    return n > 0 and redis.call('BITFIELD', key, unpack(gets, 1, n)) or {}
+  end
+  local out, k = {}, 0
+  for first = 1, n, per_read do
+    local last = math.min(n, first + per_read - 1)
+    local got = redis.call('BITFIELD', key, unpack(gets, first, last))
+    for j = 1, #got do out[k + j] = got[j] end
+    k = k + #got
+  end
+  return out
+end
+local gets, past = {}, {}
+for i = 1, #page do
+  local u = page[i]  -- decimal, no leading zero: longer is larger
+  gets[3 * i - 2], gets[3 * i - 1], gets[3 * i] = 'GET', 'u1', '#' .. u
+  if #u > #max_uid or (#u == #max_uid and u > max_uid) then past[#past + 1] = i end
+end
+local muting = fields(KEYS[4], 'u1', gets)
+for _, i in ipairs(past) do gets[3 * i] = '#0' end
+local day = fields(KEYS[3], 'u16', gets)
+for _, i in ipairs(past) do day[i] = 0 end
 local added = 0
 for i = 1, #page do
   local u = page[i]
   local following = reply and (f .. u .. f_)
-  local hi, lo = string.byte(redis.call('GETRANGE', days, 2 * u, 2 * u + 1), 1, 2)
-  local seen = not (lo and hi * 256 + lo >= since) and (s .. u .. s_)
-  local mutes = redis.call('GETBIT', muters, u) == 1 and (m .. u .. m_)
+  local seen = day[i] < since and (s .. u .. s_)
+  local mutes = muting[i] == 1 and (m .. u .. m_)
   added = added + add(h .. u .. h_, following, seen, mutes)
 end
 return {#page, page[#page] or '', score or '', added}
 """
 )
+
+# Readers per BITFIELD in `_FOLLOWERS_PUSH`: three values each, within the 8,000 that
+# Lua's `unpack` passes.
+_INDEX_READ = 2000
 
 
 def _walk_followers(
@@ -371,6 +413,8 @@ def _push_walk(job: jobs.Job, author_id: int, *, sid: int, reply_uid) -> None:
                 size,
                 *services._live_args(),
                 seen_alive_since(),
+                SEEN_DAYS_MAX_UID,
+                _INDEX_READ,
             ],
         )
 

@@ -8,7 +8,7 @@ import pytest
 from accounts import keys as account_keys
 from accounts.domain import User
 from accounts.selectors import PageReads, user_get_by_username
-from accounts.services import session_create
+from accounts.services import SEEN_DAYS_MAX_UID, session_create
 from config.redis import is_cluster, slot_groups, slot_of
 from tests.helpers import make_away, make_user, run_jobs
 from timeline import blocks, fanout, jobs, keys, selectors, services
@@ -530,10 +530,15 @@ def test_fanout_in_groups_reaches_every_follower(r, settings):
         assert r.zscore(keys.home(reader.id), status.id) == expected
 
 
-def test_one_fanout_call_checks_each_readers_follow_mutes_and_activity(r):
+@pytest.mark.parametrize("index_read", [2000, 2])
+def test_one_fanout_call_checks_each_readers_follow_mutes_and_activity(
+    r, monkeypatch, index_read
+):
     # Readers in every state the home write tells apart, in one script call (one
     # per slot on a cluster): muting someone else, or being inactive, changes only
-    # what it should.
+    # what it should. One server reads its two indexes for a whole step at once, in
+    # reads of `_INDEX_READ` readers: 2 puts these readers in three reads each.
+    monkeypatch.setattr(fanout, "_INDEX_READ", index_read)
     author, other = make_user("author"), make_user("other")
     names = ("plain", "mutes_other", "mutes_author", "away", "away_muting", "gone")
     readers = {name: make_user(name) for name in names}
@@ -573,6 +578,30 @@ def test_a_reader_whose_stamp_is_not_copied_to_seen_days_is_still_reached(r):
     run_jobs()
     for reader in readers:
         assert r.zscore(keys.home(reader.id), status.id) is not None
+
+
+def test_readers_past_the_uids_seen_days_records_are_reached_unless_away(r):
+    # `seen:days` records uids up to SEEN_DAYS_MAX_UID; past it, one server's push
+    # looks the reader's stamp up itself. A field read at 2**28 and beyond would be
+    # past what Redis's bit offsets reach (2**32 bits): the push does not read it.
+    author = make_user("author")
+    readers = {"away": make_user("away")}
+    for name, uid in (("near", SEEN_DAYS_MAX_UID + 1), ("far", 2**28 + 1)):
+        r.set(account_keys.user_ids(), uid - 1)
+        readers[name] = make_user(name)
+        assert readers[name].id == uid
+    for reader in readers.values():
+        follow(reader, author)
+    make_away(r, readers["away"].id)
+    run_jobs()
+    status = post(author, "to all")
+    run_jobs()
+    reached = {
+        name
+        for name, reader in readers.items()
+        if r.zscore(keys.home(reader.id), status.id) is not None
+    }
+    assert reached == {"near", "far"}
 
 
 def test_a_reader_who_unmutes_one_of_two_still_misses_the_other(r):
