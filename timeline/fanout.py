@@ -190,7 +190,7 @@ local function fields(key, kind, gets)
 end
 local gets, past = {}, {}
 for i = 1, #page do
-  local u = page[i]  -- decimal, no leading zero: longer is larger
+  local u = page[i]  -- decimal, no leading zero: longer is larger; else by digits
   gets[3 * i - 2], gets[3 * i - 1], gets[3 * i] = 'GET', 'u1', '#' .. u
   if #u > #max_uid or (#u == #max_uid and u > max_uid) then past[#past + 1] = i end
 end

@@ -586,13 +586,18 @@ def test_readers_past_the_uids_seen_days_records_are_reached_unless_away(r):
     # past what Redis's bit offsets reach (2**32 bits): the push does not read it.
     author = make_user("author")
     readers = {"away": make_user("away")}
-    for name, uid in (("near", SEEN_DAYS_MAX_UID + 1), ("far", 2**28 + 1)):
+    for name, uid in (
+        ("near", SEEN_DAYS_MAX_UID + 1),
+        ("far", 2**28 + 1),
+        ("far_away", 2**28 + 2),
+    ):
         r.set(account_keys.user_ids(), uid - 1)
         readers[name] = make_user(name)
         assert readers[name].id == uid
     for reader in readers.values():
         follow(reader, author)
     make_away(r, readers["away"].id)
+    make_away(r, readers["far_away"].id)
     run_jobs()
     status = post(author, "to all")
     run_jobs()
@@ -602,6 +607,34 @@ def test_readers_past_the_uids_seen_days_records_are_reached_unless_away(r):
         if r.zscore(keys.home(reader.id), status.id) is not None
     }
     assert reached == {"near", "far"}
+
+
+def test_seen_days_decides_for_uids_up_to_its_limit_and_not_past_it(r, monkeypatch):
+    # Four readers seen today (so `seen:days` holds a recent day for each) whose
+    # stamps then went, all but one: on one server the push trusts the day up to
+    # the last uid it records (lowered here to 149, where uids are 3 digits long),
+    # and past it asks the stamp. A Cluster has no `seen:days`: the stamp decides.
+    monkeypatch.setattr(fanout, "SEEN_DAYS_MAX_UID", 149)
+    author = make_user("author")
+    r.set(account_keys.user_ids(), 147)
+    names = ("below", "right_at", "past", "past_stamped")
+    readers = {name: make_user(name) for name in names}
+    assert [reader.id for reader in readers.values()] == [148, 149, 150, 151]
+    for reader in readers.values():
+        follow(reader, author)
+    run_jobs()
+    for name in ("below", "right_at", "past"):
+        r.delete(account_keys.seen(readers[name].id))
+    status = post(author, "to all")
+    run_jobs()
+    reached = {
+        name
+        for name, reader in readers.items()
+        if r.zscore(keys.home(reader.id), status.id) is not None
+    }
+    assert reached == (
+        {"past_stamped"} if is_cluster() else {"below", "right_at", "past_stamped"}
+    )
 
 
 def test_a_reader_who_unmutes_one_of_two_still_misses_the_other(r):
