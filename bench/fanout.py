@@ -13,8 +13,8 @@ pushed), then measures:
 1. **Post latency and time to home against follower count** (10 ... 1,000,000
    synthetic followers, every one active): `POST /post/` over HTTP, then a sample of
    200 followers' homes (spread over the follow order) read every 10 ms until each
-   holds the status: time to home p50/p99 from the post's answer, and fan-out
-   inserts/s (followers / time until the last home).
+   holds the status: time to home p50/p99 from the post's answer, fan-out
+   inserts/s (followers / time until the last home) and Redis CPU per home.
 2. **The same under load**: wrk reads other users' home pages (seeded users) while
    10 posters post in a loop and one 100,000-follower author posts; post latency
    p50/p99, home p99 against the same wrk run without the posts (idle). Three
@@ -25,7 +25,8 @@ pushed), then measures:
 3. **A home's cost against the pulled authors it merges** (0, 1, 5, 10, 20): wrk on
    the home of readers who follow that many authors in pull mode; req/s and Redis
    CPU per page.
-4. **The ceiling**: `redis-benchmark -P 16` ZADDs on the same server.
+4. **The ceiling**: `redis-benchmark -P 16` ZADDs on the same server (per second
+   and Redis CPU per ZADD).
 
 Prints a Markdown report and writes it (and its data as JSON) to bench/out/fanout.md.
 """
@@ -160,11 +161,17 @@ def spread(uids: list[int], n: int) -> list[int]:
 
 
 def one_post(base: str, author, followers: list[int], *, timeout: float) -> dict:
+    """One post's latency and time to home, and the Redis CPU it took per follower
+    until the last sampled home held it (the sampler's reads included: a few
+    hundredths of a microsecond per follower at 100,000). A post whose sampled
+    homes were not all reached has no rate, and no CPU figure either."""
     cookie = login_cookie(author.id)
+    cpu = store.redis_cpu_seconds()
     latency = http_post(base, cookie, f"to {len(followers)} followers")
     answered = time.perf_counter()
     sid = newest_status(author.id)
     times = time_to_homes(sid, spread(followers, SAMPLE), answered, timeout)
+    cpu = store.redis_cpu_seconds() - cpu
     done = [t for t in times if t is not None]
     last = max(done) if len(done) == len(times) else None
     return {
@@ -175,15 +182,18 @@ def one_post(base: str, author, followers: list[int], *, timeout: float) -> dict
         "all_homes_s": last,
         "missed": len(times) - len(done),
         "inserts_per_s": len(followers) / last if last else None,
+        "redis_cpu_us_per_home": cpu / len(followers) * 1e6 if last else None,
     }
 
 
 def post_latency_by_size(
-    base: str, sizes: list[int], posts: int, ceiling: Callable[[], float | None]
+    base: str, sizes: list[int], posts: int, ceiling: Callable[[], dict]
 ) -> list[dict]:
     """Each size's posts; from 100,000 followers on, each post is followed by a
     `ceiling()` (`redis-benchmark -P 16` ZADD) in the same seconds, so that the
-    fan-out's rate is compared with the server's as the machine was then."""
+    fan-out's rate is compared with the server's as the machine was then, and its
+    Redis CPU per home with the server's per ZADD (on a shared machine, CPU time
+    varies less from one minute to the next than a rate does)."""
     from accounts.services import user_create
 
     rows = []
@@ -195,9 +205,17 @@ def post_latency_by_size(
             run = one_post(base, author, followers, timeout=max(60.0, size / 5000))
             if size >= 100_000:
                 p16 = ceiling()
-                run["zadd_p16_per_s"] = p16
+                run["zadd_p16_per_s"] = p16["rate"]
                 run["vs_p16"] = (
-                    run["inserts_per_s"] / p16 if p16 and run["inserts_per_s"] else None
+                    run["inserts_per_s"] / p16["rate"]
+                    if p16["rate"] and run["inserts_per_s"]
+                    else None
+                )
+                run["zadd_p16_cpu_us"] = p16["cpu_us"]
+                run["vs_p16_cpu"] = (
+                    p16["cpu_us"] / run["redis_cpu_us_per_home"]
+                    if p16["cpu_us"] and run["redis_cpu_us_per_home"]
+                    else None
                 )
             runs.append(run)
         row = {
@@ -210,6 +228,12 @@ def post_latency_by_size(
             "inserts_per_s": statistics.median(r["inserts_per_s"] or 0 for r in runs),
             "vs_p16": statistics.median(ratios)
             if (ratios := [r["vs_p16"] for r in runs if r.get("vs_p16")])
+            else None,
+            "redis_cpu_us_per_home": statistics.median(cpus)
+            if (cpus := [c for r in runs if (c := r["redis_cpu_us_per_home"])])
+            else None,
+            "vs_p16_cpu": statistics.median(ratios)
+            if (ratios := [r["vs_p16_cpu"] for r in runs if r.get("vs_p16_cpu")])
             else None,
             "runs": runs,
         }
@@ -347,13 +371,15 @@ def pulled_home_cost(
     ]
 
 
-def zadd_p16(redis_socket: Path | None, run: int = 0) -> float | None:
-    """`redis-benchmark -P 16` ZADDs per second on the same server: the one on
-    `redis_socket`, or (None) the cluster master of one hash tag, all keys in it.
-    Each `run` writes keys of its own: fresh sorted sets, as a fan-out's synthetic
-    homes are (adding to an existing set costs less than creating one)."""
+def zadd_p16(redis_socket: Path | None, run: int = 0) -> dict:
+    """`redis-benchmark -P 16` ZADDs on the same server: per second ("rate") and
+    the server's CPU per ZADD ("cpu_us"; every master's on a cluster, where only one
+    works), on the server on `redis_socket`, or (None) the cluster master of one
+    hash tag, all keys in it. Each `run` writes keys of its own: fresh sorted sets,
+    as a fan-out's synthetic homes are (adding to an existing set costs less than
+    creating one). None for both without `redis-benchmark`."""
     if not shutil.which("redis-benchmark"):
-        return None
+        return {"rate": None, "cpu_us": None}
     if redis_socket:
         target, key = ["-s", str(redis_socket)], f"bench:p16:{run}:__rand_int__"
     else:
@@ -362,15 +388,18 @@ def zadd_p16(redis_socket: Path | None, run: int = 0) -> float | None:
         node = get_redis().get_node_from_key("bench:p16:{q0}")
         target = ["-h", node.host, "-p", str(node.port)]
         key = f"bench:p16:{{q0}}:{run}:__rand_int__"
+    count = 1_000_000
+    cpu = store.redis_cpu_seconds()
     out = subprocess.run(
-        ["redis-benchmark", *target, "-n", "1000000", "-P", "16", "-r", "1000000",
+        ["redis-benchmark", *target, "-n", str(count), "-P", "16", "-r", "1000000",
          "--csv", "zadd", key, "1", "__rand_int__"],
         check=True, capture_output=True, text=True,
     ).stdout  # fmt: skip
+    cpu = store.redis_cpu_seconds() - cpu
     rows = list(csv.DictReader(out.splitlines()))
     rate = rows[-1].get("rps") if rows else None
     _forget(key.replace("__rand_int__", "*"))
-    return float(rate) if rate else None
+    return {"rate": float(rate) if rate else None, "cpu_us": cpu / count * 1e6}
 
 
 def _forget(pattern: str) -> None:
@@ -506,11 +535,16 @@ def collect(args: argparse.Namespace, stack: contextlib.ExitStack) -> dict:
     data["pulled"] = pulled_home_cost(
         base, tmp, args.pulled, seconds=args.seconds, rounds=args.rounds
     )
-    data["zadd_p16_per_s"] = zadd_p16(socket)
+    p16 = zadd_p16(socket)
+    data["zadd_p16_per_s"], data["zadd_p16_cpu_us"] = p16["rate"], p16["cpu_us"]
     return data
 
 
 _SERVERS = {"granian": "granian", "gunicorn": "gunicorn sync"}
+
+
+def _fmt(value: float | None, spec: str) -> str:
+    return "-" if value is None else format(value, spec)
 
 
 def render(data: dict) -> str:
@@ -527,26 +561,32 @@ def render(data: dict) -> str:
         "## Post latency and time to home by follower count",
         "",
         "| followers | POST /post/ median (ms) | max (ms) | to home p50 (s) | p99 (s) "
-        "| homes missed | inserts/s | vs `redis-benchmark -P 16` ZADD right after |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| homes missed | inserts/s | vs `redis-benchmark -P 16` ZADD right after "
+        "| Redis CPU per home (us) | its ZADD's CPU / a home's |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for row in data["by_size"]:
-        ratio = row.get("vs_p16")
+        ratio, cpu_ratio = row.get("vs_p16"), row.get("vs_p16_cpu")
         lines.append(
             f"| {row['followers']:,} | {row['post_ms_median']:.1f} | "
             f"{row['post_ms_max']:.1f} | {row['home_p50_s']:.3f} | "
             f"{row['home_p99_s']:.3f} | {row['missed']} | "
             f"{row['inserts_per_s']:,.0f} | "
-            f"{f'{ratio:.2f}x' if ratio else '-'} |"
+            f"{f'{ratio:.2f}x' if ratio else '-'} | "
+            f"{_fmt(row['redis_cpu_us_per_home'], '.2f')} | "
+            f"{f'{cpu_ratio:.2f}x' if cpu_ratio else '-'} |"
         )
     p16 = data.get("zadd_p16_per_s")
     biggest = max(data["by_size"], key=lambda row: row["followers"])
     lines += [
         "",
         f"`redis-benchmark -P 16` ZADD on the same server, at the end of the run: "
-        f"{p16:,.0f}/s; fan-out at {biggest['followers']:,} followers: "
-        f"{biggest['inserts_per_s'] / p16:.2f}x of it (the table's last column "
-        "compares each post with a ceiling measured right after it: the median)."
+        f"{p16:,.0f}/s, {_fmt(data.get('zadd_p16_cpu_us'), '.2f')} us of Redis CPU "
+        f"each; fan-out at {biggest['followers']:,} followers: "
+        f"{biggest['inserts_per_s'] / p16:.2f}x of its rate. The table compares each "
+        "post with a ceiling measured right after it (the medians): its rate, and "
+        "(the last column) the Redis CPU of one of its ZADDs against the fan-out's "
+        "per home, which a busy machine moves less than it moves a rate."
         if p16 and biggest["inserts_per_s"]
         else "`redis-benchmark -P 16`: no figure.",
     ]
