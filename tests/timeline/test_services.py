@@ -15,6 +15,15 @@ from timeline import blocks, fanout, jobs, keys, selectors, services
 from timeline.domain import Busy, CannotFollowSelf, Forbidden, InvalidStatus, NotFound
 
 
+def homes_holding(r, readers: dict[str, User], status) -> set[str]:
+    """The names of the readers whose home zset holds the status."""
+    return {
+        name
+        for name, reader in readers.items()
+        if r.zscore(keys.home(reader.id), status.id) is not None
+    }
+
+
 def home_ids(user: User) -> list[int]:
     reads = reads_for(user)
     home = selectors.home_get(reads=reads)
@@ -553,11 +562,7 @@ def test_one_fanout_call_checks_each_readers_follow_mutes_and_activity(
     run_jobs()
     status = post(author, "to all")
     run_jobs()
-    reached = {
-        name
-        for name, reader in readers.items()
-        if r.zscore(keys.home(reader.id), status.id) is not None
-    }
+    reached = homes_holding(r, readers, status)
     assert reached == {"plain", "mutes_other"}
     assert r.zscore(keys.home(author.id), status.id) is not None
 
@@ -601,11 +606,7 @@ def test_readers_past_the_uids_seen_days_records_are_reached_unless_away(r):
     run_jobs()
     status = post(author, "to all")
     run_jobs()
-    reached = {
-        name
-        for name, reader in readers.items()
-        if r.zscore(keys.home(reader.id), status.id) is not None
-    }
+    reached = homes_holding(r, readers, status)
     assert reached == {"near", "far"}
 
 
@@ -627,11 +628,7 @@ def test_seen_days_decides_for_uids_up_to_its_limit_and_not_past_it(r, monkeypat
         r.delete(account_keys.seen(readers[name].id))
     status = post(author, "to all")
     run_jobs()
-    reached = {
-        name
-        for name, reader in readers.items()
-        if r.zscore(keys.home(reader.id), status.id) is not None
-    }
+    reached = homes_holding(r, readers, status)
     assert reached == (
         {"past_stamped"} if is_cluster() else {"below", "right_at", "past_stamped"}
     )
