@@ -148,10 +148,10 @@ return page
 # the whole step at once, one BITFIELD of GETs per `_INDEX_READ` readers (Lua's
 # `unpack` passes 8,000 values at most, three a reader): read per reader (a GETRANGE
 # and a GETBIT, each a call from Lua into Redis), they made a step a fifth slower
-# (docs/BENCHMARKS.md). (BITFIELD_RO would say read-only
-# better; fakeredis, which the tests also run on, lacks it, and a BITFIELD of GETs
-# writes nothing, so nothing of it reaches the AOF.) An unfollow takes the
-# reader out of the followers first and then sweeps the author's statuses from the home
+# (docs/BENCHMARKS.md). (BITFIELD_RO would say read-only better; fakeredis, which
+# the tests also run on, lacks it, and a BITFIELD of GETs writes nothing, so nothing
+# of it reaches the AOF.) An unfollow takes the reader out of the followers first
+# and then sweeps the author's statuses from the home
 # (`services.follow_sync`), so a push either comes before the sweep or no longer finds
 # the reader. Returns how many followers it reached, the last one and their score (the
 # next cursor), and how many homes gained a status. A Cluster cannot read the followers
