@@ -3,7 +3,14 @@
 Plain functions that return dicts for orjson: ids as strings, times in ISO 8601,
 every URL absolute, text as HTML (`timeline.richtext`, escaped). The shapes follow
 Mastodon 4.3's documentation; what the site has no notion of (media, polls, custom
-emoji, edits, bookmarks, pins) is there, empty or false, so clients parse them.
+emoji, edits, bookmarks, pins) is there, empty or false, so clients parse them; a
+URL field the site has nothing for (an Account's `header`) names a placeholder image
+rather than "", which strict clients cannot decode as a URL.
+
+A profile's address is case-insensitive (`/u/Alice/` and `/u/alice/` show one page):
+the API names it by the lowercased username everywhere (an Account's `url`, a
+Mention's, the links in `content`), so a client that matches a link's href with a
+Mention or an Account (Tusky, Ice Cubes) finds it whatever case the text wrote.
 """
 
 from __future__ import annotations
@@ -11,13 +18,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from functools import lru_cache
+from functools import cache, lru_cache
 from html import escape
 
+from django.templatetags.static import static
 from django.urls import get_script_prefix
 
 from accounts.domain import User, avatar_url
-from accounts.selectors import PageReads
+from accounts.selectors import PageReads, users_queue
 from api.http import iso
 from config.reverse import url_maker
 from timeline import ids, richtext
@@ -45,6 +53,29 @@ class Urls:
     def __call__(self, name: str, *args) -> str:
         return self.base + self.url(name, *args)
 
+    def static(self, path: str) -> str:
+        """The absolute URL of a file under `static/` (served by WhiteNoise)."""
+        return self.base + _static_path(path)
+
+
+@cache
+def _static_path(path: str) -> str:
+    # The static files (and a deploy's manifest of their hashed names) cannot change
+    # under a running process: each is looked up once, as `config.context_processors`
+    # looks up the pages' assets.
+    return static(path)
+
+
+# What an Account shows as its header: the site has none (Mastodon too sends an
+# image, `missing.png`, for an account without one).
+HEADER_PLACEHOLDER = "header.png"
+
+
+def profile_url(username: str, urls: Urls) -> str:
+    """A profile's address as the API gives it: by the lowercased username (see the
+    module)."""
+    return urls("timeline:profile", username.lower())
+
 
 def _midnight(moment: float) -> str:
     """A day as Mastodon gives an account's `created_at`: midnight UTC."""
@@ -64,6 +95,8 @@ def _account_fixed(user: User, urls: Urls) -> dict:
     `User` (every field of the hash it shows takes part in its equality) and of
     the response's host and routes, kept as `_fixed` keeps a status's."""
     avatar = urls.base + avatar_url(user.id, user.avatar, urls.url)
+    header = urls.static(HEADER_PLACEHOLDER)
+    profile = profile_url(user.username, urls)
     return {
         "id": str(user.id),
         "username": user.username,
@@ -77,12 +110,12 @@ def _account_fixed(user: User, urls: Urls) -> dict:
         "noindex": False,
         "created_at": _midnight(user.created),
         "note": _note_html(user.bio),
-        "url": urls("timeline:profile", user.username),
-        "uri": urls("timeline:profile", user.username),
+        "url": profile,
+        "uri": profile,
         "avatar": avatar,
         "avatar_static": avatar,
-        "header": "",
-        "header_static": "",
+        "header": header,
+        "header_static": header,
         "hide_collections": user.private,
         "emojis": [],
         "fields": [],
@@ -140,24 +173,31 @@ def _content(status: Status, urls: Urls) -> str:
     return f"<p>{html}</p>"
 
 
-def _mentions(status: Status, urls: Urls) -> list[dict]:
+def _mentions(status: Status, usernames: dict[int, str], urls: Urls) -> list[dict]:
+    """The Mentions of a status, each user once: named as their Account is (the
+    stored mention is the lowercased name, `richtext.mentioned_names`); one whose
+    account is gone is left out, as Mastodon drops a deleted account's mentions."""
     shown: dict[int, str] = {}
     for name, uid in status.mentions:
         shown.setdefault(uid, name)
     return [
         {
             "id": str(uid),
-            "username": name,
-            "acct": name,
-            "url": urls("timeline:profile", name),
+            "username": usernames[uid],
+            "acct": usernames[uid],
+            # The stored (lowercased) name, not a read: the same address as the
+            # link in `content` (`richtext.to_html`), which clients match with
+            # `url`, and as the Account's (`profile_url`).
+            "url": profile_url(name, urls),
         }
         for uid, name in shown.items()
+        if uid in usernames
     ]
 
 
 @lru_cache(maxsize=20_000)
 def _fixed(status: Status, urls: Urls) -> dict:
-    """A Status entity but its author, counts and the viewer's state: a pure
+    """A Status entity but its author, mentions, counts and the viewer's state: a pure
     function of the frozen status (its counts and the viewer's state take no part
     in its equality, `timeline.domain.Status`) and of the response's host and
     routes, so a cached one never shows anything but that status (as
@@ -175,7 +215,7 @@ def _fixed(status: Status, urls: Urls) -> dict:
         "spoiler_text": "",
         "media_attachments": [],
         "application": None,
-        "mentions": _mentions(status, urls),
+        "mentions": [],
         "tags": [
             {"name": name, "url": urls("timeline:tag", name)}
             for name in richtext.hashtags(status.text)
@@ -200,9 +240,12 @@ def _fixed(status: Status, urls: Urls) -> dict:
     }
 
 
-def _base_status(status: Status, author: dict, urls: Urls) -> dict:
+def _base_status(
+    status: Status, author: dict, usernames: dict[int, str], urls: Urls
+) -> dict:
     entity = _fixed(status, urls).copy()
     entity["account"] = author
+    entity["mentions"] = _mentions(status, usernames, urls)
     entity["visibility"] = "private" if author["locked"] else "public"
     entity["reblogs_count"] = status.reposts or 0
     entity["favourites_count"] = status.likes or 0
@@ -215,12 +258,18 @@ def _base_status(status: Status, author: dict, urls: Urls) -> dict:
 @dataclass(frozen=True, slots=True)
 class Related:
     """What statuses' entities need beyond the statuses: their authors (with
-    counts) and statuses read by id (with counts and the viewer's state): the
+    counts), statuses read by id (with counts and the viewer's state): the
     originals of reposts, and statuses whose counts were not read with them (a
-    pulled author's, from their outbox)."""
+    pulled author's, from their outbox), and the usernames of the users they
+    mention, as their accounts spell them (none for a deleted account)."""
 
     accounts: dict[int, AccountStats]
     originals: dict[int, Status]
+    usernames: dict[int, str] = field(default_factory=dict)
+
+
+def _mentioned(statuses: Iterable[Status]) -> set[int]:
+    return {uid for status in statuses for uid in status.mentioned_ids}
 
 
 def related_get(
@@ -231,31 +280,50 @@ def related_get(
     originals: dict[int, Status] | None = None,
 ) -> Related:
     """Read the authors and reposts' originals of these statuses but those given
-    (read with the statuses: `timeline.selectors.StatusWindow`): one round trip,
-    none when nothing is missing."""
+    (read with the statuses: `timeline.selectors.StatusWindow`), and the users
+    they mention but their authors: one round trip, none when nothing is missing.
+
+    A mentioned user is read only when the page mentions someone it has no
+    account of (the window's script reads authors only); an original read here
+    that mentions someone not read yet costs one more round trip (its mentions
+    are known only once it is read)."""
     known_accounts = dict(accounts or {})
     known_originals = dict(originals or {})
     authors: set[int] = set()
     wanted: list[int] = []
+    shown: list[Status] = []  # those whose mentions their entities show
     for status in statuses:
         authors.add(status.author_id)
         if status.repost_of is not None:
             wanted.append(status.repost_of)
             if status.repost_uid:
                 authors.add(status.repost_uid)
-        elif status.likes is None:
+            continue
+        shown.append(status)
+        if status.likes is None:
             wanted.append(status.id)  # read without its counts
+    shown += [known_originals[sid] for sid in wanted if sid in known_originals]
     missing_authors = authors - known_accounts.keys()
     missing = [sid for sid in dict.fromkeys(wanted) if sid not in known_originals]
+    # Usernames only: an author's comes with their account.
+    named = _mentioned(shown) - authors - known_accounts.keys()
     found_accounts = accounts_queue(reads, missing_authors) if missing_authors else None
     found_originals = statuses_by_id_queue(reads, missing) if missing else None
+    found_users = users_queue(reads, uids=named) if named else None
     if found_accounts is not None:
         known_accounts.update(found_accounts.value)
+    users: dict[int, User] = found_users.value if found_users is not None else {}
     if found_originals is not None:
-        for original in found_originals.value.statuses:
-            if original is not None:
-                known_originals[original.id] = original
-    return Related(accounts=known_accounts, originals=known_originals)
+        read = [s for s in found_originals.value.statuses if s is not None]
+        known_originals.update((original.id, original) for original in read)
+        late = _mentioned(read) - named - known_accounts.keys()
+        if late:
+            users = {**users, **users_queue(reads, uids=late).value}
+    usernames = {uid: found.user.username for uid, found in known_accounts.items()}
+    usernames.update((uid, user.username) for uid, user in users.items())
+    return Related(
+        accounts=known_accounts, originals=known_originals, usernames=usernames
+    )
 
 
 def statuses(found: Iterable[Status], related: Related, urls: Urls) -> list[dict]:
@@ -278,14 +346,16 @@ def statuses(found: Iterable[Status], related: Related, urls: Urls) -> list[dict
         if poster is None:
             continue
         if status.repost_of is None:
-            out.append(_base_status(status, poster, urls))
+            out.append(_base_status(status, poster, related.usernames, urls))
             continue
         original = related.originals.get(status.repost_of)
         original_author = author(status.repost_uid or 0)
         if original is None or original_author is None:
             continue  # the original is gone: its repost goes with it
-        entity = _base_status(status, poster, urls)
-        entity["reblog"] = _base_status(original, original_author, urls)
+        entity = _base_status(status, poster, related.usernames, urls)
+        entity["reblog"] = _base_status(
+            original, original_author, related.usernames, urls
+        )
         entity["content"] = ""
         entity["mentions"] = []
         entity["tags"] = []

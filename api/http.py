@@ -17,7 +17,13 @@ domain error, mapped here) for anything else.
 The token is checked in the request's read batch (`accounts.middleware`), queued
 first, with the API's request budget. A read (GET) runs its handler first, so its
 own reads ride in the same round trip as the check, and the check is enforced before
-anything is answered; a write checks first, then runs.
+anything is answered; a write checks first, then runs. The budget is enforced before
+the token (429 before 401 or 403, as Mastodon's throttle runs before its
+controllers): a proven token's own, else the client address's (`_admit`). A token
+that proves invalid thus spends its address's budget, in one more round trip taken
+by such requests only; its GET's reads have run by then, as an anonymous GET's past
+its budget have: checking every token before the handler's reads would cost every
+valid request a round trip.
 """
 
 from __future__ import annotations
@@ -38,6 +44,7 @@ from accounts.selectors import token_hash
 from api import scopes
 from config.http import client_ip
 from config.middleware import REDIS_OUTAGES
+from config.pipelines import Deferred
 from config.redis import StoreRefused
 from timeline.domain import (
     Blocked,
@@ -209,10 +216,32 @@ def _preflight(methods: dict[str, Op]) -> HttpResponse:
     return response
 
 
+def _admit(
+    request, op: Op, budget: Deferred[limits.Budget | None]
+) -> limits.Budget | None:
+    """The budget that governs the request, taken; raise 429 once it is spent, then
+    ApiError unless the token may run `op` (`_authorize`).
+
+    A token's own budget governs only once the token is proven: a token that proves
+    nothing (never issued, revoked) spends its address's instead, as a request
+    without one does, so fresh made-up tokens get no fresh budgets. That take is one
+    more round trip, for such requests only; what the first one took from the
+    made-up token's budget (queued with the check, before anything was proven)
+    serves nobody and is gone within one interval of its rate."""
+    spent = budget.value
+    if request.credentials is not None and request.reads.proven_uid() is None:
+        address = limits.api(None, client_ip(request))
+        spent = limits.take_counted_queue(request.reads, address).value
+    _check_budget(spent)
+    _authorize(request, op)
+    return spent
+
+
 def _answer(request, op: Op, args: dict) -> tuple[HttpResponse, dict[str, str]]:
-    """Run the handler within the auth check and the budget; its response and the
+    """Run the handler within the budget and the auth check; its response and the
     budget's headers."""
     budget = None
+    spent = None
     if op.auth != NONE:
         credentials = request.credentials
         if request.headers.get("Authorization") and credentials is None:
@@ -228,16 +257,14 @@ def _answer(request, op: Op, args: dict) -> tuple[HttpResponse, dict[str, str]]:
         if op.auth == REQUIRED and credentials is None:
             raise ApiError(401, "The access token is invalid")
         if request.method not in SAFE:
-            _authorize(request, op)
-            _check_budget(budget.value)
+            spent = _admit(request, op, budget)
     try:
         result = op.handler(request, **args)
     finally:
-        if op.auth != NONE and request.method in SAFE:
+        if budget is not None and request.method in SAFE:
             # Before any of it is answered: the handler's reads rode with the check.
-            _authorize(request, op)
-            _check_budget(budget.value)
-    headers = _budget_headers(budget.value) if budget is not None else {}
+            spent = _admit(request, op, budget)
+    headers = _budget_headers(spent)
     if isinstance(result, HttpResponse):
         return result, headers
     if isinstance(result, Reply):

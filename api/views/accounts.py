@@ -94,7 +94,7 @@ def account_show(request, id: str) -> dict:
 show = endpoint(GET=Op(account_show, scope="read:accounts", auth=OPTIONAL))
 
 
-def _local_name(request, acct: str) -> str | None:
+def local_name(request, acct: str) -> str | None:
     """The username an `acct` names on this site (`name`, `@name`, `name@ourhost`);
     None for another host's."""
     name, _, host = acct.strip().removeprefix("@").partition("@")
@@ -106,7 +106,7 @@ def _local_name(request, acct: str) -> str | None:
 
 def account_lookup(request) -> dict:
     """The Account an `acct` names; 404 for nobody (no other host is asked)."""
-    name = _local_name(request, param(request.GET, "acct") or "")
+    name = local_name(request, param(request.GET, "acct") or "")
     found = (
         selectors.account_by_name_get(reads=request.reads, username=name)
         if name
@@ -251,7 +251,7 @@ def account_search(request) -> list[dict]:
     window = Window.of(request, default=ACCOUNTS_LIMIT, maximum=ACCOUNTS_MAX)
     raw_offset = param(values, "offset") or "0"
     offset = int(raw_offset) if raw_offset.isdecimal() else 0
-    name = _local_name(request, param(values, "q") or "")
+    name = local_name(request, param(values, "q") or "")
     people = selectors.people_search(reads=request.reads, query=name) if name else []
     uids = [person.id for person in people]
     between = (

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.conf import settings
 
-from api import scopes
+from api import entities, scopes
 from api.http import NONE, Op, endpoint
 
 # Mastodon's version we follow (what a client checks before using a feature), and
@@ -54,7 +54,9 @@ def instance_v1(request) -> dict:
         "description": DESCRIPTION,
         "email": "",
         "version": VERSION,
-        "urls": {"streaming_api": ""},
+        # No streaming server (clients poll): null, as the site has no URL to give;
+        # "" is no URL, and a client that decodes one (Ice Cubes) fails on it.
+        "urls": {"streaming_api": None},
         "stats": {"user_count": 0, "status_count": 0, "domain_count": 0},
         "thumbnail": None,
         "languages": ["en"],
@@ -73,7 +75,7 @@ def instance_v1(request) -> dict:
 
 
 def instance_v2(request) -> dict:
-    base = f"{request.scheme}://{request.get_host()}"
+    urls = entities.Urls.of(request)
     return {
         "domain": request.get_host(),
         "title": TITLE,
@@ -81,7 +83,7 @@ def instance_v2(request) -> dict:
         "source_url": SOURCE_URL,
         "description": DESCRIPTION,
         "usage": {"users": {"active_month": 0}},
-        "thumbnail": {"url": f"{base}/static/favicon.svg"},
+        "thumbnail": {"url": urls.static("favicon.svg")},
         "languages": ["en"],
         "configuration": {
             "urls": {"streaming": "", "status": None},

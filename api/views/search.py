@@ -1,11 +1,13 @@
 """Search, tags and trending tags.
 
 `/api/v2/search` finds accounts with the site's people search (a username or
-display name prefix, `timeline.selectors.people_search`) and hashtags among what
-the site can answer without walking its keys: the tag itself when a public status
-still carries it (its timeline exists), and the trending tags (those the global
-page shows, `trends_queue`) that start with the query. Statuses are never found:
-the site has no full-text index (`statuses` is always `[]`).
+display name prefix, `timeline.selectors.people_search`; a full handle, `name@ourhost`
+or `@name@ourhost`, as its name; another host's, nobody: as `/api/v1/accounts/search`
+does) and hashtags among what the site can answer without walking its keys: the tag
+itself when a public status still carries it (its timeline exists), and the trending
+tags (those the global page shows, `trends_queue`) that start with the query.
+Statuses are never found: the site has no full-text index (`statuses` is always
+`[]`).
 
 A Tag's `history` comes from the trend counts, which the site keeps by the hour for
 TRENDS_HOURS hours only: one entry, today, with the uses of those hours; Mastodon's
@@ -18,6 +20,7 @@ import time
 
 from api import entities
 from api.http import OPTIONAL, ApiError, Op, Reply, endpoint, flag, not_found, param
+from api.views.accounts import local_name
 from timeline import richtext
 from timeline.domain import Trend
 from timeline.selectors import (
@@ -87,8 +90,9 @@ def search(request) -> dict:
     exists = tag_exists_queue(reads, tag) if tag and "hashtags" in kinds else None
     trending = trends_queue(reads) if "hashtags" in kinds else None
     accounts: list[dict] = []
-    if "accounts" in kinds:
-        found = people_search(reads=reads, query=query)[offset : offset + limit]
+    name = local_name(request, query)
+    if "accounts" in kinds and name:
+        found = people_search(reads=reads, query=name)[offset : offset + limit]
         uids = [user.id for user in found]
         stats = accounts_queue(reads, uids)
         followed = (

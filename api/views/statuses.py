@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.conf import settings
+from django.http import QueryDict
 
 from accounts import limits
 from api import entities, idempotency
@@ -86,6 +87,13 @@ def _visibility_problem(values, user) -> str | None:
     return "Visibility is not included in the list"
 
 
+def _sent(values, name: str) -> bool:
+    """Whether a parameter carries a value: an empty field, and JSON's `null`, `[]`
+    or `{}`, say "none" (`"poll": null` is how a JSON client posts without one)."""
+    sent = values.getlist(name) if isinstance(values, QueryDict) else [values[name]]
+    return any(value not in (None, "", [], {}) for value in sent)
+
+
 def _unsupported(values, user) -> str | None:
     """What a post asks for that the site cannot honour (422 rather than ignored)."""
     if param_list(values, "media_ids"):
@@ -94,7 +102,7 @@ def _unsupported(values, user) -> str | None:
         # Posted without the warning, the text would show to people who asked
         # not to see it unwarned.
         return "Content warnings (spoiler_text) are not supported on this site"
-    if any(str(name).startswith("poll") for name in values):
+    if any(str(name).startswith("poll") and _sent(values, name) for name in values):
         return "Polls are not supported on this site"
     if param(values, "scheduled_at"):
         return "Scheduled statuses are not supported on this site"

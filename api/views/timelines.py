@@ -6,10 +6,14 @@ statuses come with their authors' accounts and reposts' originals on one server:
 one round trip for a window read downwards (its ids and statuses read in one script
 with the token's check, as the site's pages), two for one read upwards (`min_id`);
 a Cluster reads the statuses in one more, and the accounts and originals in one
-more again (`entities.related_get`). A public window whose viewer blocks or is
-blocked reads a longer window when the first was full: one more. A home that merges
-pulled authors' statuses takes two more: their outboxes, then their checks (as the
-site's home), which carry their counts and accounts too (an outbox holds no
+more again (`entities.related_get`). Statuses that mention someone the window has
+no account of (neither an author nor a reposted one) take one more, for their
+usernames (a Mention names the account as its Account does; the window's script
+reads authors only); a Cluster reads them with the accounts, but those a repost's
+original mentions (known once it is read). A public window whose viewer blocks or
+is blocked reads a longer window when the first was full: one more. A home that
+merges pulled authors' statuses takes two more: their outboxes, then their checks
+(as the site's home), which carry their counts and accounts too (an outbox holds no
 counts). A public `min_id` window read from below a global partition's floor that
 missed ids above it reads its ids again from the floor: one more
 (`selectors._global_ids_up`).

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+from django.contrib.staticfiles import finders
 
 from tests.api.helpers import api_client, token_for
 from tests.helpers import logged_in_client, make_user
@@ -23,6 +26,23 @@ def test_instance_answers_with_and_without_trailing_slash():
     v2 = api_client().get("/api/v2/instance/").json()
     assert v2["api_versions"] == {"mastodon": 2}
     assert v2["configuration"]["statuses"]["max_characters"] == 280
+
+
+def test_header_and_streaming_api_are_urls_or_null(settings):
+    """A client that decodes URL fields strictly (Ice Cubes: `header` as a URL,
+    `streaming_api` as an optional one) can parse every Account and the instance:
+    the header names a placeholder image the site serves, and there is no
+    streaming URL rather than an empty one."""
+    alice = make_user("alice")
+    me = api_client(token_for(alice)).get("/api/v1/accounts/verify_credentials")
+    header = me.json()["header"]
+    assert header.startswith("http://testserver/")
+    assert me.json()["header_static"] == header
+    path = header.removeprefix("http://testserver" + settings.STATIC_URL)
+    image = finders.find(path)
+    assert image and Path(image).read_bytes().startswith(b"\x89PNG")
+    streaming = api_client().get("/api/v1/instance").json()["urls"]["streaming_api"]
+    assert streaming is None
 
 
 def test_verify_credentials_with_a_token_shows_the_user():
@@ -93,6 +113,36 @@ def test_the_api_budget_refuses_with_429_and_says_when(settings):
     assert refused.json() == {"error": "Too many requests"}
     assert int(refused["Retry-After"]) >= 1
     assert refused["X-RateLimit-Reset"].endswith("Z")
+
+
+def test_requests_with_an_invalid_token_are_rate_limited(settings):
+    """Requests with a token that was never issued (or was revoked) are refused
+    with 429 once their address's budget is spent, ahead of the 401."""
+    settings.RATE_LIMIT_API = "3/5m"
+    make_user("alice")
+    client = api_client("1." + "x" * 43)  # well formed, never issued
+    codes = [client.get("/api/v1/timelines/public").status_code for _ in range(5)]
+    assert codes == [401, 401, 401, 429, 429]
+    refused = client.post("/api/v1/statuses", {"status": "x"})
+    assert refused.status_code == 429
+    assert int(refused["Retry-After"]) >= 1
+
+
+def test_fresh_invalid_tokens_spend_the_address_budget(settings):
+    """Made-up tokens, a fresh one each time, share their address's budget (none
+    gets a budget of its own), while a real token from the same address still has
+    its own."""
+    settings.RATE_LIMIT_API = "3/5m"
+    alice = make_user("alice")
+    codes = [
+        api_client(f"1.{'x' * 42}{i}").get("/api/v1/timelines/public").status_code
+        for i in range(5)
+    ]
+    assert codes == [401, 401, 401, 429, 429]
+    assert api_client().get("/api/v1/timelines/public").status_code == 429
+    mine = api_client(token_for(alice)).get("/api/v1/accounts/verify_credentials")
+    assert mine.status_code == 200
+    assert mine["X-RateLimit-Remaining"] == "2"
 
 
 def test_a_budget_finer_than_the_clock_still_answers(settings):

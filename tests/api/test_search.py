@@ -57,6 +57,19 @@ def test_accounts_are_found_by_name_prefix(people):
     assert names(search(client, "?q=alb&resolve=1&exclude_unreviewed=1")) == ["albert"]
 
 
+@pytest.mark.parametrize("query", ["alice@testserver", "@alice@testserver"])
+def test_v2_search_finds_a_local_account_by_its_full_handle(people, query):
+    """A client that searches for a handle it was given whole (`@alice@host`, as
+    Ice Cubes and Tusky do before following) finds her, as
+    `/api/v1/accounts/search` does; another host's handle finds nobody."""
+    client = api_client(token_for(people["bob"]))
+    params = {"q": query, "type": "accounts", "resolve": "true"}
+    found = client.get("/api/v2/search", params).json()
+    assert [a["id"] for a in found["accounts"]] == [str(people["alice"].id)]
+    elsewhere = {**params, "q": query.replace("testserver", "example.com")}
+    assert client.get("/api/v2/search", elsewhere).json()["accounts"] == []
+
+
 def test_search_leaves_out_the_blocked_and_can_ask_for_followees(people):
     alice = people["alice"]
     blocks.block_create(blocker=people["alfred"], blocked_id=alice.id)

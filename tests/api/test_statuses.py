@@ -71,6 +71,50 @@ def test_a_post_is_a_status_with_escaped_html_mentions_and_tags():
     assert data["favourited"] is False and data["reblogged"] is False
 
 
+def test_a_mention_names_the_account_as_its_account_entity_does():
+    """A client shows a mention as the account's own name (`@Alice`, not the
+    lowercase the site stores a mention in) and opens her profile from it: the
+    Mention says what her Account says."""
+    alice, bob = make_user("Alice"), make_user("bob")
+    status = _post(_api(bob), "hi @ALICE")
+    account = _api(bob).get(f"/api/v1/accounts/{alice.id}").json()
+    (mention,) = status["mentions"]
+    assert mention["id"] == account["id"]
+    assert mention["username"] == account["username"] == "Alice"
+    assert mention["acct"] == account["acct"] == "Alice"
+    assert mention["url"] == account["url"]
+
+
+def test_a_reposted_statuss_mentions_name_the_accounts_wherever_it_shows():
+    """A repost's original mentions someone who has nothing else on the page: in
+    the reposter's answer, a follower's home, the reposter's profile and read by
+    id, the Mention still names her as her Account does; once her
+    account is deleted, the mention is left out (as Mastodon drops a deleted
+    account's mentions)."""
+    alice, bob, carol = make_user("Alice"), make_user("bob"), make_user("carol")
+    dave = make_user("dave")
+    _follow(dave, bob)
+    sid = _post(_api(carol), "hello @alice")["id"]
+    wrapper = _api(bob).post(f"/api/v1/statuses/{sid}/reblog").json()
+    run_jobs()
+    home = _api(dave).get("/api/v1/timelines/home").json()
+    profile = api_client().get(f"/api/v1/accounts/{bob.id}/statuses").json()
+    shown = [
+        wrapper["reblog"],
+        next(s["reblog"] for s in home if s["id"] == wrapper["id"]),
+        next(s["reblog"] for s in profile if s["id"] == wrapper["id"]),
+        api_client().get(f"/api/v1/statuses/{wrapper['id']}").json()["reblog"],
+        api_client().get(f"/api/v1/statuses/{sid}").json(),
+    ]
+    for original in shown:
+        assert [(m["id"], m["username"]) for m in original["mentions"]] == [
+            (str(alice.id), "Alice")
+        ]
+    account_services_delete(alice)
+    run_jobs()
+    assert api_client().get(f"/api/v1/statuses/{sid}").json()["mentions"] == []
+
+
 def test_a_post_reaches_a_followers_html_home_after_the_jobs():
     alice, bob = make_user("alice"), make_user("bob")
     _follow(bob, alice)
@@ -124,6 +168,32 @@ def test_a_json_body_posts_too():
     )
     assert response.status_code == 200
     assert "json" in response.json()["content"]
+
+
+def test_a_json_post_with_poll_null_is_a_plain_status():
+    """A JSON client that says "no poll" with `"poll": null` (and empty media)
+    posts its status; a poll asked for, in JSON or in a form, is refused."""
+    alice = make_user("alice")
+    client = _api(alice)
+    response = client.post(
+        "/api/v1/statuses",
+        {"status": "no poll here", "poll": None, "media_ids": [], "sensitive": False},
+        content_type="application/json",
+    )
+    assert response.status_code == 200, response.content
+    assert "no poll here" in response.json()["content"]
+    assert _post(client, "an empty form field", poll="")["poll"] is None
+    poll = {"options": ["yes", "no"], "expires_in": 300}
+    refused = client.post(
+        "/api/v1/statuses",
+        {"status": "a poll", "poll": poll},
+        content_type="application/json",
+    )
+    assert refused.status_code == 422
+    assert "Polls" in refused.json()["error"]
+    form = {"status": "a poll", "poll[options][]": ["yes", "no"]}
+    assert client.post("/api/v1/statuses", form).status_code == 422
+    assert get_redis().zcard(keys.posts(alice.id)) == 2
 
 
 def test_a_reply_threads_through_in_reply_to_id():

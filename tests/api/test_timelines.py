@@ -411,6 +411,29 @@ def test_timelines_cost_one_round_trip_on_one_server_three_on_a_cluster():
     assert _round_trips(api_client(), "/api/v1/timelines/public?limit=30") == down
 
 
+@pytest.mark.real_redis
+def test_mentions_of_people_off_the_page_cost_one_round_trip_more_at_most():
+    """A page whose statuses mention someone who posted nothing on it reads their
+    usernames (a Mention names the account as its Account does): in one more round
+    trip on one server, in the accounts' own round trip on a Cluster. Mentions of
+    the page's authors cost nothing."""
+    make_user("Alice")
+    bob, carol = make_user("bob"), make_user("carol")
+    _follow(carol, bob)
+    _post(bob, "hi @bob")
+    run_jobs()
+    client = _api(carol)
+    down = 3 if is_cluster() else 1
+    assert _round_trips(client, "/api/v1/timelines/home?limit=30") == down
+    _post(bob, "hi @ALICE")
+    run_jobs()
+    assert _round_trips(client, "/api/v1/timelines/home?limit=30") == (
+        3 if is_cluster() else 2
+    )
+    newest = client.get("/api/v1/timelines/home").json()[0]
+    assert [m["username"] for m in newest["mentions"]] == ["Alice"]
+
+
 def test_a_home_walked_up_or_down_shows_the_same_past_a_pulled_outboxs_floor(
     settings,
 ):
