@@ -13,7 +13,9 @@ from typing import ClassVar
 from config.reverse import url_for
 
 USERNAME_MAX_LENGTH = 30
-USERNAME_RE = re.compile(rf"^[A-Za-z0-9_]{{3,{USERNAME_MAX_LENGTH}}}$", re.ASCII)
+# Patterns here end in `\Z`, not `$`, which also matches before a final newline
+# ("bob\n" is no name).
+USERNAME_RE = re.compile(rf"^[A-Za-z0-9_]{{3,{USERNAME_MAX_LENGTH}}}\Z", re.ASCII)
 USERNAME_RULE = f"Use 3 to {USERNAME_MAX_LENGTH} letters, digits or underscores."
 # Names that look like the site speaking (a page, a role, a service), whatever their
 # case. Checked when an account is made, never when one is used: an account made
@@ -42,10 +44,9 @@ def username_problem(username: str) -> str | None:
     return None
 
 
-TOKEN_RE = re.compile(r"^[A-Za-z0-9_-]{43}$", re.ASCII)
-UID_RE = re.compile(r"^[1-9][0-9]{0,17}$", re.ASCII)
+TOKEN_RE = re.compile(r"^[A-Za-z0-9_-]{43}\Z", re.ASCII)
+UID_RE = re.compile(r"^[1-9][0-9]{0,17}\Z", re.ASCII)
 # A device is named by its token's SHA-256 (hex): a field of `sessions:{<uid>}`.
-# `\Z`, not `$`, which also matches before a final newline.
 DEVICE_ID_RE = re.compile(r"^[0-9a-f]{64}\Z", re.ASCII)
 # An API access token as clients hold it: `<uid>.<43 URL-safe characters>`. The id
 # names the slot of the token's grant, so the check is one read in the user's slot,

@@ -77,6 +77,25 @@ return session_add(KEYS[1], KEYS[2], ARGV[1], tonumber(ARGV[2]), ARGV[3],
 """
 )
 
+# Start the session of a log-in only if the password it checked is still the one
+# stored: a password change (or an account deletion, which removes the password)
+# that lands while the hash is being checked wins, and the login is refused, so no
+# session outlives the change it raced. KEYS: user, sessions, devices. ARGV:
+# password field, checked hash, deleted field, then the session's arguments.
+# Returns 0 when refused.
+_SESSION_LOGIN = LuaScript(
+    _SESSION_ADD_FUNCTION
+    + """
+if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2]
+   or redis.call('HEXISTS', KEYS[1], ARGV[3]) == 1 then
+  return 0
+end
+session_add(KEYS[2], KEYS[3], ARGV[4], tonumber(ARGV[5]), ARGV[6],
+            tonumber(ARGV[7]), tonumber(ARGV[8]))
+return 1
+"""
+)
+
 # Replace a password, log out every device and start this device's new session, in
 # one step: no old token works for a moment under the new password. The stored hash
 # must still be the one the caller checked the current password against (a change
@@ -185,12 +204,23 @@ DISPLAY_NAME_MAX_LENGTH = 50
 BIO_MAX_LENGTH = 300
 
 
+# Bidi embeddings, overrides and isolates (U+202A-202E, U+2066-2069): invisible,
+# and one left open in a display name carried its direction past the name, so that
+# the handle "@laiciffo_etak" beside it read "kate_official@" (made to look like
+# another's). Dropped from names and bios as they come in, silently: nothing
+# the person can see changes, and a field they cannot see into could not be fixed
+# from an error. Pages isolate a name as well (`<bdi>`), for names stored before.
+# The marks (U+200E, U+200F, U+061C) stay: a right-to-left name may need them, and
+# they set no direction beyond themselves.
+_BIDI_CONTROLS = dict.fromkeys([*range(0x202A, 0x202F), *range(0x2066, 0x206A)])
+
+
 def profile_clean(*, name: str, bio: str) -> tuple[str, str]:
-    """The display name and bio as stored (normalized, a name on one line), or
-    InvalidProfile saying what is wrong. Lengths are in code points; blank means
-    none, but text of only invisible characters is refused."""
-    name = " ".join(normalize_text(name).split())
-    bio = normalize_text(bio)
+    """The display name and bio as stored (normalized, a name on one line, without
+    bidi controls), or InvalidProfile saying what is wrong. Lengths are in code
+    points; blank means none, but text of only invisible characters is refused."""
+    name = " ".join(normalize_text(name.translate(_BIDI_CONTROLS)).split())
+    bio = normalize_text(bio.translate(_BIDI_CONTROLS))
     for field, text, limit, label in (
         ("name", name, DISPLAY_NAME_MAX_LENGTH, "A display name"),
         ("bio", bio, BIO_MAX_LENGTH, "A bio"),
@@ -222,8 +252,9 @@ return old
 
 
 def profile_update(*, user: User, name: str, bio: str) -> User:
-    """Set the user's display name and bio (InvalidProfile when refused); the search
-    index follows the display name. Returns the user as now stored."""
+    """Set the user's display name and bio (InvalidProfile when refused,
+    InvalidCredentials when the account is gone); the search index follows the
+    display name. Returns the user as now stored."""
     name, bio = profile_clean(name=name, bio=bio)
     old = _PROFILE_SET(
         keys=[keys.user(user.id)],
@@ -275,6 +306,7 @@ return 1
 def avatar_set(*, user: User, data: bytes, limit: limits.Limit | None = None) -> str:
     """Store an uploaded avatar, re-encoded (InvalidAvatar when refused), under a
     new version; return the version (the avatar's URL changes with it).
+    InvalidCredentials when the account is gone.
 
     With `limit` (the user's posting budget: decoding an image is work) it is taken
     first, or refused with TooManyAttempts.
@@ -293,11 +325,13 @@ def avatar_set(*, user: User, data: bytes, limit: limits.Limit | None = None) ->
 
 
 def avatar_remove(*, user: User) -> None:
-    """Go back to the generated avatar."""
-    _AVATAR_SET(
+    """Go back to the generated avatar (InvalidCredentials: the account is gone)."""
+    done = _AVATAR_SET(
         keys=[keys.user(user.id), keys.avatar(user.id)],
         args=[User.DELETED_FIELD, User.AVATAR_FIELD, ""],
     )
+    if not done:
+        raise InvalidCredentials()
 
 
 def seen_day() -> int:
@@ -566,7 +600,10 @@ def session_login(
     """Check a username (any case) and password and start a session for that device.
 
     Raises InvalidCredentials without saying which part was wrong, and TooManyAttempts
-    when this name from this client, or this client, failed too often lately.
+    when this name from this client, or this client, failed too often lately. The
+    session starts only while the checked password is still the stored one, in one
+    step (`_SESSION_LOGIN`): a password change or an account deletion that lands
+    during the check refuses the login (InvalidCredentials).
     """
     taken = login_attempt_take(username=username, client=client)
     r = get_redis()
@@ -584,8 +621,17 @@ def session_login(
         raise InvalidCredentials()
     if not check_password(password, password_hash):
         raise InvalidCredentials()
+    token, session = _session_args(user_agent=user_agent, client=client)
+    started = _SESSION_LOGIN(
+        keys=[keys.user(user.id), keys.sessions(user.id), keys.devices(user.id)],
+        args=[User.PASSWORD_FIELD, password_hash, User.DELETED_FIELD, *session],
+    )
+    if not started:
+        # The password changed (or the account went) while it was checked: the one
+        # given is no longer right. Still a failed attempt, as it would be now.
+        raise InvalidCredentials()
     login_attempt_refund(taken)
-    return user, session_create(uid=user.id, user_agent=user_agent, client=client)
+    return user, Credentials(uid=user.id, token=token)
 
 
 def password_confirm(*, user: User, password: str, client: str) -> None:

@@ -55,6 +55,17 @@ def _signed_in(request, response, credentials: Credentials) -> None:
     )
 
 
+def _gone(request):
+    """The answer to a signed-in user whose account was deleted while this request
+    ran (a service raised InvalidCredentials): logged out, like any request whose
+    session no longer proves anyone, and told why."""
+    request.user = ANONYMOUS
+    response = redirect(settings.LOGIN_URL)
+    response.delete_cookie(settings.AUTH_COOKIE_NAME, samesite="Lax")
+    messages.info(request, "This account is deleted: you are logged out.")
+    return response
+
+
 def _user_agent(request) -> str:
     return request.META.get("HTTP_USER_AGENT", "")
 
@@ -304,6 +315,8 @@ def profile_settings(request):
             )
         except InvalidProfile as error:
             form.add_error(error.field, str(error))
+        except InvalidCredentials:
+            return _gone(request)
         else:
             messages.success(request, "Profile saved.")
             return redirect("accounts:profile_settings")
@@ -324,6 +337,8 @@ def avatar_upload(request):
             )
         except InvalidAvatar as error:
             form.add_error("avatar", str(error))
+        except InvalidCredentials:
+            return _gone(request)
         except TooManyAttempts as error:
             form.add_error(
                 "avatar",
@@ -348,7 +363,10 @@ def _profile_form(user) -> ProfileForm:
 @require_POST
 @login_required
 def avatar_remove(request):
-    services.avatar_remove(user=request.user)
+    try:
+        services.avatar_remove(user=request.user)
+    except InvalidCredentials:
+        return _gone(request)
     messages.success(request, "Avatar removed: you have the generated one again.")
     return redirect("accounts:profile_settings")
 

@@ -11,7 +11,8 @@ but that status. What changes from page to page, the author's display name and
 avatar (their `Card`, read with the page: an edited name or avatar shows on old
 statuses at once), the author's own Delete button, the counts and the viewer's Like
 and Repost state (`_social`), is memoized apart, by `_row`, keyed on all of them; the
-relative time and the page's CSRF field are added on each render.
+relative time and the page's CSRF field are added on each render. The display name
+sits in a `<bdi>`: its direction controls cannot reorder the @handle beside it.
 """
 
 from __future__ import annotations
@@ -97,8 +98,8 @@ def _card_html(status: Status, card: Card | None, before: str, url) -> str:
         f'<img class="avatar" src="{src}" alt="" width="48" height="48" '
         f'loading="lazy"></a><div class="status-body">{before}'
         '<div class="status-meta">'
-        f'<a class="status-author" href="{href}"><span class="display-name">{name}'
-        "</span> "
+        f'<a class="status-author" href="{href}"><bdi class="display-name">{name}'
+        "</bdi> "
     )
 
 

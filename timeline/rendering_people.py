@@ -7,8 +7,10 @@ plain Python, as `timeline.rendering` builds a status's: its markup is memoized
 (`_person`) by everything it shows, the person's name, display name and avatar as
 read with the page (an edit shows at once: it is another key), and the viewer's
 state and the page's CSRF field are added on each render. Every value from a user
-goes through `html.escape`; every button is a CSRF-protected POST form that
-returns to the page it was pressed on (`next`), and works without JavaScript.
+goes through `html.escape`, and a display name sits in a `<bdi>` (its direction
+controls cannot reorder the @handle beside it); every button is a CSRF-protected
+POST form that returns to the page it was pressed on (`next`), and works without
+JavaScript.
 
 The profile's head (`profile_card`: face, badges, buttons, counts, people in
 common) is built the same way, fresh on each view (a template took 110 us, this
@@ -62,7 +64,7 @@ def _person(
         f'href="{escape(url("timeline:profile", username))}">'
         f'<img class="avatar" src="{escape(avatar_url(uid, avatar, url))}" alt="" '
         f'width="40" height="40" loading="lazy"> '
-        f'<span class="display-name">{escape(name or username)}</span> '
+        f'<bdi class="display-name">{escape(name or username)}</bdi> '
         f'<span class="handle">@{handle}</span></a>'
     )
     forms = tuple(

@@ -8,15 +8,18 @@ import io
 import re
 
 import pytest
+from django.conf import settings
 from django.test import Client
 from PIL import Image
 
 from accounts import keys as account_keys
-from accounts.selectors import user_get_by_username
+from accounts import services as account_services
+from accounts.selectors import user_get, user_get_by_username
 from config.redis import get_redis_bytes
 from tests.helpers import body, logged_in_client, make_user, page, run_jobs
 from tests.roundtrips import RoundTripCounter
 from timeline import keys, services
+from timeline import services as timeline_services
 
 
 def uid(name: str) -> int:
@@ -117,6 +120,35 @@ def test_a_display_name_is_one_line_and_empty_means_the_username(alice):
     assert '<h1 class="display-name">alice</h1>' in page(alice, "/u/alice/")
 
 
+def test_direction_controls_are_dropped_from_a_name_and_bio_as_typed(alice, bob):
+    """An override, embedding or isolate (invisible) goes; what shows stays, and so
+    do the marks a right-to-left name may need."""
+    answer = alice.post(
+        "/settings/profile/",
+        {
+            "name": "Kate \u202e\u202a\u2066\u2069",
+            "bio": "\u202dabc\u202c \u05e9\u05dc\u05d5\u05dd\u200f",
+        },
+    )
+    assert answer.status_code == 302
+    user = user_get_by_username(username="alice")
+    assert user.name == "Kate"
+    assert user.bio == "abc \u05e9\u05dc\u05d5\u05dd\u200f"
+    alice.post("/settings/profile/", {"name": "\u202e", "bio": ""})
+    assert user_get_by_username(username="alice").name == ""  # blank: none
+
+
+def test_a_display_name_is_isolated_from_the_handle_beside_it(alice, bob, r):
+    """A name stored before direction controls were dropped is shown in a `<bdi>`
+    on every row that puts it beside a handle, so its override stops there."""
+    r.hset(account_keys.user(uid("alice")), "name", "Kate \u202e")
+    alice.post("/post/", {"text": "official news"})
+    alice.post("/u/bob/follow/")
+    isolated = '<bdi class="display-name">Kate \u202e</bdi> <span class="handle">'
+    assert isolated in page(bob, "/timeline/")  # a status row
+    assert isolated in page(bob, "/u/bob/followers/")  # a person row
+
+
 def test_old_hashes_without_the_new_fields_load_with_defaults(r):
     make_user("old")
     user_id = uid("old")
@@ -139,7 +171,7 @@ def test_an_edited_name_and_avatar_show_on_old_statuses(alice, bob):
     version = user_get_by_username(username="alice").avatar
     for url in ("/", "/timeline/", "/u/alice/", f"/s/{sid}/"):
         html = page(bob, url)
-        assert '<span class="display-name">Queen Alice</span>' in html, url
+        assert '<bdi class="display-name">Queen Alice</bdi>' in html, url
         assert avatar_src(html, "alice") == [f"/avatars/{uid('alice')}/{version}/"]
 
 
@@ -150,7 +182,7 @@ def test_a_status_of_a_deleted_author_renders_with_the_username(alice, bob, r):
     r.hset(account_keys.user(uid("alice")), "deleted", "1")
     html = page(bob, "/timeline/")
     assert f'data-status-id="{status.id}"' in html
-    assert '<span class="display-name">alice</span>' in html
+    assert '<bdi class="display-name">alice</bdi>' in html
 
 
 def test_an_avatar_upload_is_reencoded_square_and_served_versioned(alice, bob):
@@ -194,6 +226,48 @@ def test_removing_the_avatar_brings_back_the_generated_one(alice, r):
     assert user_get_by_username(username="alice").avatar == ""
     assert not r.exists(account_keys.avatar(uid("alice")))
     assert f'src="/avatars/{uid("alice")}/"' in page(alice, "/u/alice/")
+
+
+def _deleted_meanwhile(monkeypatch, target: str, username: str) -> None:
+    """Make `services.<target>` close the account (another tab's deletion) first."""
+    real = getattr(account_services, target)
+
+    def deleted_meanwhile(*args, **kwargs):
+        timeline_services.account_close(user=user_get_by_username(username=username))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(account_services, target, deleted_meanwhile)
+
+
+def assert_logged_out_to_log_in(client: Client, answer) -> None:
+    """The answer to an account deleted meanwhile: the login page, the cookie
+    cleared, and why."""
+    assert answer.status_code == 302 and answer["Location"] == "/login/"
+    assert answer.cookies[settings.AUTH_COOKIE_NAME].value == ""
+    assert "This account is deleted: you are logged out." in page(client, "/login/")
+
+
+def test_a_profile_edit_racing_the_accounts_deletion_logs_out(alice, monkeypatch):
+    alice_id = uid("alice")
+    _deleted_meanwhile(monkeypatch, "profile_clean", "alice")
+    answer = alice.post("/settings/profile/", {"name": "Bye", "bio": ""})
+    assert user_get(uid=alice_id) is None
+    assert_logged_out_to_log_in(alice, answer)
+
+
+def test_an_avatar_upload_racing_the_accounts_deletion_logs_out(alice, monkeypatch, r):
+    alice_id = uid("alice")
+    _deleted_meanwhile(monkeypatch, "avatar_encode", "alice")
+    answer = upload(alice, image_bytes())
+    assert user_get(uid=alice_id) is None
+    assert not r.exists(account_keys.avatar(alice_id))
+    assert_logged_out_to_log_in(alice, answer)
+
+
+def test_an_avatar_removal_racing_the_accounts_deletion_logs_out(alice, monkeypatch):
+    _deleted_meanwhile(monkeypatch, "avatar_remove", "alice")
+    answer = alice.post("/settings/avatar/remove/")
+    assert_logged_out_to_log_in(alice, answer)
 
 
 def test_the_generated_avatar_is_an_svg_cached_a_day(alice):
@@ -300,7 +374,7 @@ def test_people_lists_show_display_names_and_avatars(alice, bob):
     bob.post("/settings/profile/", {"name": "Bob <Builder>", "bio": ""})
     bob.post("/u/alice/follow/")
     html = page(alice, "/u/alice/followers/")
-    assert '<span class="display-name">Bob &lt;Builder&gt;</span>' in html
+    assert '<bdi class="display-name">Bob &lt;Builder&gt;</bdi>' in html
     assert f'src="/avatars/{uid("bob")}/"' in html
 
 

@@ -14,6 +14,7 @@ from accounts.domain import (
     UsernameTaken,
 )
 from tests.helpers import PASSWORD, make_user
+from timeline import services as timeline_services
 
 
 def test_user_create_stores_user_retrievable_by_any_case():
@@ -38,7 +39,8 @@ def test_failed_claim_leaves_no_orphan_user(r):
 
 
 @pytest.mark.parametrize(
-    "name", ["ab", "a" * 31, "has space", "dash-name", "émile", ""]
+    "name",
+    ["ab", "a" * 31, "has space", "dash-name", "émile", "", "bob\n", "\u212aate"],
 )
 def test_invalid_usernames_refused(name):
     with pytest.raises(InvalidUsername):
@@ -346,3 +348,42 @@ def test_password_change_refused_when_the_password_changed_meanwhile(r, monkeypa
         change_password(this)
     assert r.hget(keys.user(user.id), "password") == "changed-meanwhile"
     assert selectors.PageReads(this).viewer.value.is_authenticated
+
+
+def test_a_login_racing_a_password_change_starts_no_session(r, monkeypatch):
+    """The owner changes the password while a login with the old one is checked:
+    the login is refused, and only the owner's fresh session exists."""
+    user = make_user("changer")
+    owner = services.session_create(uid=user.id)
+    real_check = services.check_password
+    changed = []
+
+    def check_then_the_owner_changes_it(password, encoded):
+        ok = real_check(password, encoded)
+        if not changed:  # the change checks the password too: once only
+            changed.append(None)
+            changed[0] = change_password(owner)
+        return ok
+
+    monkeypatch.setattr(services, "check_password", check_then_the_owner_changes_it)
+    with pytest.raises(InvalidCredentials):
+        services.session_login(username="changer", password=PASSWORD, client="1.2.3.4")
+    assert r.hkeys(keys.sessions(user.id)) == [selectors.token_hash(changed[0].token)]
+    assert r.hkeys(keys.devices(user.id)) == r.hkeys(keys.sessions(user.id))
+
+
+def test_a_login_racing_the_accounts_deletion_leaves_no_session_behind(r, monkeypatch):
+    """A login checked while the account is deleted is refused and writes no
+    session or device onto the deleted account (its job would not find them)."""
+    user = make_user("leaving")
+    real_check = services.check_password
+
+    def check_then_the_account_goes(password, encoded):
+        ok = real_check(password, encoded)
+        timeline_services.account_close(user=user)
+        return ok
+
+    monkeypatch.setattr(services, "check_password", check_then_the_account_goes)
+    with pytest.raises(InvalidCredentials):
+        services.session_login(username="leaving", password=PASSWORD, client="1.2.3.4")
+    assert not r.exists(keys.sessions(user.id), keys.devices(user.id))

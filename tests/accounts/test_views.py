@@ -5,7 +5,7 @@ import redis
 from django.conf import settings
 from django.test import Client
 
-from accounts import domain, keys
+from accounts import domain, keys, services
 from config.redis import set_redis
 from tests.helpers import PASSWORD, logged_in_client, make_user
 
@@ -296,3 +296,41 @@ def test_signup_refuses_a_password_like_the_username():
     response = signup(Client(), "quentin_tarantula", "quentin_tarantula")
     assert response.status_code == 400
     assert "The password is too similar to the username." in response.content.decode()
+
+
+def test_a_login_with_the_old_password_racing_a_password_change_is_logged_out(
+    monkeypatch,
+):
+    """The owner changes a leaked password while the thief's login (with the old
+    one) is being checked: the thief gets "Wrong username or password", not a
+    session that outlives the change."""
+    make_user("victim")
+    owner = logged_in_client("victim")
+    new_password = "a-brand-new-passphrase-77"
+    real_check = services.check_password
+    changed = []
+
+    def check_then_owner_changes_password(password, encoded):
+        ok = real_check(password, encoded)
+        if not changed:  # the change checks the password too: once only
+            changed.append(True)
+            response = owner.post(
+                "/settings/password/",
+                {
+                    "current_password": PASSWORD,
+                    "new_password": new_password,
+                    "new_password2": new_password,
+                },
+            )
+            assert response.status_code == 302, response.content
+        return ok
+
+    monkeypatch.setattr(services, "check_password", check_then_owner_changes_password)
+    thief = Client()
+    response = thief.post("/login/", {"username": "victim", "password": PASSWORD})
+    assert changed
+    assert response.status_code == 400
+    assert "Wrong username or password." in response.content.decode()
+    assert COOKIE not in response.cookies
+    assert 'action="/logout/"' not in thief.get("/").content.decode()
+    assert 'action="/logout/"' in owner.get("/").content.decode()

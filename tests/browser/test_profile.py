@@ -8,8 +8,10 @@ import io
 import pytest
 from PIL import Image
 
+from accounts import keys as account_keys
 from tests.browser.test_journeys import log_in, navigating, path_of, post
 from tests.helpers import make_user
+from timeline import services as timeline_services
 
 pytestmark = [pytest.mark.real_redis, pytest.mark.browser]
 
@@ -59,3 +61,31 @@ def test_edit_the_profile_and_see_the_new_face_on_old_statuses(new_page, tmp_pat
     found.wait_for()
     assert "Alice in Wonderland" in found.inner_text()
     assert found.get_attribute("href") == "/u/alice/"
+
+
+# The text of an element and the x of its first and of its last character, as laid
+# out by the browser.
+_ENDS = """(el) => {
+  const node = el.firstChild, n = node.textContent.length;
+  const x = (i) => { const r = document.createRange(); r.setStart(node, i);
+    r.setEnd(node, i + 1); return r.getBoundingClientRect().left; };
+  return [node.textContent, x(0), x(n - 1)];
+}"""
+
+
+def test_a_display_names_direction_override_never_flips_the_handle(new_page, r):
+    """A name that leaves a right-to-left override open ("Kate \\u202e", stored
+    before such controls were dropped at input) must not make the @handle beside
+    it read backwards: a visitor sees "@laiciffo_etak", never "kate_official@"."""
+    user = make_user("laiciffo_etak")
+    r.hset(account_keys.user(user.id), "name", "Kate \u202e")
+    timeline_services.status_create(author=user, text="Official news")
+    page = new_page()
+    page.goto("/timeline/")
+    author = page.locator("li.status .status-author").first
+    text, first_x, last_x = author.locator(".handle").evaluate(_ENDS)
+    assert text == "@laiciffo_etak"
+    assert first_x < last_x, (
+        f"handle laid out reversed ('@' at x={first_x:.0f}, last letter at "
+        f"x={last_x:.0f}) in {author.inner_text()!r}"
+    )
