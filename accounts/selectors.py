@@ -102,6 +102,11 @@ class PageReads(ReadBatch):
     def __init__(self, credentials: Credentials | BearerCredentials | None = None):
         super().__init__()
         self.claimed_uid = credentials.uid if credentials is not None else None
+        # When the first round trip, the one that checks the credentials, was sent
+        # (unix seconds; None until then): what the viewer does on the strength of
+        # that check counts from then, so that a revocation landing after the
+        # check also ends it (`api.services.authorization_code_create`).
+        self.checked_at: float | None = None
         # What an API token allows (`accounts.domain.AppGrant`); None for a session.
         self.grant: Deferred[AppGrant | None] | None = None
         if isinstance(credentials, BearerCredentials):
@@ -121,6 +126,11 @@ class PageReads(ReadBatch):
             if uid is not None
             else None
         )
+
+    def execute(self) -> None:
+        if self.checked_at is None:
+            self.checked_at = time.time()
+        super().execute()
 
     def proven_uid(self) -> int | None:
         """The viewer's id once the credentials are proven (sends the batch if due)."""

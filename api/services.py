@@ -154,9 +154,15 @@ def authorization_code_create(
     redirect_uri: str,
     scopes: tuple[str, ...],
     challenge: str = "",
+    issued: float | None = None,
 ) -> str:
     """Issue a one-time code (CODE_TTL) for what the user just authorized, stored
-    only hashed; the app a user took up is kept for good (no TTL any more)."""
+    only hashed; the app a user took up is kept for good (no TTL any more).
+
+    `issued`: when the session that authorized it was proven (`PageReads.checked_at`;
+    now by default). The code's token is refused if the user revoked their apps'
+    access after it (a password change, "log out everywhere"): counted from the
+    check, a revocation landing between the check and this call ends it too."""
     code = secrets.token_urlsafe(32)
     grant = AuthCode(
         client_id=app.client_id,
@@ -164,7 +170,7 @@ def authorization_code_create(
         redirect_uri=redirect_uri,
         scopes=scopes,
         challenge=challenge,
-        issued=time.time(),
+        issued=time.time() if issued is None else issued,
     )
 
     def store(pipe) -> None:

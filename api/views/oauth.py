@@ -169,6 +169,7 @@ def _decided(request, asked: _Asked) -> HttpResponse:
         redirect_uri=asked.redirect_uri,
         scopes=asked.scopes,
         challenge=asked.challenge,
+        issued=request.reads.checked_at,
     )
     if oob:
         # Shown in this answer, not behind a redirect: the code stays out of URLs

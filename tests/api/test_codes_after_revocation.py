@@ -9,6 +9,7 @@ import pytest
 from django.test import Client
 
 from accounts import services as account_services
+from api import services as api_services
 from tests.api.helpers import api_client
 from tests.helpers import PASSWORD, logged_in_client, make_user
 
@@ -102,3 +103,31 @@ def test_a_code_issued_after_log_out_everywhere_works():
     assert (
         api_client(token).get("/api/v1/accounts/verify_credentials").status_code == 200
     )
+
+
+def test_a_code_whose_approval_raced_a_password_change_gives_no_token(monkeypatch):
+    """The session approving the app was proven before the owner changed the
+    password (which logs every device out and ends every app's access), but the
+    code is made after: the code counts from when the session was proven, so it
+    gives no token."""
+    alice = make_user("alice")
+    browser = logged_in_client("alice")
+    made = api_services.authorization_code_create
+
+    def change_then_make(**kwargs):
+        # The owner changes the password between the check and the code.
+        account_services.password_change(
+            credentials=account_services.session_create(uid=alice.id),
+            username="alice",
+            current_password=PASSWORD,
+            new_password="another-horse-battery",
+            user_agent="",
+            client="127.0.0.1",
+        )
+        return made(**kwargs)
+
+    monkeypatch.setattr(api_services, "authorization_code_create", change_then_make)
+    app, code = _code_for(browser)
+    response = _exchange(app, code)
+    assert response.status_code == 400, "a code approved before the change works"
+    assert response.json()["error"] == "invalid_grant"
