@@ -1,4 +1,12 @@
-"""Timeline domain types and errors."""
+"""Timeline domain types and errors, and the status text rule.
+
+The text rule (`normalize_text`, `text_problem`) is the one the service applies to
+every post and the site's form shows: a status is at most STATUS_MAX_LENGTH
+characters as `text_length` counts them (code points, each link URL_LENGTH, as the
+client API's instance tells clients: `characters_reserved_per_url`), and at most
+RAW_LENGTH_FACTOR times that written out. static/js/site.js's compose counter
+follows it.
+"""
 
 from __future__ import annotations
 
@@ -14,6 +22,7 @@ from django.conf import settings
 
 from accounts.domain import Card, User, UserRef
 from config.reverse import url_for
+from timeline import richtext
 
 MAX_STATUS_ID = 2**53  # ids are zset scores too: exact in a double up to here
 
@@ -33,13 +42,21 @@ _UNWANTED = {"Cc", "Cs"}
 
 def normalize_text(text: str) -> str:
     """The text as stored: Unix line breaks, tabs as spaces, no other control
-    character, no surrounding blanks."""
+    character, no surrounding blanks, composed (NFC).
+
+    Composed, so that one text is stored, counted and searched the same however it
+    was typed: `café` with its accent apart (NFD, as some keyboards send it) would be
+    a tag `cafe` and count one more. (Statuses, names and bios stored before are
+    read as they are: nothing compares stored text with new.)"""
     # splitlines() knows every line break: \r\n, \r, \v, \f, U+0085, U+2028, ...
     text = "\n".join(text.replace("\t", " ").splitlines())
     if not text.isprintable():
         text = "".join(
             c for c in text if c == "\n" or unicodedata.category(c) not in _UNWANTED
         )
+    # Last: a removed character may have stood between a letter and its accent.
+    if not unicodedata.is_normalized("NFC", text):
+        text = unicodedata.normalize("NFC", text)
     return text.strip()
 
 
@@ -75,16 +92,41 @@ def text_shows_something(text: str) -> bool:
     return _shows_something(text)
 
 
+# What a link counts, whatever its length: Mastodon's rule, which its clients apply
+# before they offer to post (the client API's `characters_reserved_per_url`).
+URL_LENGTH = 23
+# A text may be longer written out (its links in full), up to this many times the
+# limit: enough for several long links, and a bound on what one status stores.
+RAW_LENGTH_FACTOR = 4
+
+
+def text_length(text: str) -> int:
+    """A normalized status text's length as the limit counts it: Unicode code points
+    (an emoji counts one), each link (`richtext.links`) URL_LENGTH, however long."""
+    found = richtext.links(text)
+    return len(text) - sum(map(len, found)) + URL_LENGTH * len(found)
+
+
 def text_problem(text: str) -> str | None:
     """What is wrong with a normalized status text, for the person who wrote it.
 
-    Characters are Unicode code points (an emoji counts one).
+    The one status length rule (the service's and the form's): at most
+    STATUS_MAX_LENGTH as `text_length` counts, RAW_LENGTH_FACTOR times that in all.
     """
     limit = settings.STATUS_MAX_LENGTH
     if not _shows_something(text):
         return "Write something first."
-    if len(text) > limit:
-        return f"A status is at most {limit} characters (this one has {len(text)})."
+    # The written-out bound first: the links of a huge text are not worth finding.
+    if len(text) > RAW_LENGTH_FACTOR * limit:
+        return (
+            f"A status is at most {limit} characters, and "
+            f"{RAW_LENGTH_FACTOR * limit} with its links written out in full "
+            f"(this one has {len(text)})."
+        )
+    length = text_length(text)
+    if length > limit:
+        links = f", a link counting as {URL_LENGTH}" if length != len(text) else ""
+        return f"A status is at most {limit} characters{links} (this one has {length})."
     return None
 
 

@@ -12,13 +12,23 @@ address begins with `http://`, `https://` or `/` (the site's own pages).
   and a closing bracket with no opening one inside it stay out of the link.
 - `@name` links to the profile only when the status's own mentions, resolved when
   it was posted (`Status.mentions`), name a user; otherwise it stays text.
-- `#tag` links to the tag's page: letters, digits and underscores, at least one of
-  them not a digit, at most TAG_MAX_LENGTH (a longer run is no tag at all).
+- `#tag` links to the tag's page: a letter, digit or underscore, then more of them
+  and combining marks (`#हिन्दी`, `#தமிழ்`: a mark is part of its letter), at least
+  one of them not a digit, at most TAG_MAX_LENGTH code points (a longer run is no
+  tag at all). The text is NFC-normalised before it is stored
+  (`timeline.domain.normalize_text`), so `#café` is one tag however it was typed.
+- A mention's link goes to the lowercase name (as stored in `Status.mentions`, and
+  as the client API's Mention entity names it: clients match the two), its text
+  stays as written; the profile route finds a user by any case.
+- `links(text)`: the links, as the length rule counts them
+  (`timeline.domain.text_length`).
 """
 
 from __future__ import annotations
 
+import itertools
 import re
+import unicodedata
 from collections.abc import Iterator
 from html import escape
 
@@ -29,21 +39,52 @@ TAG_MAX_LENGTH = 50
 MENTIONS_MAX = 10  # distinct names resolved per status
 URL_SHOWN = 40  # characters of a longer URL shown before the ellipsis
 
+
+def _marks() -> str:
+    """Every combining mark (Unicode categories Mn, Mc, Me) as the ranges of a
+    regular expression's character class: Python's `\\w` has none of them.
+
+    Marks live in planes 0, 1 and 14 only (2 and 3 hold ideographs, 15 and 16
+    private use): scanning those takes under half the time of all of Unicode at
+    import (tests/timeline/test_richtext.py checks that no mark is missed)."""
+    ranges: list[list[int]] = []
+    for o in itertools.chain(range(0x20000), range(0xE0000, 0xF0000)):
+        if unicodedata.category(chr(o))[0] != "M":
+            continue
+        if ranges and ranges[-1][1] == o - 1:
+            ranges[-1][1] = o
+        else:
+            ranges.append([o, o])
+    return "".join(f"{chr(a)}-{chr(b)}" if a < b else chr(a) for a, b in ranges)
+
+
+# The one definition of what a word (a tag) is made of: word characters (letters,
+# digits, `_`) and combining marks, without which `\w+` cut `#हिन्दी` at its first
+# vowel sign (`#ह`). A tag starts with a word character, never with a mark.
+_WORD = rf"\w{_marks()}"  # the inside of a character class
 _URL = r"(?P<url>(?:[Hh][Tt][Tt][Pp][Ss]?://|[Ww][Ww][Ww]\.)[^\s<>\"`]+)"
 # A mention or tag starts a word: not after a letter, digit, `_` or the sign itself
-# (an e-mail address `a@b.com`, `a#b` or `##b` is plain text).
+# (an e-mail address `a@b.com`, `a#b` or `##b` is plain text), nor a tag after a
+# mark, which ends a word in such scripts (`#हिन्दी#x` is one tag, as `#abc#x`).
 # (The sign is matched before the look back at what precedes it: a look-behind tried
 # at every position made a plain text's scan ten times slower.)
 _MENTION = rf"@(?<![\w@#]@)(?P<name>[A-Za-z0-9_]{{3,{USERNAME_MAX_LENGTH}}})(?![\w@])"
-_TAG = r"#(?<![\w@#&]#)(?P<tag>\w+)"
+_TAG = rf"#(?<![{_WORD}@#&]#)(?P<tag>\w[{_WORD}]*)"
 # The look-ahead at the first characters skips most positions at once (twice faster).
+# static/js/site.js follows this scan to find the links its compose counter counts.
 _TOKENS = re.compile(f"(?=[HhWw@#])(?:{_URL}|{_MENTION}|{_TAG})")
-TAG_RE = re.compile(rf"(?=\w*[^\W\d])\w{{1,{TAG_MAX_LENGTH}}}")
+TAG_RE = re.compile(rf"(?=[{_WORD}]*[^\W\d])\w[{_WORD}]{{0,{TAG_MAX_LENGTH - 1}}}")
 # A tag as stored (`tag_key`): case folding may add combining marks and lengthen a
 # character to three (`ß` to `ss`), never anything else.
 _TAG_KEY_RE = re.compile(
-    rf"(?=[\w\u0300-\u036f]*[^\W\d])[\w\u0300-\u036f]{{1,{3 * TAG_MAX_LENGTH}}}"
+    rf"(?=[{_WORD}]*[^\W\d])\w[{_WORD}]{{0,{3 * TAG_MAX_LENGTH - 1}}}"
 )
+# The scan and tag rule before tags took marks: statuses posted before were filed
+# under the tags they found (`#हिन्दी` under `ह`), which `filed_tags` finds again.
+_TOKENS_BEFORE_MARKS = re.compile(
+    rf"(?=[HhWw@#])(?:{_URL}|{_MENTION}|#(?<![\w@#&]#)(?P<tag>\w+))"
+)
+_TAG_BEFORE_MARKS_RE = re.compile(rf"(?=\w*[^\W\d])\w{{1,{TAG_MAX_LENGTH}}}")
 _TRAILING = ".,!?:;'\"*"
 _PAIRS = {")": "(", "]": "[", "}": "{"}
 
@@ -81,11 +122,14 @@ def tag_wanted(tag: str) -> str | None:
     return None
 
 
-def _pieces(text: str) -> Iterator[tuple[str, str]]:
+def _pieces(
+    text: str, tokens: re.Pattern = _TOKENS, tag_re: re.Pattern = TAG_RE
+) -> Iterator[tuple[str, str]]:
     """The text as (kind, raw) pieces: "text", "url", "mention" (raw is the name),
-    "tag" (raw is the tag as written); their raws (with `@`/`#`) make the text."""
+    "tag" (raw is the tag as written); their raws (with `@`/`#`) make the text.
+    (`tokens` and `tag_re`: the scan and tag rule, the old ones for `filed_tags`.)"""
     at = 0
-    for match in _TOKENS.finditer(text):
+    for match in tokens.finditer(text):
         start = match.start()
         kind, raw = "text", match.group()
         if match.group("url") is not None:
@@ -95,7 +139,7 @@ def _pieces(text: str) -> Iterator[tuple[str, str]]:
             kind, raw = "url", url
         elif match.group("name") is not None:
             kind, raw = "mention", match.group("name")
-        elif is_tag(match.group("tag")):
+        elif tag_re.fullmatch(match.group("tag")):
             kind, raw = "tag", match.group("tag")
         else:
             continue
@@ -123,6 +167,24 @@ def hashtags(text: str) -> list[str]:
     return list(
         dict.fromkeys(tag_key(raw) for kind, raw in _pieces(text) if kind == "tag")
     )
+
+
+def filed_tags(text: str) -> list[str]:
+    """Every tag a status with this text may be filed under: its `hashtags`, and
+    those the rule before combining marks found (`#हिन्दी`: `ह`) for a status
+    posted before it. For whatever takes a status out of its tags' timelines (a
+    delete, an account turned private), so that no old filing stays behind."""
+    before = (
+        tag_key(raw)
+        for kind, raw in _pieces(text, _TOKENS_BEFORE_MARKS, _TAG_BEFORE_MARKS_RE)
+        if kind == "tag"
+    )
+    return list(dict.fromkeys([*hashtags(text), *before]))
+
+
+def links(text: str) -> list[str]:
+    """The links of the text as written (what `to_html` links), in order."""
+    return [raw for kind, raw in _pieces(text) if kind == "url"]
 
 
 def _text(raw: str) -> str:
@@ -153,7 +215,9 @@ def to_html(text: str, mentions: dict[str, int], base: str = "") -> str:
         if kind == "url":
             out.append(_link(raw))
         elif kind == "mention" and raw.lower() in mentions:
-            href = escape(base + url_for("timeline:profile", raw))
+            # The name as stored, whatever its case here: a client finds the
+            # Mention entity of a link by its address (`api.entities`).
+            href = escape(base + url_for("timeline:profile", raw.lower()))
             out.append(f'<a class="{mention_class}" href="{href}">@{escape(raw)}</a>')
         elif kind == "mention":
             out.append(f"@{escape(raw)}")

@@ -6,6 +6,7 @@ from django.conf import settings
 
 from api import entities, scopes
 from api.http import NONE, Op, endpoint
+from timeline.domain import URL_LENGTH
 
 # Mastodon's version we follow (what a client checks before using a feature), and
 # the API version of 4.3's `api_versions`.
@@ -21,7 +22,7 @@ def _statuses_configuration() -> dict:
     return {
         "max_characters": settings.STATUS_MAX_LENGTH,
         "max_media_attachments": 0,
-        "characters_reserved_per_url": 23,
+        "characters_reserved_per_url": URL_LENGTH,
     }
 
 

@@ -21,7 +21,15 @@ from api.http import (
 )
 from api.pagination import link_header
 from timeline import selectors, services, social
-from timeline.domain import Busy, InvalidStatus, NotFound, Status, normalize_text
+from timeline.domain import (
+    Busy,
+    InvalidStatus,
+    NotFound,
+    Status,
+    normalize_text,
+    text_problem,
+    text_shows_something,
+)
 from timeline.selectors import StatusWindow
 
 IN_REPLY_NOT_FOUND = "The post you are trying to reply to does not appear to exist."
@@ -109,12 +117,16 @@ def _unsupported(values, user) -> str | None:
     return _visibility_problem(values, user)
 
 
-def _text_error(text: str) -> ApiError:
-    """A refused text in Mastodon's words (the rule is the service's)."""
-    limit = settings.STATUS_MAX_LENGTH
-    if len(normalize_text(text)) > limit:
+def _text_error(text: str, error: InvalidStatus) -> ApiError:
+    """A refused text in Mastodon's words where it has them (the rule is the
+    service's, `timeline.domain.text_problem`), else the service's own."""
+    normal = normalize_text(text)
+    if not text_shows_something(normal):
+        return unprocessable("Text can't be blank")
+    if text_problem(normal) is not None:
+        limit = settings.STATUS_MAX_LENGTH
         return unprocessable(f"Text character limit of {limit} exceeded")
-    return unprocessable("Text can't be blank")
+    return unprocessable(str(error))
 
 
 def _post(request, values, user) -> Status:
@@ -133,7 +145,7 @@ def _post(request, values, user) -> Status:
                 raise ApiError(404, IN_REPLY_NOT_FOUND) from error
         return services.status_create(author=user, text=text, limit=limit)
     except InvalidStatus as error:
-        raise _text_error(text) from error
+        raise _text_error(text, error) from error
 
 
 def status_create(request) -> dict:

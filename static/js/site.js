@@ -2,15 +2,92 @@
 (function () {
   "use strict";
 
-  // Live character counter on the compose box (Unicode code points, like the server).
+  // The status length rule, kept in step with the server's, which lives in
+  // timeline/domain.py (`normalize_text`, `text_length`, `text_problem`): the text
+  // as stored (control characters out, composed: NFC, blanks trimmed) in Unicode
+  // code points, each link counting URL_LENGTH however long (as Mastodon's apps
+  // count), and RAW_LENGTH_FACTOR times the limit with the links written out.
+  var URL_LENGTH = 23;
+  var RAW_LENGTH_FACTOR = 4;
+  // Python's blanks (str.isspace, its regular expressions' \s), line breaks
+  // (str.splitlines) and \w ([\p{L}\p{N}_] here).
+  var BLANK = "\\t-\\r\\x1c-\\x20\\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029" +
+    "\\u202f\\u205f\\u3000";
+  var ENDS = new RegExp("^[" + BLANK + "]+|[" + BLANK + "]+$", "g");
+  var BREAKS = /\r\n|[\n\x0b\x0c\r\x1c-\x1e\x85\u2028\u2029]/g;
+  var CONTROLS = /[\x00-\x08\x0e-\x1b\x1f\x7f-\x84\x86-\x9f]/g;
+  // Links are found as timeline/richtext.py's `_pieces` finds them: one scan for
+  // links, @names and #tags (a name or a tag can hide what follows), a name or tag
+  // not after a word character, a link without the sentence's punctuation after it
+  // and with a host. (Unicode classes built from strings: a browser without them
+  // would refuse a literal, and with it this whole file; there links count as
+  // written.)
+  var TOKENS = null, WORD_BEFORE = {}, HOST_START = null;
+  try {
+    TOKENS = new RegExp(
+      "(?:[Hh][Tt][Tt][Pp][Ss]?://|[Ww][Ww][Ww]\\.)[^" + BLANK + "<>\"`]+" +
+        "|@[A-Za-z0-9_]{3,30}(?![\\p{L}\\p{N}_@])" +
+        "|#[\\p{L}\\p{N}_][\\p{L}\\p{N}\\p{M}_]*",
+      "gu"
+    );
+    WORD_BEFORE["@"] = new RegExp("[\\p{L}\\p{N}_@#]$", "u");
+    WORD_BEFORE["#"] = new RegExp("[\\p{L}\\p{N}\\p{M}_@#&]$", "u");
+    HOST_START = new RegExp("^[\\p{L}\\p{N}[]", "u");
+  } catch (e) {
+    TOKENS = null;
+  }
+  var PAIRS = { ")": "(", "]": "[", "}": "{" };
+  function count(text, c) { return text.split(c).length - 1; }
+  function urlEnd(url) {
+    for (;;) {
+      var last = url.charAt(url.length - 1);
+      if (!last) return url;
+      if (".,!?:;'\"*".indexOf(last) < 0 &&
+          !(PAIRS[last] && count(url, PAIRS[last]) < count(url, last))) return url;
+      url = url.slice(0, -1);
+    }
+  }
+  function isUrl(url) {
+    var scheme = url.indexOf("://");
+    var rest = url.slice(0, 4).toLowerCase() === "www." ? url.slice(4)
+      : scheme < 0 ? "" : url.slice(scheme + 3);
+    return HOST_START.test(rest);
+  }
+  function statusLength(value) {
+    var text = value.replace(BREAKS, "\n").replace(CONTROLS, "");
+    if (text.normalize) text = text.normalize("NFC");
+    text = text.replace(ENDS, "");
+    var raw = Array.from(text).length, length = raw, match;
+    if (TOKENS) {
+      TOKENS.lastIndex = 0;
+      while ((match = TOKENS.exec(text))) {
+        var sign = match[0].charAt(0);
+        if (WORD_BEFORE[sign]) {
+          if (WORD_BEFORE[sign].test(text.slice(Math.max(0, match.index - 2), match.index))) {
+            TOKENS.lastIndex = match.index + 1; // no name or tag here: scan on
+          }
+          continue;
+        }
+        var url = urlEnd(match[0]);
+        if (isUrl(url)) length += URL_LENGTH - Array.from(url).length;
+      }
+    }
+    return { length: length, raw: raw };
+  }
+
+  // Live character counter on the compose box.
   function bindCounter(textarea) {
     var max = parseInt(textarea.getAttribute("data-max") || "280", 10);
     var out = document.getElementById(textarea.getAttribute("data-counter"));
     if (!out) return;
     function update() {
-      var left = max - Array.from(textarea.value.trim()).length;
-      out.textContent = left + " characters left";
-      out.classList.toggle("over", left < 0);
+      var counted = statusLength(textarea.value);
+      var left = max - counted.length;
+      var rawLeft = RAW_LENGTH_FACTOR * max - counted.raw;
+      out.textContent = rawLeft < 0 && left >= 0
+        ? rawLeft + " characters left with the links written out"
+        : left + " characters left";
+      out.classList.toggle("over", left < 0 || rawLeft < 0);
     }
     textarea.addEventListener("input", update);
     update();

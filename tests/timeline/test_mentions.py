@@ -28,7 +28,10 @@ def test_names_are_resolved_when_posting_and_stored(r, alice):
     assert json.loads(r.hget(keys.status(status.id), "mentions")) == {"bob": bob.id}
     make_user("carol")  # too late: who was meant was decided when posting
     html = page(Client(), f"/s/{status.id}/")
-    assert 'hi <a class="mention" href="/u/BOB/">@BOB</a>, ' in html
+    # The link goes to the name as stored (what the API's Mention names), the text
+    # stays as written.
+    assert 'hi <a class="mention" href="/u/bob/">@BOB</a>, ' in html
+    assert Client().get("/u/bob/").status_code == 200  # Bob's page, in any case
     assert '<a class="mention" href="/u/bob/">@bob</a> and @carol,' in html
     assert 'href="/u/carol/"' not in html
 

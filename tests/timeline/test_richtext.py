@@ -3,8 +3,10 @@ breaks come out, every link goes where it may, and the reader sees the text."""
 
 from __future__ import annotations
 
+import sys
+import unicodedata
 from html.parser import HTMLParser
-from urllib.parse import unquote
+from urllib.parse import quote, unquote
 
 import pytest
 from hypothesis import given
@@ -14,7 +16,10 @@ from tests.helpers import property_test
 from timeline.domain import normalize_text
 from timeline.richtext import (
     URL_SHOWN,
+    filed_tags,
     hashtags,
+    is_tag,
+    links,
     mentioned_names,
     tag_wanted,
     to_html,
@@ -255,3 +260,55 @@ def test_names_and_tags_are_found_as_words():
 def test_at_most_ten_names_are_resolved():
     names = [f"user{i}" for i in range(12)]
     assert mentioned_names(" ".join(f"@{n}" for n in names)) == names[:10]
+
+
+def test_a_tag_goes_on_through_combining_marks():
+    """`#हिन्दी` is one tag, not `#ह` and the text `िन्दी`: Hindi's vowel signs and
+    virama, Tamil's, an accent typed apart are marks, part of their letter."""
+    text = "#हिन्दी #தமிழ் #cafe\u0301 #हिन्दी#x"
+    assert hashtags(text) == ["हिन्दी", "தமிழ்", "cafe\u0301"]
+    html = to_html("#हिन्दी rocks", {})
+    assert html == f'<a class="hashtag" href="/tags/{quote("हिन्दी")}/">#हिन्दी</a> rocks'
+    assert not is_tag("\u0301a")  # a tag starts with a letter, digit or `_`
+    assert hashtags("#" + "क" + "\u093f" * 49) != []  # 50 code points, marks too
+    assert hashtags("#" + "क" + "\u093f" * 50) == []
+
+
+def test_every_combining_mark_continues_a_tag():
+    """However the marks are looked up at import, none of Unicode's is missed."""
+    marks = [
+        chr(o)
+        for o in range(sys.maxunicode + 1)
+        if unicodedata.category(chr(o))[0] == "M"
+    ]
+    assert len(marks) > 2000
+    assert [
+        m for m in marks if not is_tag(f"a{m}") or tag_wanted(f"a{m}") is None
+    ] == []
+
+
+def test_a_status_is_found_under_the_tags_it_was_filed_under_before_marks():
+    """A status posted before tags took marks was filed under its cut tags (`ह`,
+    `cafe`); taking it out of its tags' timelines must find those too."""
+    assert filed_tags("#हिन्दी #x") == ["हिन्दी", "x", "ह"]
+    assert filed_tags("#cafe\u0301 #Café") == ["cafe\u0301", "café", "cafe"]
+    assert filed_tags("#abc #x") == hashtags("#abc #x")
+    assert tag_wanted("ह") == "ह"  # their pages still answer
+
+
+def test_a_mention_links_to_the_name_as_stored_whatever_its_case():
+    """A client finds the Mention of a link by its address: the link goes to the
+    lowercase name the status stores, its text stays as written."""
+    html = to_html("hi @ALICE and @Alice", {"alice": 1})
+    assert html == (
+        'hi <a class="mention" href="/u/alice/">@ALICE</a> and '
+        '<a class="mention" href="/u/alice/">@Alice</a>'
+    )
+    api = to_html("hi @ALICE", {"alice": 1}, "https://example.com")
+    assert 'href="https://example.com/u/alice/">@ALICE</a>' in api
+
+
+def test_links_are_the_linked_addresses_as_written():
+    text = "see https://example.com/a_(b)). www.x.org, #https://no x@www.no.org"
+    assert links(text) == ["https://example.com/a_(b)", "www.x.org", "www.no.org"]
+    assert links("https://. www. @https://x.y") == []

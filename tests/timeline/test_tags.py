@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import time
+from urllib.parse import quote
 
 import pytest
 from django.conf import settings
@@ -73,6 +74,22 @@ def test_a_tag_links_to_its_page_which_lists_the_status_in_any_case(r, alice, bo
         assert "<h1>#django</h1>" in shown
     assert len(status_ids(page(Client(), "/tags/STRASSE/"))) == 1
     assert "No public post carries this tag yet." in page(Client(), "/tags/nothing/")
+
+
+@pytest.mark.parametrize(
+    ("typed", "tag"),
+    [("हिन्दी", "हिन्दी"), ("தமிழ்", "தமிழ்"), ("cafe\u0301", "café")],
+)
+def test_a_tag_with_combining_marks_links_to_its_whole_tag(r, alice, bob, typed, tag):
+    """A tag in a script with combining marks (Hindi's vowel signs, Tamil's virama)
+    or with its accent typed apart links to the whole tag, whose page lists it (it
+    was cut at the first mark, `#ह` then `िन्दी`, and `/tags/हिन्दी/` was a 404)."""
+    alice.post("/post/", {"text": f"#{typed} rocks"})
+    run_jobs()
+    href = f"/tags/{quote(tag)}/"
+    link = f'<a class="hashtag" href="{href}">#{tag}</a> rocks'
+    assert link in page(bob, "/timeline/")
+    assert texts(page(Client(), href)) == [link]
 
 
 @pytest.mark.parametrize(

@@ -13,7 +13,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.helpers import logged_in_client, make_user, property_test
-from timeline.domain import normalize_text, text_problem
+from timeline.domain import (
+    RAW_LENGTH_FACTOR,
+    normalize_text,
+    text_length,
+    text_problem,
+    text_shows_something,
+)
 from timeline.forms import StatusForm
 
 pytestmark = pytest.mark.fake_redis
@@ -42,21 +48,39 @@ def test_normalized_text_has_no_control_characters_but_line_breaks(text):
     normal = normalize_text(text)
     assert all(c == "\n" or unicodedata.category(c) not in ("Cc", "Cs") for c in normal)
     assert normal == normal.strip()
+    assert unicodedata.is_normalized("NFC", normal)  # however it was typed
     assert normalize_text(normal) == normal  # idempotent
 
 
+# Texts with links among the rest (each counts 23, however long).
+linked_text = st.lists(
+    st.one_of(
+        any_text,
+        st.sampled_from(["https://example.com/", "www.example.org", "http://a.co "]),
+        st.text(alphabet="ab/.", max_size=200).map(lambda s: f" https://x.y/{s} "),
+    ),
+    max_size=12,
+).map("".join)
+
+
 @property_test(max_examples=100)
-@given(any_text)
-def test_the_length_rule_counts_code_points(text):
+@given(st.one_of(any_text, linked_text))
+def test_the_length_rule_counts_code_points_and_links_as_23(text):
     normal = normalize_text(text)
     problem = text_problem(normal)
+    limit = settings.STATUS_MAX_LENGTH
     if problem is None:
-        assert 1 <= len(normal) <= settings.STATUS_MAX_LENGTH
+        assert 1 <= text_length(normal) <= limit
+        assert len(normal) <= RAW_LENGTH_FACTOR * limit
         normal.encode()  # storable as UTF-8
-    elif len(normal) > settings.STATUS_MAX_LENGTH and problem.startswith("A status"):
+    elif problem == "Write something first.":
+        assert not text_shows_something(normal)
+    elif len(normal) > RAW_LENGTH_FACTOR * limit:
         assert f"(this one has {len(normal)})" in problem
     else:
-        assert problem == "Write something first."
+        assert text_length(normal) > limit
+        assert problem.startswith(f"A status is at most {limit} characters")
+        assert f"(this one has {text_length(normal)})" in problem
 
 
 @property_test(max_examples=100)
