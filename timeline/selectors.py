@@ -4,12 +4,18 @@ Every page costs two round trips whatever its length: the first carries the auth
 check (queued by the middleware) with the page's own reads, the second the statuses'
 hashes (or the users' names) that the first named. Selectors return their own data;
 the viewer is `request.user`, resolved from the same first round trip.
+
+A repost's row carries its original's text: every page shows it only while the
+original's own page would show the original to the viewer (it exists; its author
+is public, or the viewer, or has approved them), checked in the round trips the
+page takes anyway (`_refused_queue`), not only once the jobs that remove such
+reposts have run.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
@@ -55,23 +61,27 @@ IN_COMMON_SHOWN = 3
 
 # KEYS: (status hash, likes, reposts) of any number of statuses (each triple in
 # its status's slot). ARGV: the viewer's uid ('' for none), how many status fields,
-# the field names (`Status.FIELDS`), the positions of the author's id and of a
-# repost's original author's id among them, then (one server only) the two halves
-# of a user key around a uid and the card fields (`User.CARD_FIELDS`). Returns the
-# statuses' rows (each with, for a viewer, whether they liked and reposted it:
-# `timeline.social`), then uid, card pairs of their authors, as one JSON string
-# (a missing field is null). One command for a page's statuses on one server:
-# redis-py's cost per pipelined command was about a fifth of a page's time, and
-# one JSON string, parsed by orjson, costs a fraction of the hundreds of strings
-# of a nested reply (docs/BENCHMARKS.md).
+# the field names (`Status.FIELDS`), the positions of the author's id, of a
+# repost's original author's id and of its original's id among them, then (one
+# server only) the two halves of a user key, a status key and a followers key
+# around an id, the user hash's privacy field and the card fields
+# (`User.CARD_FIELDS`). Returns the statuses' rows (each with, for a viewer,
+# whether they liked and reposted it: `timeline.social`), then uid, card pairs of
+# their authors, then (one server only) whether the viewer may see each row
+# (`original_seen`: a repost's original checked where the read reaches it), as
+# one JSON string (a missing field is null). One command for a page's statuses on
+# one server: redis-py's cost per pipelined command was about a fifth of a page's
+# time, and one JSON string, parsed by orjson, costs a fraction of the hundreds of
+# strings of a nested reply (docs/BENCHMARKS.md).
 #
 # The authors' cards (display name, avatar) are read here because the authors are
 # known only from the statuses, and the page's budget is two round trips. The user
 # keys are built in Lua, not declared in KEYS: standalone Redis permits a script to
 # read a key it did not declare (this is the one script of the site that does, and
 # it only reads). A Cluster does not: a script touches its declared slot only, so
-# there it is one call per slot (`slot_groups`) without cards, and the cards cost
-# one more round trip (`_cards_queue`): the Cluster's price for fresh names.
+# there it is one call per slot (`slot_groups`) without cards nor checks, and the
+# cards cost one more round trip (`_cards_queue`): the Cluster's price for fresh
+# names; reposts' originals are checked in it (`_refused_queue`).
 # What every script that answers one JSON string starts with: `nulls(row, size)`
 # fills a reply's missing fields with JSON's null (Lua's nil would end the array),
 # `listed(t)` writes an empty list as `[null]` (cjson writes an empty table as {}).
@@ -109,6 +119,19 @@ local function viewer_state(row, n, viewer, at, likes, reposts)
   row[n + 1] = counted(row[at[1]]) and redis.call('ZSCORE', likes, viewer) or null
   row[n + 2] = counted(row[at[2]]) and redis.call('ZSCORE', reposts, viewer) or null
 end
+-- Whether the viewer may see a repost's row, which carries its original's text:
+-- `original_seen(exists, user, followers, private, viewer, author)` answers 1 when
+-- not (the original is gone, `exists` false, or its author, `user`'s hash, is
+-- private and the viewer is neither them nor in their `followers`), 2 when only as
+-- the viewer claimed (the author, or an approved follower: trusted once the viewer
+-- is proven), 0 when anyone may (`_refusals`).
+local function original_seen(exists, user, followers, private, viewer, author)
+  if not exists then return 1 end
+  if redis.call('HEXISTS', user, private) == 0 then return 0 end
+  if viewer == '' then return 1 end
+  if viewer == author or redis.call('ZSCORE', followers, viewer) then return 2 end
+  return 1
+end
 """
 
 # The rows of `_STATUSES_READ` and `_WINDOW_READ`: `read_rows(keys, a)` reads the
@@ -121,12 +144,21 @@ local function read_rows(keys, a)
   local viewer, n = ARGV[a], tonumber(ARGV[a + 1])
   local fields = {unpack(ARGV, a + 2, a + n + 1)}
   local authors_at = {tonumber(ARGV[a + n + 2]), tonumber(ARGV[a + n + 3])}
-  local prefix, suffix = ARGV[a + n + 4], ARGV[a + n + 5]
-  local card_fields = {unpack(ARGV, a + n + 6)}
+  local original_at = tonumber(ARGV[a + n + 4])
+  local prefix, suffix = ARGV[a + n + 5], ARGV[a + n + 6]
+  local sp, ss, fp, fs, private = unpack(ARGV, a + n + 7, a + n + 11)
+  local card_fields = {unpack(ARGV, a + n + 12)}
   local at = counts_at(fields)
-  local rows, cards, seen = {}, {}, {}
+  local rows, cards, seen, checks = {}, {}, {}, {}
   for i = 1, #keys, 3 do
     local row = nulls(redis.call('HMGET', keys[i], unpack(fields)), n)
+    local original, author = row[original_at], row[authors_at[2]]
+    if author == null then author = '0' end
+    if prefix then
+      checks[#checks + 1] = original == null and 0 or original_seen(
+        redis.call('EXISTS', sp .. original .. ss) == 1,
+        prefix .. author .. suffix, fp .. author .. fs, private, viewer, author)
+    end
     for _, at in ipairs(authors_at) do
       local author = row[at]
       if prefix and author ~= null and not seen[author] then
@@ -140,7 +172,7 @@ local function read_rows(keys, a)
     viewer_state(row, n, viewer, at, keys[i + 1], keys[i + 2])
     rows[#rows + 1] = row
   end
-  return listed(rows), listed(cards)
+  return listed(rows), listed(cards), listed(checks)
 end
 """
 )
@@ -148,8 +180,8 @@ end
 _STATUSES_READ = LuaScript(
     _ROWS_LUA
     + """
-local rows, cards = read_rows(KEYS, 1)
-return cjson.encode({rows, cards})
+local rows, cards, checks = read_rows(KEYS, 1)
+return cjson.encode({rows, cards, checks})
 """
 )
 
@@ -223,8 +255,8 @@ _WINDOW_READ = LuaScript(
     _ROWS_LUA
     + _WINDOW_IDS_LUA
     + """
-local rows, cards = read_rows(keys, 11)
-return cjson.encode({listed(ids), rows, cards})
+local rows, cards, checks = read_rows(keys, 11)
+return cjson.encode({listed(ids), rows, cards, checks})
 """
 )
 
@@ -424,6 +456,22 @@ class _Found:
     # and reposts' originals with theirs and the viewer's state.
     accounts: dict[int, AccountStats] | None = None
     originals: dict[int, Status] | None = None
+    # The reposts among `statuses` whose originals the read could not check (a
+    # Cluster's: `_refused_queue` checks them in a later round trip).
+    unchecked: tuple[Status, ...] = ()
+
+
+def _refusals(sids: list[int], checks: list, trusted: bool) -> set[int]:
+    """Which of the statuses `sids` the viewer may not see, from `original_seen`'s
+    answers for them (`_JSON_LUA`: `[None]` when the read could not check them);
+    `trusted`: whether the viewer the read was made for is proven."""
+    if checks == [None]:
+        return set()
+    return {
+        sid
+        for sid, seen in zip(sids, checks, strict=True)
+        if seen == 1 or (seen == 2 and not trusted)
+    }
 
 
 def _rows_args(reads: ReadBatch, cluster: bool) -> tuple[int | None, list]:
@@ -437,9 +485,16 @@ def _rows_args(reads: ReadBatch, cluster: bool) -> tuple[int | None, list]:
         *Status.FIELDS,
         Status.FIELDS.index("uid") + 1,
         Status.FIELDS.index("repost_uid") + 1,  # a repost's row shows its author
+        Status.FIELDS.index("repost_of") + 1,
     ]
     if not cluster:
-        args += [*account_keys.user_prefix(), *User.CARD_FIELDS]
+        args += [
+            *account_keys.user_prefix(),
+            *keys.around_id(keys.status),
+            *keys.around_id(keys.followers),
+            User.PRIVATE_FIELD,
+            *User.CARD_FIELDS,
+        ]
     return viewer, args
 
 
@@ -450,29 +505,38 @@ def _found_from(
     replies: list[tuple[list[int], list, list]],
     cluster: bool,
 ) -> _Found:
-    """The statuses `sids` from the rows and cards of script replies, each
-    (its sids, its rows, its cards) as `_ROWS_LUA` returns them."""
+    """The statuses `sids` (None for each one gone, or a repost the viewer may not
+    see: `_refusals`) from the rows, cards and checks of script replies, each (its
+    sids, its rows, its cards, its checks) as `_ROWS_LUA` returns them."""
     n = len(Status.FIELDS)
+    trusted = viewer is not None and reads.proven_uid() == viewer
     rows: dict[int, list] = {}
     cards: dict[int, Card] = {}
-    for group, group_rows, group_cards in replies:
+    refused: set[int] = set()
+    for group, group_rows, group_cards, checks in replies:
         if group:
             rows.update(zip(group, group_rows, strict=True))
+            refused |= _refusals(group, checks, trusted)
         if group_cards == [None]:
             continue
         for uid, values in zip(group_cards[::2], group_cards[1::2], strict=True):
             card = Card.from_read(int(uid), values)
             if card is not None:
                 cards[card.id] = card
-    trusted = viewer is not None and reads.proven_uid() == viewer
+    statuses = [
+        None
+        if sid in refused
+        else Status.from_read(
+            sid, rows[sid][:n], viewer=rows[sid][n:] if trusted else None
+        )
+        for sid in sids
+    ]
     return _Found(
-        statuses=[
-            Status.from_read(
-                sid, rows[sid][:n], viewer=rows[sid][n:] if trusted else None
-            )
-            for sid in sids
-        ],
+        statuses=statuses,
         cards=None if cluster else cards,
+        unchecked=tuple(s for s in statuses if s is not None and s.repost_of)
+        if cluster
+        else (),
     )
 
 
@@ -600,13 +664,21 @@ def _cards_queue(reads: ReadBatch, uids: Iterable[int]) -> Deferred[dict[int, Ca
 def _with_cards(reads: PageReads, found: _Found) -> dict[int, Card]:
     """The cards of the authors of `found`: read with them on one server; on a
     Cluster, read now, in one more round trip (but the viewer's own, known)."""
+    return _cards_later(reads, found)()
+
+
+def _cards_later(reads: PageReads, found: _Found) -> Callable[[], dict[int, Card]]:
+    """`_with_cards`, its read (a Cluster's) queued now and sent with the next
+    round trip: what the returned function gives once called."""
     if found.cards is not None:
-        return dict(found.cards)
+        cards = found.cards
+        return lambda: dict(cards)
     viewer = reads.viewer.value
     own = {viewer.id: viewer.card} if viewer.is_authenticated else {}
     shown = {s.shown_author_id for s in found.statuses if s is not None}
     authors = shown - own.keys()
-    return {**own, **(_cards_queue(reads, authors).value if authors else {})}
+    read = _cards_queue(reads, authors) if authors else None
+    return lambda: {**own, **(read.value if read is not None else {})}
 
 
 def _page(
@@ -732,6 +804,97 @@ def _without_hidden(
     return [s if s is None or hide.isdisjoint(_authors(s)) else None for s in found]
 
 
+# Reposts of originals the viewer may no longer see. A repost's row carries its
+# original's text, so it is shown only while the original's own page would be: a
+# deleted original's reposts go with its unlink job, a newly private author's with
+# the sweep (`timeline.privacy`), and until then the page leaves them out. On one
+# server the read scripts check each repost's original as they read its row
+# (`original_seen`); on a Cluster they cannot reach the original's slot nor its
+# author's, and `_refused_queue` checks them in the round trip that reads the
+# authors' cards (or the client API's accounts and originals), as it does for a
+# pulled author's statuses, read from an outbox, on any server.
+
+
+def _refused_queue(
+    reads: PageReads, statuses: Iterable[Status]
+) -> Deferred[frozenset[int]] | None:
+    """Queue the check of these statuses' reposts whose originals their read did
+    not check; the value: the ids of those the viewer may not see (`original_seen`'s
+    rule; trusted once the viewer is proven). None: no repost to check."""
+    reposts = [s for s in statuses if s.repost_of]
+    if not reposts:
+        return None
+    vid = reads.claimed_uid
+    originals = sorted({s.repost_of or 0 for s in reposts})
+    authors = sorted({s.repost_uid or 0 for s in reposts})
+
+    def build(pipe) -> None:
+        for sid in originals:
+            pipe.exists(keys.status(sid))
+        for uid in authors:
+            pipe.hexists(account_keys.user(uid), User.PRIVATE_FIELD)
+            if vid is not None:
+                pipe.zscore(keys.followers(uid), vid)
+
+    def parse(replies: list) -> frozenset[int]:
+        found = replies[: len(originals)]
+        gone = {sid for sid, n in zip(originals, found, strict=True) if not n}
+        answers = iter(replies[len(originals) :])
+        trusted = vid is not None and reads.proven_uid() == vid
+        refused: set[int] = set()
+        for uid in authors:
+            private = next(answers)
+            admitted = next(answers) is not None if vid is not None else False
+            if private and not (trusted and (uid == vid or admitted)):
+                refused.add(uid)
+        return frozenset(
+            s.id
+            for s in reposts
+            if s.repost_of in gone or (s.repost_uid or 0) in refused
+        )
+
+    return reads.queue(build, parse)
+
+
+def _without_refused(
+    found: list[Status | None], refused: Deferred[frozenset[int]] | None
+) -> list[Status | None]:
+    """The statuses, None in place of the reposts `_refused_queue` refused."""
+    if refused is None or not refused.value:
+        return found
+    return [None if s is not None and s.id in refused.value else s for s in found]
+
+
+def _related_checked(
+    reads: PageReads,
+    found: _Found,
+    statuses: list[Status | None],
+    refused: Deferred[frozenset[int]] | None,
+) -> tuple[list[Status | None], _Found]:
+    """For the client API: the statuses without the reposts `_refused_queue`
+    refused, and `found` with its authors' accounts and reposts' originals.
+
+    A read that did not bring these (a Cluster's) reads them with the check, in one
+    round trip: the one the client API would spend on them next
+    (`api.entities.related_get`, which then finds nothing missing), so the check
+    costs none."""
+    if refused is None or found.accounts is not None:
+        return _without_refused(statuses, refused), found
+    shown = [s for s in statuses if s is not None]
+    accounts = accounts_queue(reads, {a for s in shown for a in _authors(s)})
+    # Reposts' originals, and statuses read without their counts (from an outbox).
+    wanted = {s.repost_of for s in shown if s.repost_of} | {
+        s.id for s in shown if not s.repost_of and s.likes is None
+    }
+    originals = statuses_by_id_queue(reads, sorted(wanted))
+    kept = _without_refused(statuses, refused)
+    return kept, replace(
+        found,
+        accounts=accounts.value,
+        originals={s.id: s for s in originals.value.statuses if s is not None},
+    )
+
+
 def _reposts_once(found: list[Status | None]) -> list[Status | None]:
     """The statuses (newest first), None in place of every older row of an original
     already shown: however many people repost it, and whether the original itself
@@ -798,7 +961,8 @@ def _home_read(
     related: bool = False,
 ) -> _HomeRead | None:
     """Read a home's window (`_ids_queue`'s bounds) with every rule of the home
-    page: pulled authors merged, blocks and mutes left out, a repost shown once."""
+    page: pulled authors merged, blocks and mutes left out, a repost shown once and
+    only while its original's page would be (`_refused_queue`)."""
     if reads.claimed_uid is None:
         return None
     uid = reads.claimed_uid
@@ -848,7 +1012,10 @@ def _home_read(
     if len(read_ids) < len(page_ids):
         page_found = [None, *page_found] if ascending else [*page_found, None]
     more_cards: Deferred[dict[int, Card]] | None = None
-    if pulled is not None:
+    refused = None
+    if pulled is None:
+        refused = _refused_queue(reads, own.unchecked)
+    else:
         floor, pulled_statuses = pulled.value
         if ascending and floor - 1 > (-1 if low == "-inf" else int(low[1:])):
             # Read upwards from below what an outbox keeps: nothing below its floor
@@ -870,6 +1037,9 @@ def _home_read(
             if related and pulled_statuses and not is_cluster()
             else None
         )
+        # An outbox's reposts were read without their originals: checked in that
+        # round trip too (with a Cluster's own reposts).
+        refused = _refused_queue(reads, [*own.unchecked, *pulled_statuses])
         pulled_statuses, more_cards = _pulled_checked(
             reads, uid, pulled_statuses, set(pulled_authors)
         )
@@ -885,11 +1055,18 @@ def _home_read(
         page_ids, page_found = _merged(
             page_ids, page_found, (floor, pulled_statuses), size, ascending
         )
+    # A Cluster's check of reposts rides with its cards, or with the client API's
+    # accounts and originals (`_related_checked`).
+    own_cards = _cards_later(reads, own) if not related else None
+    if related:
+        page_found, read = _related_checked(reads, read, page_found, refused)
+    else:
+        page_found = _without_refused(page_found, refused)
     # Fan-out keeps them out of the home; what raced a block or mute goes here.
     page_found = _reposts_once(_without_hidden(reads, hidden, page_found))
 
     def cards() -> dict[int, Card]:
-        found_cards = _with_cards(reads, own)
+        found_cards = own_cards() if own_cards is not None else {}
         if pulled_cards is not None:
             found_cards.update(pulled_cards.value)
         if more_cards is not None:
@@ -1088,7 +1265,11 @@ def _public_page(
         )
     else:
         ids, statuses, read, found = _public_window_read(reads, zsets, max_id, size)
-    return _page(ids, statuses, size, read=read, cards=_with_cards(reads, found))
+    # A Cluster's reposts are checked with their authors' cards: one round trip.
+    refused = _refused_queue(reads, found.unchecked)
+    cards = _cards_later(reads, found)
+    statuses = _without_refused(statuses, refused)
+    return _page(ids, statuses, size, read=read, cards=cards())
 
 
 def _public_window_read(
@@ -1129,7 +1310,9 @@ def _public_read(
 ) -> tuple[list[int], list[Status | None], int, _Found]:
     """The ids, statuses (None for those hidden or gone), how many ids were asked
     for, and the read, of a window of `size` of a timeline everyone may read
-    (`ids_read(n)` reads one past n ids now, with the reads queued before it)."""
+    (`ids_read(n)` reads one past n ids now, with the reads queued before it).
+    A Cluster's reposts are left unchecked (`_Found.unchecked`) but for the client
+    API (`related`), whose check rides with its accounts (`_related_checked`)."""
     hidden = _hidden_queue(reads, mutes=False)
     read = size + 1 if hidden is None else 2 * size + 1
     ids = ids_read(read - 1)
@@ -1140,6 +1323,10 @@ def _public_read(
         ids = ids[-read:] if ascending else ids[:read]
     found = _statuses_queue(reads, ids, related).value
     statuses = _without_hidden(reads, hidden, found.statuses)
+    if related:
+        statuses, found = _related_checked(
+            reads, found, statuses, _refused_queue(reads, found.unchecked)
+        )
     return ids, statuses, read, found
 
 
@@ -1189,14 +1376,17 @@ def status_page_get(*, reads: PageReads, sid: int) -> Page | None:
         return None
     vid = reads.proven_uid()
     cards = {vid: reads.viewer.value.card} if vid is not None else {}
+    # A repost's original: gone, or hidden from the viewer (on one server its read
+    # checked it; a Cluster's is checked in the second round trip).
+    refused = _refused_queue(reads, read.unchecked)
     # Whose privacy the viewer must pass: the author, and a repost's original's.
     owners = [uid for uid in dict.fromkeys(_authors(status)) if uid != vid]
-    if not owners:
-        return Page(statuses=[status], next_max_id=None, cards=cards)
-    users = users_queue(reads, uids=owners)
+    users = users_queue(reads, uids=owners) if owners else None
     admitted = {uid: _admitted_queue(reads, uid) for uid in owners}
+    if refused is not None and status.id in refused.value:
+        return None
     for uid in owners:
-        owner = users.value.get(uid)
+        owner = users.value.get(uid) if users is not None else None
         if owner is None or _protected(reads, owner, admitted[uid]):
             return None
         cards[uid] = owner.card
@@ -1373,12 +1563,15 @@ def profile_get(
     statuses, followers, following = more["counts"].value
     shown = _without_hidden(reads, hidden, found.statuses)
     # The owner's card is read already (fresh: it is the page's own user); on a
-    # Cluster the reposted authors' cards cost one more round trip (`_with_cards`).
+    # Cluster the reposted authors' cards cost one more round trip (`_with_cards`),
+    # and the reposts' originals are checked in it (`_refused_queue`).
+    refused = _refused_queue(reads, found.unchecked)
     cards = dict(found.cards or {})
     if found.cards is None:
         reposted = {s.shown_author_id for s in shown if s is not None} - {owner.id}
         if reposted:
             cards.update(_cards_queue(reads, reposted).value)
+    shown = _without_refused(shown, refused)
     cards[owner.id] = owner.card
     return Profile(
         user=owner,
@@ -2089,13 +2282,17 @@ def thread_get(
     )
     replies = replies_d.value
     rows = around + replies[:size]
-    # A repost's page shows its original's author: asked about, and carded, too.
+    # A repost's page shows its original's author: asked about, and carded, too;
+    # a Cluster checks here that its original is there (`_refused_queue`).
+    refused = _refused_queue(reads, found_d.value.unchecked)
     visible, cards = _authors_visible_queue(
         reads,
         {status.author_id, status.shown_author_id} | {uid for _, uid in rows},
     )
     others = _statuses_queue(reads, [s for s, _ in rows]) if rows else None
     if not visible(status.author_id) or not visible(status.shown_author_id):
+        return None
+    if refused is not None and status.id in refused.value:
         return None
     shown = _without_hidden(reads, hidden, others.value.statuses) if others else []
     shown = [s if s is not None and visible(s.author_id) else None for s in shown]
@@ -2142,6 +2339,9 @@ def reactors_page(
     ]
     users = users_queue(reads, uids={m for m, _ in shown} | set(owners))
     admitted = {uid: _admitted_queue(reads, uid) for uid in owners}
+    refused = _refused_queue(reads, found_d.value.unchecked)  # a Cluster's repost
+    if refused is not None and status.id in refused.value:
+        return None
     for uid in owners:
         owner = users.value.get(uid)
         if owner is None or _protected(reads, owner, admitted[uid]):
@@ -2846,6 +3046,9 @@ def account_statuses_window(
         ids = ids_d.value
         statuses = _statuses_queue(reads, ids, related=True).value
     found = _without_hidden(reads, hidden, statuses.statuses)
+    found, statuses = _related_checked(
+        reads, statuses, found, _refused_queue(reads, statuses.unchecked)
+    )
 
     def kept(status: Status) -> bool:
         if exclude_reblogs and status.repost_of is not None:
@@ -2870,17 +3073,20 @@ def repost_id_queue(reads: ReadBatch, *, uid: int, original_id: int) -> Deferred
 # The statuses of a client API page with their authors' accounts (with counts) and
 # reposts' originals (with counts and the viewer's state), in one command: as
 # `_STATUSES_READ`, it builds the keys beyond its own in Lua, so one server only (a
-# Cluster reads them in one more round trip, `api.entities.related_get`).
+# Cluster reads them in one more round trip, `api.entities.related_get`, or
+# `_related_checked`).
 # `read_related(keys, a)` reads the statuses whose (status hash, likes, reposts)
 # keys `keys` lists, with these arguments starting at ARGV[a]: the viewer's uid (''
 # for none), how many status fields, the field names, the positions of the
 # author's id, of a repost's original author's id and of the original's id among
 # them, then the text before and after an id in a user hash, posts, followers,
-# following, status, likes and reposts key (`keys.around_id`), then the user fields
-# (`User.FIELDS`). It returns the rows (as `_STATUSES_READ`'s, a repost's without
-# the viewer's state), then uid, fields, posts, followers, following, newest
-# status id (null: none) of each author, then sid, row of each original: for one
-# JSON string, as `_ROWS_LUA`'s (a missing field is null, an empty list `[null]`).
+# following, status, likes and reposts key (`keys.around_id`), then the user hash's
+# privacy field and the user fields (`User.FIELDS`). It returns the rows (as
+# `_STATUSES_READ`'s, a repost's without the viewer's state), then uid, fields,
+# posts, followers, following, newest status id (null: none) of each author, then
+# sid, row of each original, then whether the viewer may see each row
+# (`original_seen`): for one JSON string, as `_ROWS_LUA`'s (a missing field is
+# null, an empty list `[null]`).
 _RELATED_LUA = (
     _JSON_LUA
     + """
@@ -2892,9 +3098,11 @@ local function read_related(keys, a)
   local t = a + n + 5
   local up, us, pp, ps, fp, fs, gp, gs, sp, ss, lp, ls, rp, rs =
     unpack(ARGV, t, t + 13)
-  local ufields = {unpack(ARGV, t + 14)}
+  local private = ARGV[t + 14]
+  local ufields = {unpack(ARGV, t + 15)}
   local nu = #ufields
-  local rows, accounts, originals, seen, seen_original = {}, {}, {}, {}, {}
+  local rows, accounts, originals, checks = {}, {}, {}, {}
+  local seen, seen_original = {}, {}
   local function account(uid)
     if not uid or seen[uid] then return end
     seen[uid] = true
@@ -2916,19 +3124,23 @@ local function read_related(keys, a)
     account(row[uid_at])
     account(row[ruid_at])
     local original = row[orig_at]
-    if original and not seen_original[original] then
-      seen_original[original] = true
+    if original and seen_original[original] == nil then
       local found = nulls(redis.call('HMGET', sp .. original .. ss, unpack(fields)), n)
+      seen_original[original] = found[uid_at] ~= null  -- false: it is gone
       state(found, lp .. original .. ls, rp .. original .. rs)
       originals[#originals + 1] = original
       originals[#originals + 1] = found
     end
+    local author = row[ruid_at] or '0'
+    checks[#checks + 1] = not original and 0 or original_seen(
+      seen_original[original], up .. author .. us, fp .. author .. fs, private,
+      viewer, author)
     nulls(row, n)
     -- A repost row's own state is not shown (`Status.from_fields`): its original's.
     if not original then state(row, keys[i + 1], keys[i + 2]) end
     rows[#rows + 1] = row
   end
-  return listed(rows), listed(accounts), listed(originals)
+  return listed(rows), listed(accounts), listed(originals), listed(checks)
 end
 """
 )
@@ -2937,8 +3149,8 @@ end
 _STATUSES_RELATED_READ = LuaScript(
     _RELATED_LUA
     + """
-local rows, accounts, originals = read_related(KEYS, 1)
-return cjson.encode({rows, accounts, originals})
+local rows, accounts, originals, checks = read_related(KEYS, 1)
+return cjson.encode({rows, accounts, originals, checks})
 """
 )
 
@@ -2951,8 +3163,8 @@ _WINDOW_RELATED_READ = LuaScript(
     _RELATED_LUA
     + _WINDOW_IDS_LUA
     + """
-local rows, accounts, originals = read_related(keys, 11)
-return cjson.encode({listed(ids), rows, accounts, originals})
+local rows, accounts, originals, checks = read_related(keys, 11)
+return cjson.encode({listed(ids), rows, accounts, originals, checks})
 """
 )
 
@@ -2979,6 +3191,7 @@ def _related_args(viewer: int | None) -> list:
             )
             for part in keys.around_id(key_of)
         ),
+        User.PRIVATE_FIELD,
         *User.FIELDS,
     ]
 
@@ -3001,13 +3214,16 @@ def _related_found(
     rows: list,
     account_rows: list,
     original_rows: list,
+    checks: list,
 ) -> _Found:
-    """The statuses `sids`, their authors' accounts and reposts' originals from
-    `read_related`'s reply (the viewer's state kept once the viewer is proven)."""
+    """The statuses `sids` (None for a repost the viewer may not see: `_refusals`),
+    their authors' accounts and reposts' originals from `read_related`'s reply (the
+    viewer's state kept once the viewer is proven)."""
     if not sids:
         return _Found(statuses=[], cards=None, accounts={}, originals={})
     n = len(Status.FIELDS)
     trusted = viewer is not None and reads.proven_uid() == viewer
+    refused = _refusals(sids, checks, trusted)
     accounts: dict[int, AccountStats] = {}
     if account_rows != [None]:
         for at in range(0, len(account_rows), 6):
@@ -3025,7 +3241,9 @@ def _related_found(
                 originals[original.id] = original
     return _Found(
         statuses=[
-            Status.from_read(sid, row[:n], viewer=row[n:] if trusted else None)
+            None
+            if sid in refused
+            else Status.from_read(sid, row[:n], viewer=row[n:] if trusted else None)
             for sid, row in zip(sids, rows, strict=True)
         ],
         cards=None,
@@ -3054,7 +3272,7 @@ def _statuses_related_queue(reads: ReadBatch, sids: list[int]) -> Deferred[_Foun
 
     def parse(replies: list) -> _Found:
         if not sids:
-            return _related_found(reads, viewer, sids, [], [], [])
+            return _related_found(reads, viewer, sids, [], [], [], [])
         return _related_found(reads, viewer, sids, *orjson.loads(replies[0]))
 
     return reads.queue(build, parse)
