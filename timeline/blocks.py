@@ -17,7 +17,10 @@ notifications, by the same sets). Its steps, each single-slot and idempotent:
 Follow requests between the two (`timeline.privacy`) go in the same two steps, each
 side's in its own slot's script: a request either way is refused once the block is
 in the owner's slot (the gate checks `blocks` and `blocked_by` there), and one filed
-before goes with that side's step.
+before goes with that side's step, its "asked to follow you" with it (the owner's
+notifications are in the owner's slot). A sweep of statuses from a home (steps 1-2,
+through `follow_sync`, and a mute) looks at every id the home holds
+(`services.home_statuses_of`), not at the author's newest only.
 
 A request that dies midway leaves the block job, which runs `block_sync` (both steps
 again) after JOB_FOLLOW_GRACE_SECONDS. An unblock is the same walk with the truth
@@ -50,7 +53,7 @@ from accounts import limits
 from accounts.domain import User
 from config.pipelines import LuaScript, pipeline_run
 from config.redis import get_redis, is_cluster
-from timeline import jobs, keys, services
+from timeline import jobs, keys, notifications, services
 from timeline.domain import CannotBlock
 
 BLOCKS_MAX = 10_000
@@ -64,18 +67,21 @@ def block_job_id(blocker_id: int, blocked_id: int) -> str:
 
 
 # KEYS: the blocker's blocks, following, pulls, job queue, job data, user hash, follow
-# requests, requested. ARGV: the blocked uid, the block's time (us), '' to unblock or
-# '=' to keep the truth as it is, the cap, the block job's id, the follow job's id,
-# when jobs are due (ms), now (ms), the user hash's username and deleted fields. Sets
-# the truth and, while it holds a block, ends the blocker's follow (with the follow
-# job that completes it) and any follow request between the two in the blocker's
-# slot, in one atomic step; records the block job unless keeping the truth. Returns
-# whether the truth changed (-1: refused, the cap) and the block's time now (nil: no
-# block). A blocker being deleted blocks no one new (as `_FOLLOW_SET`): their
-# deletion job may have walked their blocks already.
+# requests, requested, then their notification keys (groups, rows, actors, follows).
+# ARGV: the blocked uid, the block's time (us), '' to unblock or '=' to keep the
+# truth as it is, the cap, the block job's id, the follow job's id, when jobs are due
+# (ms), now (ms), the user hash's username and deleted fields, then `unnotify`'s
+# arguments for the blocked person's follow request. Sets the truth and, while it
+# holds a block, ends the blocker's follow (with the follow job that completes it)
+# and any follow request between the two in the blocker's slot, with the blocked
+# person's "asked to follow you", in one atomic step; records the block job unless
+# keeping the truth. Returns whether the truth changed (-1: refused, the cap) and
+# the block's time now (nil: no block). A blocker being deleted blocks no one new
+# (as `_FOLLOW_SET`): their deletion job may have walked their blocks already.
 _BLOCK_SET = LuaScript(
     jobs.ENQUEUE
     + services._LIVE
+    + notifications.NOTIFY
     + """
 local b, t, cap = ARGV[1], ARGV[2], tonumber(ARGV[3])
 if t ~= '' and t ~= '=' and not live(KEYS[6], ARGV[8], ARGV[9]) then return {0} end
@@ -92,6 +98,8 @@ local since = redis.call('ZSCORE', KEYS[1], b)
 if since then
   redis.call('ZREM', KEYS[7], b)
   redis.call('ZREM', KEYS[8], b)
+  unnotify({z = KEYS[9], h = KEYS[10], actors = KEYS[11], follows = KEYS[12]},
+           ARGV, 10)
 end
 if since and redis.call('ZREM', KEYS[2], b) == 1 then
   redis.call('ZREM', KEYS[3], b)
@@ -103,18 +111,22 @@ return {changed, since}
 )
 
 # KEYS: the blocked person's blocked_by, following, pulls, job queue, job data,
-# follow requests, requested. ARGV: the blocker's uid, the block's time (us) or ''
-# (no block), the follow job's id, when it is due (ms), now (ms). The other side of
-# a block, atomically in the blocked person's slot: the entry, the end of their
-# follow of the blocker (with the follow job that completes it) and of any follow
-# request between the two in this slot.
+# follow requests, requested, then their notification keys (groups, rows, actors,
+# follows). ARGV: the blocker's uid, the block's time (us) or '' (no block), the
+# follow job's id, when it is due (ms), now (ms), then `unnotify`'s arguments for
+# the blocker's follow request. The other side of a block, atomically in the
+# blocked person's slot: the entry, the end of their follow of the blocker (with
+# the follow job that completes it) and of any follow request between the two in
+# this slot, with the blocker's "asked to follow you".
 _BLOCKED_BY_SET = LuaScript(
     jobs.ENQUEUE
+    + notifications.NOTIFY
     + """
 if ARGV[2] == '' then return redis.call('ZREM', KEYS[1], ARGV[1]) end
 local changed = redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
 redis.call('ZREM', KEYS[6], ARGV[1])
 redis.call('ZREM', KEYS[7], ARGV[1])
+unnotify({z = KEYS[8], h = KEYS[9], actors = KEYS[10], follows = KEYS[11]}, ARGV, 6)
 if redis.call('ZREM', KEYS[2], ARGV[1]) == 1 then
   redis.call('ZREM', KEYS[3], ARGV[1])
   enqueue(KEYS[4], KEYS[5], ARGV[3], ARGV[4], ARGV[5])
@@ -161,6 +173,7 @@ def _blocker_side(blocker_id: int, blocked_id: int, when: str) -> int:
                 account_keys.user(blocker_id),
                 keys.follow_requests(blocker_id),
                 keys.requested(blocker_id),
+                *notifications.store_keys(blocker_id),
             ],
             args=[
                 blocked_id,
@@ -171,6 +184,9 @@ def _blocker_side(blocker_id: int, blocked_id: int, when: str) -> int:
                 _due(now),
                 now,
                 *services._live_args(),
+                *notifications.unnotify_args(
+                    kind="follow_request", actor=blocked_id, sid=None
+                ),
             ],
         )
         if int(changed) < 0:
@@ -205,6 +221,7 @@ def _blocked_side(blocker_id: int, blocked_id: int) -> float | None:
                 *jobs.slot_keys(slot),
                 keys.follow_requests(blocked_id),
                 keys.requested(blocked_id),
+                *notifications.store_keys(blocked_id),
             ],
             args=[
                 blocker_id,
@@ -212,6 +229,9 @@ def _blocked_side(blocker_id: int, blocked_id: int) -> float | None:
                 follow_job,
                 _due(now),
                 now,
+                *notifications.unnotify_args(
+                    kind="follow_request", actor=blocker_id, sid=None
+                ),
             ],
         )
         if since is not None:
@@ -330,18 +350,17 @@ def _mute_set(user: User, other_id: int, when: str, limit: limits.Limit | None):
             ],
             args=[other_id, when, MUTES_MAX, *services._live_args(), user.id],
         )
-        # Read after the mute holds: every status the fan-out added before is in
-        # their posts by then (a post is in `posts` before its fan-out runs).
-        pipe.barrier()
-        pipe.zrange(home, 0, 0, withscores=True)
-        pipe.zrevrange(keys.posts(other_id), 0, settings.HOME_TIMELINE_CAP - 1)
+        if when:
+            # Read after the mute holds, in its slot: no add of theirs reaches the
+            # home from then on, so what it holds now is all a sweep looks at.
+            pipe.zrange(home, 0, -1)
 
-    changed, oldest, newest = pipeline_run(mute)
+    changed, *held = pipeline_run(mute)
     if int(changed) < 0:
         raise CannotBlock(
             f"You mute {MUTES_MAX:,} people, the most one can. Unmute someone first."
         )
-    return int(changed), oldest, newest
+    return int(changed), held[0] if held else []
 
 
 def mute_create(
@@ -349,10 +368,8 @@ def mute_create(
 ) -> bool:
     """Mute a user: their statuses leave the home and no new one reaches it (they
     stay on their profile and the global timeline); False if already muted."""
-    changed, oldest, newest = _mute_set(
-        user, muted_id, str(time.time_ns() // 1000), limit
-    )
-    theirs = [sid for sid in newest if int(sid) >= oldest[0][1]] if oldest else []
+    changed, held = _mute_set(user, muted_id, str(time.time_ns() // 1000), limit)
+    theirs = services.home_statuses_of(held=held, author_id=muted_id)
     if theirs:
         _HOME_DROP_MUTED(
             keys=[keys.home(user.id), keys.mutes(user.id)], args=[muted_id, *theirs]
@@ -365,7 +382,7 @@ def mute_delete(
 ) -> bool:
     """Unmute a user: if followed, their newest statuses come back to the home (as a
     follow backfills them) and new ones reach it; False if not muted."""
-    changed, _, _ = _mute_set(user, muted_id, "", limit)
+    changed, _ = _mute_set(user, muted_id, "", limit)
     newest = get_redis().zrevrange(
         keys.posts(muted_id), 0, settings.FOLLOW_BACKFILL - 1
     )

@@ -32,10 +32,20 @@ a block, a mute, a deletion or a private author hides at read.
 A follow notifies from inside the followee's gate (`services._FOLLOWER_ADD`): once,
 atomically with the follower's arrival, so the request and the follow job (which
 runs the same gate again) can never tell it twice; a private account's new follow
-request notifies the same way (and its notification goes with the request:
-approved, denied or cancelled, `timeline.privacy`). A follow its owner approved
-tells the owner nothing (they approved it) and tells the requester, from the
-approval's last step, only while the follow stands in their slot (`if_following`).
+request notifies the same way, and its notification goes with the request
+however it ends: approved, denied or cancelled (`timeline.privacy`), ended by a
+block either way (each side's script in `timeline.blocks` drops the request filed
+in its slot and, with `unnotify`, its notification), or by a follow the gate
+admits (same script). A follow its owner approved tells the owner nothing (they
+approved it) and tells the requester, from the approval's last step, only while
+the follow stands in their slot (`if_following`).
+
+A deleted status's groups go from the stores that may hold one: its author's and
+its parent's author's (`timeline.social.status_unlink`, its unlink job), and each
+mentioned user's (`timeline.services.status_remove`, the request: nothing names
+them once the hash is gone), because the unread count (`timeline.selectors`)
+counts groups, shown or not. (A mention by a deleted account stays counted until
+read: its statuses go by the account's job, which does not read their mentions.)
 """
 
 from __future__ import annotations
@@ -77,7 +87,15 @@ DAY_MS = 86_400_000
 # recipient, kind, group, actor, sid ('' for none), time (ms), cap of groups,
 # GROUP_ACTORS_MAX, ACTORS_KEPT, the follow index member ('' for status kinds),
 # the group's day ('' for status kinds). Returns 1 when it recorded something.
+# `unnotify(k, args, i)` reads UNNOTIFY_ARGS arguments from args[i]: the group (''
+# for a follow kind: the follow index finds it), the actor, the kind, the follow
+# index member ('' for status kinds), ACTORS_KEPT. It undoes one event: the actor
+# leaves the group, an emptied group goes; it uses only k's z, h, actors and
+# follows, so a script that ends what an event was about (a follow request) can
+# end its notification in the same atomic step. Returns 1 when it changed
+# something.
 NOTIFY_ARGS = 11  # also in the Lua below, for scripts that read two in a row
+UNNOTIFY_ARGS = 5
 NOTIFY = """
 local NOTIFY_ARGS = 11
 local function group_range(group)
@@ -148,6 +166,43 @@ local function notify(k, args, i)
   end
   return 1
 end
+
+local function unnotify(k, args, i)
+  local group, actor, kind, follow = args[i], args[i + 1], args[i + 2], args[i + 3]
+  local kept = tonumber(args[i + 4])
+  if follow ~= '' then
+    local day = redis.call('ZSCORE', k.follows, follow)
+    if not day then return 0 end
+    redis.call('ZREM', k.follows, follow)
+    group = kind .. ':' .. day
+  end
+  local row = redis.call('HGET', k.h, group)
+  if not row then return 0 end
+  local g = cjson.decode(row)
+  local lo, hi = group_range(group)
+  if redis.call('ZREM', k.actors, group .. '|' .. actor) == 0
+      and tonumber(g.n) <= redis.call('ZLEXCOUNT', k.actors, lo, hi) then
+    return 0
+  end
+  g.n = tonumber(g.n) - 1
+  if g.n <= 0 then
+    group_drop(k, group)
+    return 1
+  end
+  local shown, seen = {}, {}
+  for _, x in ipairs(g.a) do
+    if x ~= actor then shown[#shown + 1] = x seen[x] = true end
+  end
+  if #shown < kept then
+    for _, m in ipairs(redis.call('ZRANGEBYLEX', k.actors, lo, hi, 'LIMIT', 0, kept)) do
+      local x = string.match(m, '[^|]*$')
+      if #shown < kept and not seen[x] then shown[#shown + 1] = x seen[x] = true end
+    end
+  end
+  g.a = shown
+  redis.call('HSET', k.h, group, cjson.encode(g))
+  return 1
+end
 """
 
 # KEYS: the recipient's groups, rows, actors, follows, blocks, blocked_by, mutes and
@@ -175,50 +230,10 @@ return notify(k, ARGV, 4)
 """
 )
 
-# KEYS: as `_NOTIFY`. ARGV: the group ('' for a follow kind: the follow index finds
-# it), the actor, the kind, the follow index member ('' for status kinds),
-# ACTORS_KEPT. The actor leaves the group (an unlike, an undone repost, an
-# unfollow); an emptied group goes. Returns 1 when it changed something.
-_UNNOTIFY = LuaScript(
-    NOTIFY
-    + _KEYS_TABLE
-    + """
-local group, actor, kind, follow = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
-local kept = tonumber(ARGV[5])
-if follow ~= '' then
-  local day = redis.call('ZSCORE', k.follows, follow)
-  if not day then return 0 end
-  redis.call('ZREM', k.follows, follow)
-  group = kind .. ':' .. day
-end
-local row = redis.call('HGET', k.h, group)
-if not row then return 0 end
-local g = cjson.decode(row)
-local lo, hi = group_range(group)
-if redis.call('ZREM', k.actors, group .. '|' .. actor) == 0
-    and tonumber(g.n) <= redis.call('ZLEXCOUNT', k.actors, lo, hi) then
-  return 0
-end
-g.n = tonumber(g.n) - 1
-if g.n <= 0 then
-  group_drop(k, group)
-  return 1
-end
-local shown, seen = {}, {}
-for _, x in ipairs(g.a) do
-  if x ~= actor then shown[#shown + 1] = x seen[x] = true end
-end
-if #shown < kept then
-  for _, m in ipairs(redis.call('ZRANGEBYLEX', k.actors, lo, hi, 'LIMIT', 0, kept)) do
-    local x = string.match(m, '[^|]*$')
-    if #shown < kept and not seen[x] then shown[#shown + 1] = x seen[x] = true end
-  end
-end
-g.a = shown
-redis.call('HSET', k.h, group, cjson.encode(g))
-return 1
-"""
-)
+# KEYS: as `_NOTIFY`. ARGV: `unnotify`'s arguments. The actor leaves the group (an
+# unlike, an undone repost, an unfollow); an emptied group goes. Returns 1 when it
+# changed something.
+_UNNOTIFY = LuaScript(NOTIFY + _KEYS_TABLE + "return unnotify(k, ARGV, 1)")
 
 # KEYS: as `_NOTIFY`. ARGV: the groups about one status. They go (a deleted status).
 _FORGET_GROUPS = LuaScript(
@@ -341,18 +356,23 @@ def unnotify_queue(
     """Queue the undo of one event (an unlike, an undone repost, an unfollow, a
     cancelled follow request): the actor leaves its group, an emptied group goes.
     Idempotent; its reply is 1 when something changed."""
-    follows = kind in FOLLOW_KINDS
     _UNNOTIFY.queue(
         pipe,
         keys=[*_recipient_keys(recipient), account_keys.user(recipient)],
-        args=[
-            "" if follows else _group(kind, sid, actor, 0),
-            int(actor),
-            kind,
-            f"{kind}|{int(actor)}" if follows else "",
-            ACTORS_KEPT,
-        ],
+        args=unnotify_args(kind=kind, actor=actor, sid=sid),
     )
+
+
+def unnotify_args(*, kind: str, actor: int, sid: int | None) -> list:
+    """The UNNOTIFY_ARGS arguments of the embedded `unnotify` for one event."""
+    follows = kind in FOLLOW_KINDS
+    return [
+        "" if follows else _group(kind, sid, actor, 0),
+        int(actor),
+        kind,
+        f"{kind}|{int(actor)}" if follows else "",
+        ACTORS_KEPT,
+    ]
 
 
 def notifications_forget_status_queue(pipe, *, recipient: int, sid: int) -> None:

@@ -45,7 +45,8 @@ of a private author is added to one, and the same job sweeps them. Turning publi
 again: new statuses reach the global timeline; older ones are not added back (the
 global timeline is everyone's newest, and they are not new), and pending requests
 stay for the owner to approve or deny (they asked this owner, who chose whom to let
-in; now anyone, them included, may simply follow, which also ends their request).
+in; now anyone, them included, may simply follow, which also ends their request
+and its notification, in the gate's step).
 """
 
 from __future__ import annotations
@@ -260,7 +261,8 @@ def follow_request_approve(
 
 def _request_unnotify_queue(pipe, owner_id: int, requester_id: int) -> None:
     """Queue the end of the owner's "asked to follow you" for this requester: it is
-    about a pending request, so it goes with it (approved, denied or cancelled)."""
+    about a pending request, so it goes with it (approved, denied or cancelled;
+    a block and a follow the gate admits end it in their own scripts)."""
     notifications.unnotify_queue(
         pipe,
         recipient=owner_id,

@@ -7,13 +7,16 @@ crash between two of them never shows a visitor something half-made:
   the author's `posts` zset (now it exists) with the fan-out job that owes it to the
   followers' homes (`timeline.jobs`, run by `timeline.fanout`);
 - delete: the hash first (every reference to it stops rendering at once), then the
-  author's references with the job that removes it from the followers' homes;
+  author's references with the job that removes it from the followers' homes (and
+  the mentioned users' notifications of it);
 - follow/unfollow: the follower's `following` zset is the truth, changed atomically
   with a job that completes the rest; the request completes the followee's
   `followers` zset and the follower's home itself, under a per-user lock, and
   cancels the job, which runs only if the request died midway. The followee's
   side is a gate (`_FOLLOWER_ADD`): a private account files a follow request
-  instead of admitting a follower it has not approved (`timeline.privacy`).
+  instead of admitting a follower it has not approved (`timeline.privacy`). An
+  unfollow sweeps the followee's statuses from the home by what the home holds
+  (`home_statuses_of`), however old.
 
 - account deletion: in the user's slot, atomically, the password and sessions go,
   the hash is marked `deleted` (every page finds no user from then on), their
@@ -548,9 +551,12 @@ def status_delete(*, user: User, sid: int) -> None:
 
 def status_remove(*, author_id: int, status: Status) -> None:
     """Remove a status as its deletion does (a repost undone or refused, too): the
-    hash first, then its author's references with its removal and unlink jobs."""
+    hash first, then its author's references with its removal and unlink jobs,
+    and the notifications of its mentions."""
     sid = status.id
     slot = keys.slot_of_user(author_id)
+    # A repost carries its original's mentions but tells no one of them.
+    mentioned = status.mentioned_ids if status.repost_of is None else ()
 
     def unpublish(pipe) -> None:
         # The hash goes first: from then on every stale reference is skipped.
@@ -576,6 +582,16 @@ def status_remove(*, author_id: int, status: Status) -> None:
         # After the hash: a fan-out adding it to a tag meanwhile checks the hash
         # once its adds are done and takes them back (`status_tags_add`).
         tags_remove_queue(pipe, statuses=[status])
+        # Its "mentioned you" go from the mentioned users' stores, each in its own
+        # slot: the page skips them, but the unread badge counts groups, and the
+        # unlink job cannot (nothing names them once the hash is gone). Not
+        # durable: a crash before this step, or a post job that read the hash
+        # just before it went and notifies after, leaves a group that only the
+        # badge counts, until the user reads their notifications.
+        for uid in mentioned:
+            notifications.notifications_forget_status_queue(
+                pipe, recipient=uid, sid=sid
+            )
         pipe.barrier()
         jobs.wake_queue(pipe, slot=slot)
 
@@ -658,10 +674,11 @@ def statuses_read(
 
 def tags_remove_queue(pipe, *, statuses: list[Status]) -> None:
     """Queue the removal of statuses from the timelines of their tags (the trends
-    keep their counts: an hour's count is of statuses posted, and ages out)."""
+    keep their counts: an hour's count is of statuses posted, and ages out). Every
+    tag a status may be filed under (`richtext.filed_tags`), as older rules filed."""
     by_tag: dict[str, list[int]] = {}
     for status in statuses:
-        for tag in richtext.hashtags(status.text):
+        for tag in richtext.filed_tags(status.text):
             by_tag.setdefault(tag, []).append(status.id)
     for tag, sids in by_tag.items():
         pipe.zrem(keys.tag_timeline(tag), *sids)
@@ -742,6 +759,24 @@ return n
 )
 
 
+def home_statuses_of(*, held: list[str], author_id: int) -> list[str]:
+    """Of the status ids a home holds (read whole: at most HOME_TIMELINE_CAP), those
+    the author posted, asked of their `posts` in one round trip (ZMSCORE).
+
+    What a sweep of one author's statuses from a home (an unfollow, a block, a
+    mute) removes: the home's own ids, not the author's newest, which miss older
+    ones the home still holds whenever a capful of the author's never reached it
+    (a reader away, whose return backfills FOLLOW_BACKFILL each; an author in pull
+    mode). Bounded as before, by a home's size; it costs the sweep one round trip
+    more, as the posts are asked about what the home was read to hold (in
+    different slots on a Cluster, so no one script can do both).
+    """
+    if not held:
+        return []
+    scores = get_redis().zmscore(keys.posts(author_id), held)
+    return [sid for sid, score in zip(held, scores, strict=True) if score is not None]
+
+
 def _follow_set(
     follower_id: int, followee_id: int, now_us: int | None
 ) -> tuple[int, float | None]:
@@ -790,10 +825,12 @@ def _follow_set(
 # on the follower's side: their deletion job may have walked the followers already,
 # or the account is private. Then KEYS: the followee's notification keys (groups,
 # rows, actors, follows), mutes; ARGV from 9: `notify`'s arguments for a follow,
-# then for a follow request. A follower who arrives (not one already there, nor one
-# the owner approved) and a request newly filed notify the followee, atomically
-# with their arrival (`timeline.notifications`): so told once, however often the
-# request and the follow job run this.
+# then for a follow request, then `unnotify`'s for that follow request. A follower
+# who arrives (not one already there, nor one the owner approved) and a request
+# newly filed notify the followee, atomically with their arrival
+# (`timeline.notifications`): so told once, however often the request and the
+# follow job run this. An admitted follower's request (one filed while the account
+# was private) ends with its "asked to follow you" in the same step.
 _FOLLOWER_ADD = LuaScript(
     _LIVE
     + notifications.NOTIFY
@@ -810,6 +847,7 @@ if redis.call('ZSCORE', KEYS[1], r) or redis.call('HEXISTS', KEYS[3], ARGV[6]) =
   end
   redis.call('HSET', KEYS[2], r, ARGV[3])
   redis.call('ZREM', KEYS[4], r)
+  unnotify(k, ARGV, 9 + 2 * NOTIFY_ARGS)
   return 1
 end
 if redis.call('ZSCORE', KEYS[6], r) or redis.call('ZSCORE', KEYS[7], r) then
@@ -943,6 +981,9 @@ def _follow_sync(
                             at_ms=jobs.now_ms(),
                         )
                     ),
+                    *notifications.unnotify_args(
+                        kind="follow_request", actor=follower_id, sid=None
+                    ),
                 ],
             )
             pipe.zcard(keys.followers(followee_id))
@@ -995,17 +1036,17 @@ def _follow_sync(
         pipe.zrem(keys.followers(followee_id), follower_id)
         pipe.hdel(keys.follower_names(followee_id), follower_id)
         pipe.zcard(keys.followers(followee_id))
-        pipe.zrange(home, 0, 0, withscores=True)
-        # A capped home holds at most the followee's newest HOME_TIMELINE_CAP.
-        pipe.zrevrange(keys.posts(followee_id), 0, settings.HOME_TIMELINE_CAP - 1)
+        # Read once no push can add to it (`following`, then `followers`, lost the
+        # followee): what it holds now is all a sweep has to look at.
+        pipe.zrange(home, 0, -1)
         # The follower leaves the followee's "followed you" (an unfollow, a block).
         notifications.unnotify_queue(
             pipe, recipient=followee_id, kind="follow", actor=follower_id, sid=None
         )
         mode_check_queue(pipe, author_id=followee_id)
 
-    _, _, count, oldest, newest, *_ = pipeline_run(unlink)
-    theirs = [sid for sid in newest if int(sid) >= oldest[0][1]] if oldest else []
+    _, _, count, held, *_ = pipeline_run(unlink)
+    theirs = home_statuses_of(held=held, author_id=followee_id)
 
     def finish_unlink(pipe) -> None:
         _popularity_queue(pipe, followee_id, count)

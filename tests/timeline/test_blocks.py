@@ -15,6 +15,7 @@ from config.redis import is_cluster
 from tests.helpers import (
     body,
     logged_in_client,
+    make_away,
     make_user,
     page,
     run_jobs,
@@ -186,6 +187,31 @@ def test_a_mute_hides_someone_from_the_home_only(r, alice, bob):
     assert "You muted @alice" in profile
     assert 'action="/u/alice/unmute/"' in profile
     assert r.zscore(keys.following(uid("bob")), uid("alice")) is not None
+
+
+@pytest.mark.parametrize("action", ["block", "mute"])
+def test_a_block_or_a_mute_sweeps_older_statuses_a_home_kept_while_away(
+    r, alice, bob, settings, action
+):
+    """Bob was away while alice posted a capful: back, his home got only her newest
+    FOLLOW_BACKFILL and kept her older statuses; a block or a mute takes those out
+    of it too, not only the ones among her newest capful."""
+    settings.HOME_TIMELINE_CAP = 10
+    settings.FOLLOW_BACKFILL = 2
+    author = user_get_by_username(username="alice")
+    bob.post("/u/alice/follow/")
+    services.status_create(author=author, text="an old status")
+    run_jobs()
+    make_away(r, uid("bob"))
+    for i in range(settings.HOME_TIMELINE_CAP):
+        services.status_create(author=author, text=f"while away {i}")
+    run_jobs()
+    page(bob, "/")  # back: a job rebuilds the home
+    run_jobs()
+    assert texts(page(bob, "/")) == ["while away 9", "while away 8", "an old status"]
+    bob.post(f"/u/alice/{action}/")
+    assert texts(page(bob, "/")) == []
+    assert r.zcard(keys.home(uid("bob"))) == 0  # swept, not only hidden
 
 
 def test_an_unmute_brings_back_existing_and_new_statuses(alice, bob, settings):

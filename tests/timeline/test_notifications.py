@@ -25,7 +25,7 @@ from tests.helpers import (
     notifications_shown as shown,
 )
 from tests.roundtrips import RoundTripCounter
-from timeline import blocks, jobs, keys, notifications, privacy, services
+from timeline import blocks, jobs, keys, notifications, privacy, services, social
 from timeline.domain import Notification
 from timeline.notifications import DAY_MS
 
@@ -229,6 +229,25 @@ def test_a_deleted_followers_follow_and_request_leave_the_groups(r, people):
     assert r.exists(keys.notifications(carol.id)) == 0
 
 
+def test_a_deleted_likers_like_leaves_the_group_and_its_count(r, people):
+    """Eight people like alice's status and the oldest liker deletes their
+    account: the status says 7 likes, and so does the notification."""
+    alice = people["alice"]
+    status = services.status_create(author=alice, text="hello world")
+    likers = [make_user(f"liker{i}") for i in range(8)]
+    for user in likers:
+        social.status_like(user=user, sid=status.id)
+    services.account_close(user=likers[0])
+    run_jobs()
+    a = logged_in_client("alice")
+    assert "<strong>7</strong> likes" in page(a, f"/s/{status.id}/")
+    assert shown(a) == [
+        "@liker7, @liker6, @liker5 and 4 others liked your status. hello world"
+    ]
+    (group,) = groups(r, alice.id)
+    assert group.count == 7 and likers[0].id not in group.actors
+
+
 def test_an_undo_takes_the_actor_out_and_an_emptied_group_goes(r, people, alice_status):
     alice, sid = people["alice"], alice_status.id
     tell(alice, "like", people["bob"], sid, at=T0)
@@ -274,6 +293,21 @@ def test_a_deleted_status_takes_every_group_about_it_along(r, people, alice_stat
     assert gone == 2
     assert [g.kind for g in groups(r, alice.id)] == ["follow"]
     assert r.zcard(keys.notification_actors(alice.id)) == 1
+
+
+def test_a_deleted_mention_leaves_no_notification_and_no_unread_badge(r, people):
+    """Bob mentioned alice and carol, then deleted the status: their
+    notifications of it go, so no badge counts what no page shows."""
+    alice, bob, carol = people["alice"], people["bob"], people["carol"]
+    status = services.status_create(author=bob, text="hey @alice and @carol")
+    run_jobs()
+    a = logged_in_client("alice")
+    assert badge(page(a, "/")) == "1"
+    services.status_delete(user=bob, sid=status.id)
+    run_jobs()
+    assert shown(a) == []
+    assert badge(page(a, "/")) is None
+    assert r.exists(keys.notifications(alice.id), keys.notifications(carol.id)) == 0
 
 
 def test_past_the_cap_the_oldest_groups_go_with_their_actors(r, people, settings):
@@ -413,6 +447,46 @@ def test_a_follow_request_notifies_and_goes_with_the_request(r, people):
         owner_id=people["alice"].id, requester_id=people["bob"].id, cancel=True
     )
     assert groups(r, people["bob"].id)[0].count == 1
+
+
+@pytest.mark.parametrize("blocker", ["alice", "bob"])
+def test_a_block_either_way_takes_a_follow_requests_notification_along(
+    r, people, blocker
+):
+    """Bob asked to follow private alice; once either blocks the other the request
+    is gone, and so is "@bob asked to follow you": her badge stops counting it,
+    and an unblock does not bring it back."""
+    alice, bob = people["alice"], people["bob"]
+    privacy.account_privacy_set(user=alice, private=True)
+    assert services.follow_ask(follower=bob, followee_id=alice.id) == services.REQUESTED
+    a = logged_in_client("alice")
+    assert shown(a) == ["@bob asked to follow you: follow requests"]
+    assert badge(page(a, "/")) == "1"
+    one, other = (alice, bob) if blocker == "alice" else (bob, alice)
+    blocks.block_create(blocker=one, blocked_id=other.id)
+    assert badge(page(a, "/")) is None
+    assert r.exists(keys.notifications(alice.id)) == 0
+    blocks.block_delete(blocker=one, blocked_id=other.id)
+    run_jobs(now=jobs.now_ms() + 60_000)
+    assert "@bob" not in page(a, "/settings/requests/")
+    assert shown(a) == []
+    assert badge(page(a, "/")) is None
+
+
+def test_a_follow_request_ended_by_a_follow_takes_its_notification_along(r, people):
+    """Alice turned public with bob's request pending, and bob simply followed: she
+    is told "@bob followed you", and no longer that he asked to."""
+    alice, bob = people["alice"], people["bob"]
+    privacy.account_privacy_set(user=alice, private=True)
+    services.follow_ask(follower=bob, followee_id=alice.id)
+    privacy.account_privacy_set(user=alice, private=False)
+    assert services.follow_ask(follower=bob, followee_id=alice.id) == services.FOLLOWS
+    run_jobs(now=jobs.now_ms() + 60_000)
+    a = logged_in_client("alice")
+    assert "@bob" not in page(a, "/settings/requests/")
+    assert shown(a) == ["@bob followed you"]
+    assert badge(page(a, "/")) == "1"
+    assert [g.kind for g in groups(r, alice.id)] == ["follow"]
 
 
 def test_an_approval_a_block_overtook_tells_nothing(r, people):

@@ -220,6 +220,55 @@ def test_unfollow_removes_posts_from_home(users):
     assert set(home_ids(users["bob"])) == {own.id, kept.id}
 
 
+def test_unfollow_removes_older_statuses_a_home_kept_while_its_reader_was_away(
+    r, users, settings
+):
+    """Bob was away while alice posted a capful: back, his home got only her newest
+    FOLLOW_BACKFILL and kept her older statuses; an unfollow removes those too
+    (the sweep looks at what the home holds, not at her newest capful)."""
+    settings.HOME_TIMELINE_CAP = 10
+    settings.FOLLOW_BACKFILL = 2
+    alice, bob = users["alice"], users["bob"]
+    follow(bob, alice)
+    old = post(alice, "an old status")
+    run_jobs()
+    make_away(r, bob.id)
+    for i in range(settings.HOME_TIMELINE_CAP):
+        post(alice, f"while away {i}")
+    run_jobs()
+    assert services.reader_seen(uid=bob.id)  # back: the home is rebuilt
+    run_jobs()
+    assert old.id in home_ids(bob) and len(home_ids(bob)) == 3
+    own = post(bob, "mine")
+    unfollow(bob, alice)
+    assert home_ids(bob) == [own.id]
+    assert r.zrange(keys.home(bob.id), 0, -1) == [str(own.id)]
+
+
+def test_unfollow_removes_older_statuses_of_an_author_who_posted_a_capful_pulled(
+    r, users, settings
+):
+    """Alice moved to pull mode and posted a capful that never reached bob's home,
+    where her older pushed statuses stay; an unfollow removes them too."""
+    settings.HOME_TIMELINE_CAP = 10
+    settings.FANOUT_PUSH_MAX = 2
+    alice, bob = users["alice"], users["bob"]
+    follow(bob, alice)
+    old = post(alice, "an old status")
+    run_jobs()
+    assert r.zscore(keys.home(bob.id), old.id) is not None
+    follow(users["carol"], alice)
+    follow(users["dave"], alice)
+    run_jobs()
+    assert r.get(keys.fanout_mode(alice.id)) == "pull"
+    for i in range(settings.HOME_TIMELINE_CAP):
+        post(alice, f"pulled {i}")
+    run_jobs()
+    unfollow(bob, alice)
+    assert home_ids(bob) == []
+    assert r.zcard(keys.home(bob.id)) == 0
+
+
 def test_follow_and_unfollow_are_idempotent(r, users):
     assert follow(users["bob"], users["alice"]) is True
     assert follow(users["bob"], users["alice"]) is False

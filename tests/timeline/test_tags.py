@@ -188,6 +188,21 @@ def test_a_deleted_status_leaves_its_tag_pages_at_once(r, alice):
     assert tagged(r, "gone") == []
 
 
+def test_a_status_filed_before_tags_took_marks_leaves_its_old_tag_when_deleted(
+    r, alice
+):
+    """A status posted before tags ran through combining marks was filed under the
+    tag the old rule found (`#हिन्दी` under `ह`); its delete takes it off that tag's
+    page too, not only off the whole tag's."""
+    alice.post("/post/", {"text": "#हिन्दी"})
+    run_jobs()
+    (sid,) = tagged(r, "हिन्दी")
+    r.zadd(keys.tag_timeline("ह"), {sid: sid})  # where the old rule filed it
+    alice.post(f"/s/{sid}/delete/")
+    run_jobs()
+    assert tagged(r, "ह") == tagged(r, "हिन्दी") == []
+
+
 def test_a_delete_racing_the_tags_fan_out_leaves_nothing(r, alice, monkeypatch):
     author = user("alice")
     status = services.status_create(author=author, text="#race me")
