@@ -11,7 +11,12 @@ three commands' worth of Lua around sorted sets:
 - **a queue per slot**, `jobs:{q<k>}` (`timeline.keys.job_queue`): job id -> when it is
   due, in milliseconds. The owner's script adds the job (`ENQUEUE`, below) atomically
   with the change itself. Job ids name the work (`post:<uid>:<sid>`), so queuing the
-  same work twice queues it once.
+  same work twice queues it once. Queued again while it waits or while a worker
+  holds it, a job keeps its place and lease, but its next run starts from the
+  beginning, and the `done` of the run in progress queues that next run instead of
+  removing the job: what the new change owes is never lost to a run that read the
+  state before it. An id queued anew (one that failed for good before recurs)
+  starts afresh: no attempts, cursor or error carry over.
 - **a lease**: `claim` hands a due job to one worker, moving its due time to the end
   of the lease and giving it a fresh token. A worker that dies (kill -9, a lost
   machine) simply lets the lease run out; the job is due again and another worker
@@ -20,7 +25,8 @@ three commands' worth of Lua around sorted sets:
   and stops. So a job runs at least once, and its steps must be idempotent.
 - **retries with a limit**: a job that raised is due again after a backoff; after
   JOB_MAX_ATTEMPTS it moves to `jobs:failed:{q<k>}` with its last error, where
-  `timelines check` reports it and `timelines repair` runs it again.
+  `timelines check` reports it and `timelines repair` runs it again. It leaves that
+  list when it runs again: repaired, or its id queued anew by a later change.
 - **waiting**: a job that must let other work finish first raises `Deferred`; it is
   due again later, from its cursor, and the wait is not counted as an attempt.
 - **wake-up calls**: after the atomic step, the writer adds the slot to one of 16
@@ -43,27 +49,58 @@ from config.pipelines import LuaScript, pipeline_run
 from config.redis import get_redis
 from timeline import keys
 
+# A job's bookkeeping, the fields `<id>#<f>` of its slot's `jobdata` hash: s when it
+# was queued (ms), a attempts, t the lease's token, c cursor, e last error, q queued
+# again after its current run began (the due time that asked for, ms). Scripts name
+# the fields they use; the lists of them all (FORGET, ENQUEUE's fresh start) come
+# from here, so a field added here is never left behind.
+_FIELDS = ("s", "a", "t", "c", "e", "q")
+
+
+def _hdel(fields: tuple[str, ...]) -> str:
+    """Lua that deletes these fields of job `id` from the hash `data`."""
+    named = ", ".join(f"id .. '#{f}'" for f in fields)
+    return f"redis.call('HDEL', data, {named})"
+
+
 # A Lua function that scripts owning a change embed to queue the work it owes:
 # enqueue(queue key, data key, job id, due ms, now ms). Safe to repeat: a job already
-# queued keeps its place, attempts and cursor.
-ENQUEUE = """
+# queued keeps its place (held by a worker, its lease), attempts and cursor, but is
+# marked queued again (`#q`, the earliest due asked for): the worker that holds it
+# may have read what this change altered, or even be past its last step, so its
+# next run starts from the beginning, and its `done` queues that run instead of
+# removing the job. A job added anew starts afresh: its id may have failed for good
+# before (`home:<uid>`, `follow:<a>:<b>` recur), and what that run left (attempts
+# past the limit, a cursor, an error) must not carry over; it leaves the failed
+# jobs when it is next claimed.
+ENQUEUE = f"""
 local function enqueue(queue, data, id, due, now)
   if redis.call('ZADD', queue, 'NX', due, id) == 1 then
+    {_hdel(tuple(f for f in _FIELDS if f != "s"))}
     redis.call('HSET', data, id .. '#s', now)
+  else
+    local again = redis.call('HGET', data, id .. '#q')
+    if not again or tonumber(due) < tonumber(again) then
+      redis.call('HSET', data, id .. '#q', due)
+    end
   end
 end
 """
 
-# A Lua function: forget(data key, job id) deletes a job's bookkeeping fields (the one
-# place that lists them); scripts that remove a job embed it.
-FORGET = """
+# A Lua function: forget(data key, job id) deletes a job's bookkeeping fields; scripts
+# that remove a job embed it.
+FORGET = f"""
 local function forget(data, id)
-  redis.call('HDEL', data, id .. '#s', id .. '#a', id .. '#t', id .. '#c', id .. '#e')
+  {_hdel(_FIELDS)}
 end
 """
 
 # KEYS: one slot's queue, data, failed. ARGV: now, lease ms, how many, token, max
-# attempts, failed cap. Returns id, cursor, attempts of each job this call leased.
+# attempts, failed cap. Returns id, cursor, attempts of each job this call leased. A
+# job queued again since its last run began (`#q`) starts from the beginning; one
+# leased is no longer among the failed jobs (its id failed for good before and was
+# queued anew). A failure dropped past the cap takes its fields along, unless its
+# id is queued anew (they are the new job's now).
 _CLAIM = LuaScript(
     FORGET
     + """
@@ -80,11 +117,15 @@ for _, id in ipairs(due) do
     if redis.call('ZCARD', KEYS[3]) > cap then
       local gone = redis.call('ZRANGE', KEYS[3], 0, 0)
       redis.call('ZREMRANGEBYRANK', KEYS[3], 0, 0)
-      forget(KEYS[2], gone[1])
+      if not redis.call('ZSCORE', KEYS[1], gone[1]) then forget(KEYS[2], gone[1]) end
     end
   else
     redis.call('ZADD', KEYS[1], now + lease, id)
     redis.call('HSET', KEYS[2], id .. '#t', token)
+    redis.call('ZREM', KEYS[3], id)
+    if redis.call('HEXISTS', KEYS[2], id .. '#q') == 1 then
+      redis.call('HDEL', KEYS[2], id .. '#c', id .. '#q')
+    end
     out[#out + 1] = id
     out[#out + 1] = redis.call('HGET', KEYS[2], id .. '#c') or '0'
     out[#out + 1] = attempts
@@ -94,20 +135,37 @@ return out
 """
 )
 
-# KEYS: queue, data. ARGV: id, token, then either a cursor and the new lease end
-# (progress), or nothing (done). Returns 0 when the token is no longer this worker's.
+# KEYS: queue, data. ARGV: id, token, cursor, the new lease end (ms). Returns 0 when
+# the token is no longer this worker's.
 _PROGRESS = LuaScript(
+    """
+local id, token = ARGV[1], ARGV[2]
+if redis.call('HGET', KEYS[2], id .. '#t') ~= token then return 0 end
+redis.call('HSET', KEYS[2], id .. '#c', ARGV[3])
+redis.call('ZADD', KEYS[1], 'XX', ARGV[4], id)
+return 1
+"""
+)
+
+# KEYS: queue, data. ARGV: id, token, now (ms). Removes a finished job. One queued
+# again while it ran (`#q`) stays instead, as the new job that was asked for: due
+# when that asked, free of this run's lease, attempts and error, created now, and
+# started from the beginning by the next claim. Returns 0 when the token is no
+# longer this worker's.
+_DONE = LuaScript(
     FORGET
     + """
 local id, token = ARGV[1], ARGV[2]
 if redis.call('HGET', KEYS[2], id .. '#t') ~= token then return 0 end
-if #ARGV == 2 then
-  redis.call('ZREM', KEYS[1], id)
-  forget(KEYS[2], id)
+local again = redis.call('HGET', KEYS[2], id .. '#q')
+if again then
+  redis.call('HDEL', KEYS[2], id .. '#t', id .. '#a', id .. '#e')
+  redis.call('HSET', KEYS[2], id .. '#s', ARGV[3])
+  redis.call('ZADD', KEYS[1], 'XX', again, id)
   return 1
 end
-redis.call('HSET', KEYS[2], id .. '#c', ARGV[3])
-redis.call('ZADD', KEYS[1], 'XX', ARGV[4], id)
+redis.call('ZREM', KEYS[1], id)
+forget(KEYS[2], id)
 return 1
 """
 )
@@ -285,8 +343,13 @@ def progress(job: Job, *, cursor: str) -> None:
 
 
 def done(job: Job) -> bool:
-    """Remove a finished job; False if it was no longer this worker's."""
-    return bool(_PROGRESS(keys=slot_keys(job.slot), args=[job.id, job.token]))
+    """Remove a finished job; False if it was no longer this worker's.
+
+    A job queued again while it ran stays queued, to run again from the beginning
+    (due when that asked; the worker that ran it revisits its slot, the sweep
+    finds a later one): the work it owes may postdate what this run read.
+    """
+    return bool(_DONE(keys=slot_keys(job.slot), args=[job.id, job.token, now_ms()]))
 
 
 def retry_later(job: Job, *, error: str) -> None:

@@ -96,7 +96,8 @@ account's job (`account:<uid>`) deletes every per-user key of both tables
 |                      |        |                                           | when its job is done or fails for good    |
 | `jobdata:{q<k>}`     | hash   | `<job id>#<f>` -> the job's bookkeeping:  | fields of the jobs in `jobs:{q<k>}` and   |
 |                      |        | s created (ms), a attempts, t lease token,| `jobs:failed:{q<k>}` only; removed with   |
-|                      |        | c cursor, e last error                    | them                                      |
+|                      |        | c cursor, e last error, q due time asked  | them                                      |
+|                      |        | by a queueing while the job ran (ms)      |                                           |
 | `jobs:failed:{q<k>}` | zset   | job id -> when it failed for good (ms)    | JOB_FAILED_CAP per slot, oldest dropped;  |
 |                      |        |                                           | `timelines repair` runs them again        |
 | `jobs:ready:{r<n>}`  | zset   | slot -> when a job was queued there (ms): | JOB_READY_SHARDS (16) keys, one member    |

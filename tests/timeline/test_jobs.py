@@ -1,0 +1,168 @@
+"""Durable jobs (`timeline.jobs`): work queued again is never lost, and an id that
+failed for good before runs afresh when a later change queues it again.
+
+What a user sees: an author who crosses the push limit again just as their move
+back to push ends is pulled all the same; an unfollow whose request died while the
+follow's job was finishing still keeps the followee's new posts out of the home.
+What an operator sees: a job queued again while a worker holds it runs again, from
+the beginning, once that run ends; a home rebuild that once failed for good runs
+the next time it is queued, and leaves the failed jobs.
+"""
+
+from __future__ import annotations
+
+from tests.helpers import make_user, run_jobs
+from timeline import fanout, jobs, keys, services
+
+
+def test_a_mode_change_that_starts_as_the_last_one_ends_is_not_lost(
+    r, settings, monkeypatch
+):
+    settings.FANOUT_PUSH_MAX = 5  # pulled past 5 followers, pushed again below 4
+    star = make_user("star")
+    fans = [make_user(f"fan{i}") for i in range(6)]
+    for fan in fans:
+        services.follow_create(follower=fan, followee_id=star.id)
+    run_jobs()
+    assert r.get(keys.fanout_mode(star.id)) == "pull"
+    for fan in fans[:3]:
+        services.follow_delete(follower=fan, followee_id=star.id)
+    assert r.get(keys.fanout_mode(star.id)) == "pushing"
+
+    real = fanout.HANDLERS["mode"]
+
+    def mode_then_follows(job):
+        real(job)  # the move to push has ended (the mode key is gone)...
+        # ...and before the worker's `done`, three people follow again (other
+        # requests, other processes): past the limit, a move to pull starts.
+        for fan in fans[:3]:
+            services.follow_create(follower=fan, followee_id=star.id)
+
+    monkeypatch.setitem(fanout.HANDLERS, "mode", mode_then_follows)
+    run_jobs()
+    monkeypatch.setitem(fanout.HANDLERS, "mode", real)
+    run_jobs(sweep=True)
+    # 6 followers > FANOUT_PUSH_MAX: the move to pull ran to its end, and every
+    # follower's home merges the author's outbox (none is left half-moved).
+    assert r.get(keys.fanout_mode(star.id)) == "pull"
+    assert all(r.zscore(keys.pulls(fan.id), star.id) is not None for fan in fans)
+    slot = keys.slot_of_user(star.id)
+    assert jobs.queued_ids(slot=slot, prefix="mode:") == []
+
+
+def test_an_unfollow_cut_short_while_its_follow_job_runs_is_completed(
+    r, settings, monkeypatch
+):
+    alice, bob = make_user("alice"), make_user("bob")
+    # A follow request that died after its first step: the truth and the job.
+    services._follow_set(bob.id, alice.id, jobs.now_ms() * 1000)
+    later = jobs.now_ms() + (settings.JOB_FOLLOW_GRACE_SECONDS + 1) * 1000
+
+    real = fanout.HANDLERS["follow"]
+
+    def follow_then_unfollow(job):
+        real(job)  # the follow completed (under bob's lock, now released)...
+        # ...and before the worker's `done`, bob unfollows; that request dies
+        # right after its first step (the truth, and the job that completes it).
+        with services._FollowLock(bob.id):
+            services._follow_set(bob.id, alice.id, None)
+
+    monkeypatch.setitem(fanout.HANDLERS, "follow", follow_then_unfollow)
+    run_jobs(sweep=True, now=later)
+    monkeypatch.setitem(fanout.HANDLERS, "follow", real)
+    later += (settings.JOB_FOLLOW_GRACE_SECONDS + 1) * 1000
+    run_jobs(sweep=True, now=later)
+    assert r.zscore(keys.following(bob.id), alice.id) is None
+    status = services.status_create(author=alice, text="after bob unfollowed")
+    run_jobs()
+    # bob does not follow alice: her new status must not reach his home.
+    assert r.zscore(keys.home(bob.id), status.id) is None
+    assert r.zscore(keys.followers(alice.id), bob.id) is None
+
+
+def test_a_job_queued_again_while_held_runs_again_from_the_beginning(r):
+    uid = make_user("reader").id
+    slot, jid = keys.slot_of_user(uid), services.home_rebuild_job_id(uid)
+    jobs.enqueue(slot=slot, jid=jid)
+    (held,) = jobs.claim(slot=slot, limit=1)
+    jobs.progress(held, cursor="halfway")
+    jobs.enqueue(slot=slot, jid=jid)  # new work, while the worker still runs
+    assert jobs.done(held)
+    # The run that ended may have read the state before the new work was asked
+    # for: the job stays, due, and its next run starts from the beginning.
+    (again,) = jobs.claim(slot=slot, limit=1)
+    assert (again.id, again.cursor, again.attempts) == (jid, "0", 1)
+    assert jobs.done(again)
+    assert jobs.queued_ids(slot=slot, prefix="") == []
+    assert jobs.stats().depth == 0
+
+
+def test_a_job_queued_again_while_it_waits_for_a_retry_starts_over(r):
+    uid = make_user("reader").id
+    slot, jid = keys.slot_of_user(uid), services.home_rebuild_job_id(uid)
+    jobs.enqueue(slot=slot, jid=jid)
+    (held,) = jobs.claim(slot=slot, limit=1)
+    jobs.progress(held, cursor="halfway")
+    jobs.retry_later(held, error="RuntimeError('a node failing over')")
+    jobs.enqueue(slot=slot, jid=jid)
+    (again,) = jobs.claim(slot=slot, limit=1, now=jobs.now_ms() + 3_600_000)
+    assert again.cursor == "0"
+    assert again.attempts == 2  # the same job, still failing: its retries count
+
+
+def test_a_job_queued_again_after_an_earlier_failure_runs(r, settings, monkeypatch):
+    settings.JOB_MAX_ATTEMPTS = 2
+    reader = make_user("reader")
+    slot = keys.slot_of_user(reader.id)
+    jid = services.home_rebuild_job_id(reader.id)
+
+    def broken(job):
+        raise RuntimeError("Redis node failing over")
+
+    monkeypatch.setitem(fanout.HANDLERS, "home", broken)
+    jobs.enqueue(slot=slot, jid=jid)
+    later = jobs.now_ms()
+    for _ in range(settings.JOB_MAX_ATTEMPTS + 1):
+        later += (settings.JOB_RETRY_MAX_SECONDS + 1) * 1000
+        run_jobs(sweep=True, now=later)
+    assert jid in jobs.failed_ids()
+    # Weeks later the reader is away and back again: a new rebuild is queued.
+    ran = []
+    monkeypatch.setitem(
+        fanout.HANDLERS, "home", lambda job: ran.append(job) or fanout.run_home(job)
+    )
+    jobs.enqueue(slot=slot, jid=jid)
+    run_jobs(sweep=True, now=later + 1)
+    assert [(job.cursor, job.attempts) for job in ran] == [("0", 1)], (
+        "the new rebuild went straight to the failed jobs without running"
+    )
+    stats = jobs.stats()
+    assert (stats.depth, stats.failed, stats.failed_ids) == (0, 0, [])
+
+
+def test_a_failure_dropped_past_the_cap_leaves_its_id_queued_anew_intact(r, settings):
+    settings.JOB_MAX_ATTEMPTS, settings.JOB_FAILED_CAP = 1, 1
+    settings.JOB_LEASE_SECONDS = 0  # a lease runs out at once: no waiting here
+    uid = make_user("reader").id
+    slot = keys.slot_of_user(uid)
+    # `home:` sorts before `suggest:`, so when both are due at the same ms the
+    # claim takes `home:` first.
+    first, second = jobs.job_id("suggest", uid), services.home_rebuild_job_id(uid)
+
+    jobs.enqueue(slot=slot, jid=first)
+    ((_, due),) = jobs.queued_ids(slot=slot, prefix=first)
+    assert [job.id for job in jobs.claim(slot=slot, limit=1, now=due)] == [first]
+    # Its lease ran out: claimed again, past the limit, it fails for good.
+    assert jobs.claim(slot=slot, limit=1, now=due) == []
+    assert jobs.failed_ids() == [first]
+    jobs.enqueue(slot=slot, jid=second)
+    ((_, due),) = jobs.queued_ids(slot=slot, prefix=second)
+    assert [job.id for job in jobs.claim(slot=slot, limit=1, now=due)] == [second]
+    jobs.enqueue(slot=slot, jid=first)  # queued anew, due no earlier than `second`
+    assert jobs.claim(slot=slot, limit=1, now=due) == []  # `second` failed for good
+    # Its failure pushed the first one's out of the capped list, and not the new
+    # `first` job's bookkeeping with it: the operator still sees how long it waits.
+    assert jobs.failed_ids() == [second]
+    stats = jobs.stats()
+    assert stats.depth == 1
+    assert stats.oldest_age_s is not None
