@@ -431,10 +431,19 @@ def fanout_job_id(author_id: int, sid: int) -> str:
 
 
 def unlink_job_id(author_id: int, status: Status) -> str:
-    """The job that removes deleted status's likes and reposts and its link in the
-    parent's replies and the original's reposts (`timeline.social.status_unlink`)."""
+    """The job that removes deleted status's likes and reposts, its link in the
+    parent's replies and the original's reposts, and the notifications of its
+    mentions (`timeline.social.status_unlink`): the mentioned uids end the id, as
+    nothing names them once the hash is gone (none for a repost, which tells no one
+    of its original's)."""
+    mentioned = status.mentioned_ids if status.repost_of is None else ()
     return jobs.job_id(
-        "unlink", author_id, status.id, status.reply_to or 0, status.repost_of or 0
+        "unlink",
+        author_id,
+        status.id,
+        status.reply_to or 0,
+        status.repost_of or 0,
+        *mentioned,
     )
 
 
@@ -583,11 +592,10 @@ def status_remove(*, author_id: int, status: Status) -> None:
         # once its adds are done and takes them back (`status_tags_add`).
         tags_remove_queue(pipe, statuses=[status])
         # Its "mentioned you" go from the mentioned users' stores, each in its own
-        # slot: the page skips them, but the unread badge counts groups, and the
-        # unlink job cannot (nothing names them once the hash is gone). Not
-        # durable: a crash before this step, or a post job that read the hash
-        # just before it went and notifies after, leaves a group that only the
-        # badge counts, until the user reads their notifications.
+        # slot: the page skips them, but the unread badge counts groups. At once
+        # here; the unlink job, which names them in its id, forgets them again
+        # after the post job's lease (a crash before this step, or a post job
+        # that read the hash just before it went and notifies after).
         for uid in mentioned:
             notifications.notifications_forget_status_queue(
                 pipe, recipient=uid, sid=sid

@@ -23,10 +23,11 @@ the status itself.
 - **A reply** names its parent in its hash (`reply_to`, `reply_uid`, `thread`); the
   parent's `replies` zset and count are written by the request and again by the
   fan-out job. Its fan-out follows the reply rule (`services._TIMELINE_ADD`).
-- **Deletion** of a status queues `unlink:<author>:<sid>:<parent>:<original>`
-  (`status_unlink`): its link in the parent's replies and in the original's
-  reposts go, each liker's record of it, and every repost of it (each removed as
-  its own deletion). Its replies stay, shown as replies to a deleted status.
+- **Deletion** of a status queues `unlink:<author>:<sid>:<parent>:<original>`,
+  then the uids it mentioned (`status_unlink`): its link in the parent's replies
+  and in the original's reposts go, the notifications it caused, each liker's
+  record of it, and every repost of it (each removed as its own deletion). Its
+  replies stay, shown as replies to a deleted status.
 
 Every refusal to see a status (a block either way, a private author who has not
 approved the viewer) refuses acting on it too (`status_target`).
@@ -310,7 +311,8 @@ def status_notify(*, status: Status) -> None:
 
 def unlink_job_run(job: jobs.Job) -> None:
     """Run an `unlink` job (`services.unlink_job_id`): `status_unlink`."""
-    author_id, sid, parent, original = job.args
+    # Ids queued before mentions were named in them end at the original.
+    author_id, sid, parent, original, *mentioned = job.args
     if get_redis().exists(keys.status(sid)):
         # Queued by an account deletion before the hash went: its turn comes after.
         raise jobs.Deferred(jobs.now_ms() + 1000)
@@ -319,6 +321,7 @@ def unlink_job_run(job: jobs.Job) -> None:
         sid=sid,
         parent=parent or None,
         original=original or None,
+        mentioned=tuple(mentioned),
     )
 
 
@@ -326,12 +329,18 @@ UNLINK_BATCH = 500
 
 
 def status_unlink(
-    *, author_id: int, sid: int, parent: int | None, original: int | None
+    *,
+    author_id: int,
+    sid: int,
+    parent: int | None,
+    original: int | None,
+    mentioned: tuple[int, ...] = (),
 ) -> None:
     """Remove everything that links to or from deleted status `sid`: its link in
-    the parent's replies and the original's reposts, each liker's record of it,
-    its reposts (each deleted as a status). Idempotent and resumable: each walk
-    consumes its zset."""
+    the parent's replies and the original's reposts, the notifications it caused
+    (`mentioned`: the users it mentioned), each liker's record of it, its reposts
+    (each deleted as a status). Idempotent and resumable: each walk consumes its
+    zset."""
     r = get_redis()
 
     def links(pipe) -> None:
@@ -352,8 +361,8 @@ def status_unlink(
         pipeline_run(links)
     # The notifications it caused: the likes and reposts of it in its author's
     # store, the reply in its parent's author's, the repost in its original's
-    # author's. A mention of it is left out at read (the page skips statuses that
-    # are gone), as nothing names who it mentioned once its hash is gone.
+    # author's, the mentions in the mentioned users' (the delete forgot them at
+    # once; again here, after a post job that notified late).
     told = {
         kind: int(uid)
         for kind, other in (("reply", parent), ("repost", original))
@@ -364,6 +373,10 @@ def status_unlink(
         notifications.notifications_forget_status_queue(
             pipe, recipient=author_id, sid=sid
         )
+        for uid in mentioned:
+            notifications.notifications_forget_status_queue(
+                pipe, recipient=uid, sid=sid
+            )
         if "reply" in told:
             notifications.notifications_forget_status_queue(
                 pipe, recipient=told["reply"], sid=sid

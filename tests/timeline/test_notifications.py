@@ -310,6 +310,33 @@ def test_a_deleted_mention_leaves_no_notification_and_no_unread_badge(r, people)
     assert r.exists(keys.notifications(alice.id), keys.notifications(carol.id)) == 0
 
 
+def test_a_deleted_mentions_notifications_go_even_if_the_request_missed_them(
+    r, people, monkeypatch
+):
+    """The delete's unlink job forgets the mentions too: a request cut short
+    before its own forgetting (or a post job that notified after it) leaves
+    nothing once the job has run."""
+    alice, bob = people["alice"], people["bob"]
+    status = services.status_create(author=bob, text="hey @alice")
+    run_jobs()
+    a = logged_in_client("alice")
+    assert badge(page(a, "/")) == "1"
+    # The request's own forgetting does not happen, as if it died before it.
+    monkeypatch.setattr(
+        services.notifications, "notifications_forget_status_queue", _nothing
+    )
+    services.status_delete(user=bob, sid=status.id)
+    monkeypatch.undo()
+    assert badge(page(a, "/")) == "1"
+    run_jobs()
+    assert badge(page(a, "/")) is None
+    assert r.exists(keys.notifications(alice.id)) == 0
+
+
+def _nothing(*args, **kwargs) -> None:
+    pass
+
+
 def test_past_the_cap_the_oldest_groups_go_with_their_actors(r, people, settings):
     settings.NOTIFICATIONS_CAP = 3
     alice = people["alice"]
