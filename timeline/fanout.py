@@ -38,6 +38,7 @@ resumable (`timeline.jobs`):
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import logging
 import math
@@ -534,15 +535,55 @@ def _outbox_fill(author_id: int) -> None:
             )
 
 
+# Status adds that one script call of a move back to push carries at most (the
+# FANOUT_GROUP homes times FOLLOW_BACKFILL statuses it used to): a call runs alone on
+# Redis's core, and an outbox's worth for each home of a group is five times that.
+_MERGED_ADDS_PER_CALL = 50_000
+
+
+def _merged_of(author_id: int, batch: list[int]) -> list[tuple[list[int], list[int]]]:
+    """What the homes of these readers show of a pulled author's statuses while
+    merging their outbox, as (readers, status ids) to add, in calls of at most
+    _MERGED_ADDS_PER_CALL adds: the statuses the outbox keeps (the author's newest
+    `services.outbox_cap()`), and of those, in a full home, only the ones newer
+    than its oldest entry (older ones would be trimmed at once). Read with the
+    batch, so a status deleted since the job began is not added back."""
+    cap = settings.HOME_TIMELINE_CAP
+
+    def read(pipe) -> None:
+        pipe.zrevrange(keys.posts(author_id), 0, services.outbox_cap() - 1)
+        for reader in batch:
+            pipe.zcard(keys.home(reader))
+            pipe.zrange(keys.home(reader), 0, 0)
+
+    newest, *homes = pipeline_run(read, confirm=False)
+    ascending = [int(sid) for sid in reversed(newest)]
+    by_count: dict[int, list[int]] = {}  # how many of the newest -> readers
+    for reader, size, oldest in zip(batch, homes[::2], homes[1::2], strict=True):
+        floor = int(oldest[0]) if size >= cap and oldest else 0
+        count = len(ascending) - bisect.bisect_right(ascending, floor)
+        if count:
+            by_count.setdefault(count, []).append(reader)
+    calls = []
+    for count, readers in by_count.items():
+        sids = ascending[-count:][::-1]
+        step = max(1, _MERGED_ADDS_PER_CALL // count)
+        calls += [(readers[i : i + step], sids) for i in range(0, len(readers), step)]
+    return calls
+
+
 def run_mode(job: jobs.Job) -> None:
     """Move an author between push and pull mode without a follower losing or
     seeing twice any of their statuses.
 
     To pull: the outbox is filled first, then each follower's home starts merging
     it; meanwhile new statuses are still pushed as well (a home that has them from
-    both shows each once). To push: each follower's home gets the author's newest
-    statuses (as a new follow backfills), then stops merging the outbox; new
-    statuses are pushed meanwhile.
+    both shows each once). To push: each active follower's home gets what its
+    merge showed of the author, every status the outbox keeps (that a full home
+    has room for: `_merged_of`; replies unchecked, as a follow's backfill adds
+    them), then stops merging the outbox; new statuses are pushed meanwhile. (An
+    inactive follower's home is rebuilt when they come back, as after any time
+    away.)
     """
     (author_id,) = job.args
     mode = get_redis().get(keys.fanout_mode(author_id))
@@ -564,17 +605,11 @@ def run_mode(job: jobs.Job) -> None:
             args=["pulling", "pull"],
         )
     elif mode == "pushing":
-        newest = [
-            int(sid)
-            for sid in get_redis().zrevrange(
-                keys.posts(author_id), 0, settings.FOLLOW_BACKFILL - 1
-            )
-        ]
 
         def stop_merging(pipe, batch: list[int]) -> None:
-            if newest:
+            for readers, sids in _merged_of(author_id, batch):
                 services.homes_add_queue(
-                    pipe, readers=batch, author_id=author_id, sids=newest
+                    pipe, readers=readers, author_id=author_id, sids=sids
                 )
             for reader in batch:
                 pipe.zrem(keys.pulls(reader), author_id)
@@ -672,8 +707,8 @@ def run_account(job: jobs.Job) -> None:
     `blocked_by`); `c` who blocked them (those blocks); `r` the follow requests
     they sent (each private account's `follow_requests`); `q` those sent to them
     (each requester's `requested`); `e` their own keys (and on one server their
-    entries in `seen:days` and `muters`). Their follows and follow
-    requests leave the notifications they made (`g`, `r`); their other
+    entries in `seen:days` and `muters`). Their likes, follows and follow
+    requests leave the notifications they made (`l`, `g`, `r`); their other
     notifications in others' stores stay, left out at read (no index leads to
     them). Others' mutes of them stay (no index leads to them; a deleted id is never
     handed out again, and the list of one's mutes skips people who are gone). The
@@ -719,7 +754,19 @@ def run_account(job: jobs.Job) -> None:
     if phase == "l":
 
         def unlike(pipe, sids: list[int]) -> None:
+            # Each like leaves its author's notification too, as an unlike does
+            # (`social.status_unlike`): else "and N others" still counts them. A
+            # status gone has taken its notifications with it.
+            liked = services.statuses_read(sids)
             social.likes_undo_queue(pipe, uid=uid, sids=sids)
+            for status in liked:
+                notifications.unnotify_queue(
+                    pipe,
+                    recipient=status.author_id,
+                    kind="like",
+                    actor=uid,
+                    sid=status.id,
+                )
 
         _walk(job, keys.liked(uid), unlike, start=start, phase="l ")
         phase, start = "f", ""
@@ -838,7 +885,8 @@ HANDLERS: dict[str, Callable[[jobs.Job], None]] = {
 
 
 def job_run(job: jobs.Job) -> bool:
-    """Run one leased job to its end; True when it is done and removed.
+    """Run one leased job to its end; True when it finished (removed, or due again
+    when it was queued again meanwhile: `timeline.jobs`).
 
     A job that raises goes back to its queue for a retry (after a backoff, resumed
     from its cursor); one that lost its lease is left to whoever holds it now.

@@ -10,15 +10,20 @@ SCAN (every master of a Cluster) in pipelined batches:
   follow job is still queued is work in progress, not a problem.
 - **references to deleted statuses** in homes, posts, the global partitions and the
   tags' timelines. A post writes the status hash before any reference and a delete
-  removes it first, so such a reference is never a write in progress (but for the
-  moment a tag's fan-out racing a delete takes to see it, `status_tags_add`);
-  repair removes it.
+  removes it first, so such a reference is never a write in progress, but for the
+  followers' homes while the delete's removal job is still queued (it is on its
+  way: not reported) and for the moment a tag's fan-out racing a delete takes to
+  see it (`status_tags_add`); repair removes it.
 - **statuses missing from a home that should hold them**: for an active reader
-  (their `seen:{u}` stamp lives) and a pushed followee, every status the followee
-  posted after the follow and newer than the home's oldest entry when the home is
-  full, unless its fan-out job is still queued. (A status posted just before the
-  follow by the clocks of a skewed machine is in the follow's backfill anyway.)
-  Repair adds them the way the fan-out does (checked again in the reader's slot).
+  (their `seen:{u}` stamp lives) and a pushed followee, what every way of filling
+  a home guarantees (`_check_homes`): the followee's newest FOLLOW_BACKFILL
+  statuses posted after the follow, newer than the home's oldest entry when the
+  home is full, but for replies the reply rule kept out (`_reply_reaches`), and
+  unless their fan-out job is still queued. (Older ones may be missing for good
+  reason: a reader away when they were posted gets only that many of each
+  followee when back. A status posted just before the follow by the clocks of a
+  skewed machine is in the follow's backfill anyway.) Repair adds them the way
+  the fan-out does (checked again in the reader's slot, a reply by the rule).
 - **stuck jobs**: failed jobs, and jobs queued for longer than `stuck_after`.
   Repair queues them again and runs what is due.
 - **unfinished account deletions**: an account marked deleted whose `account` job
@@ -57,7 +62,7 @@ from config.pipelines import LuaScript, pipeline_run
 from config.redis import get_redis, is_cluster
 from timeline import blocks, fanout, jobs, keys, services
 from timeline.domain import Status
-from timeline.ids import first_id_at
+from timeline.ids import first_id_at, shard_of
 
 SCAN_COUNT = 1000
 BATCH = 200  # keys whose contents are checked per round of round trips
@@ -72,6 +77,9 @@ class Findings:
     one_sided: list[tuple[int, int]] = field(default_factory=list)  # (u, a)
     dead_refs: dict[str, list[int]] = field(default_factory=dict)  # key -> sids
     missing: list[tuple[int, int, list[int]]] = field(default_factory=list)
+    # Of the missing statuses, the replies: sid -> whose status it answers (repair
+    # adds them under the reply rule, as the fan-out does).
+    replies_to: dict[int, int] = field(default_factory=dict)
     failed_jobs: list[str] = field(default_factory=list)
     stuck_jobs: list[tuple[int, str]] = field(default_factory=list)  # (slot, id)
     # Accounts being deleted, and the statuses they still hold (ignored as work in
@@ -250,8 +258,11 @@ def _check_follows(findings: Findings, progress) -> dict[int, list[tuple[int, in
     return following
 
 
-def _check_refs(findings: Findings, progress) -> None:
-    """References to statuses whose hash is gone."""
+def _check_refs(
+    findings: Findings, progress, following: dict[int, list[tuple[int, int]]]
+) -> None:
+    """References to statuses whose hash is gone (but for those a removal job
+    still queued is on its way to, `_removals_queued`)."""
 
     def check(refs: dict[str, list[int]]) -> None:
         sids = sorted({sid for group in refs.values() for sid in group})
@@ -297,12 +308,70 @@ def _check_refs(findings: Findings, progress) -> None:
             rows = _read(lambda pipe, t=tags: [pipe.zrange(k, 0, -1) for k in t])
             check({k: [int(s) for s in row] for k, row in zip(tags, rows, strict=True)})
             tags = []
+    queued = _removals_queued(findings, following)
+    for key, sids in list(findings.dead_refs.items()):
+        kept = [sid for sid in sids if (key, sid) not in queued]
+        if kept:
+            findings.dead_refs[key] = kept
+        else:
+            del findings.dead_refs[key]
+
+
+def _removals_queued(
+    findings: Findings, following: dict[int, list[tuple[int, int]]]
+) -> set[tuple[str, int]]:
+    """The (home, sid) of the deleted statuses found in homes whose removal job
+    (`delete:<author>:<sid>`) is still queued: a delete in progress. The author is
+    one the home's owner follows (the job walks the author's followers) whose
+    shard the id carries (`timeline.ids`: an id is tick * ID_SHARDS + shard)."""
+    pattern = keys.home_pattern()
+    candidates: list[tuple[str, int, int]] = []  # (home, sid, author)
+    for key, sids in findings.dead_refs.items():
+        owner = keys.key_owner(key, pattern)
+        if owner is None:
+            continue
+        for sid in sids:
+            shard = sid % keys.ID_SHARDS
+            candidates += [
+                (key, sid, a)
+                for a, _ in following.get(owner, ())
+                if shard_of(a) == shard
+            ]
+    jids = sorted({(a, sid) for _, sid, a in candidates})
+    busy = _queued(
+        [(keys.slot_of_user(a), services.removal_job_id(a, sid)) for a, sid in jids]
+    )
+    queued = {pair for pair, b in zip(jids, busy, strict=True) if b}
+    return {(key, sid) for key, sid, a in candidates if (a, sid) in queued}
+
+
+def _reply_reaches(status: Status, reader: int, follows: dict[int, int]) -> bool:
+    """Whether the reply rule let this status into the reader's home when it was
+    pushed (`services._TIMELINE_ADD`, as a merged home applies it too:
+    `selectors._pulled_checked`): it is no reply, or it answers its own author, the
+    reader, or someone the reader followed already (`follows`: followee -> the
+    first status id after the follow)."""
+    to = status.reply_uid
+    return (
+        not to
+        or to in (status.author_id, reader)
+        or (to in follows and follows[to] <= status.id)
+    )
 
 
 def _check_homes(
     findings: Findings, following: dict[int, list[tuple[int, int]]]
 ) -> None:
-    """Statuses of pushed followees missing from active readers' homes."""
+    """Statuses of pushed followees missing from active readers' homes.
+
+    What every way of filling a home guarantees of each followee: their newest
+    FOLLOW_BACKFILL statuses posted since the follow, above the oldest entry of a
+    full home. A follow backfills that many, so does the rebuild of a home whose
+    reader was away (the fan-out skipped them meanwhile), a move back to push mode
+    adds more (`fanout.run_mode`), and the fan-out pushes every new status; older
+    ones may be missing for good reason (the reader was away when they came).
+    Replies the reply rule kept out are not expected (`_reply_reaches`).
+    """
     readers = [u for u in following if u not in findings.deleting]
     cap = settings.HOME_TIMELINE_CAP
     for start in range(0, len(readers), BATCH):
@@ -339,7 +408,9 @@ def _check_homes(
         wanted = [w for w, mode in zip(wanted, modes, strict=True) if mode != "pull"]
         posted = _read(
             lambda pipe, w=wanted: [
-                pipe.zrangebyscore(keys.posts(a), low, "+inf", start=0, num=cap)
+                pipe.zrevrangebyscore(
+                    keys.posts(a), "+inf", low, start=0, num=settings.FOLLOW_BACKFILL
+                )
                 for _, a, low in w
             ]
         )
@@ -365,10 +436,29 @@ def _check_homes(
                 ]
             )
         )
+        absent = [
+            (u, a, [sid for sid in sids if not next(pending)]) for u, a, sids in absent
+        ]
+        # The rest, read (a status deleted meanwhile is not missing) and put to the
+        # reply rule: one read for all.
+        read = services.statuses_read(
+            sorted({s for _, _, sids in absent for s in sids})
+        )
+        statuses = {status.id: status for status in read}
         for u, a, sids in absent:
-            missing = [sid for sid in sids if not next(pending)]
+            follows = {f: first_id_at(t) for f, t in following[u]}
+            missing = [
+                sid
+                for sid in sids
+                if sid in statuses and _reply_reaches(statuses[sid], u, follows)
+            ]
             if missing:
                 findings.missing.append((u, a, missing))
+                findings.replies_to.update(
+                    (sid, statuses[sid].reply_uid)
+                    for sid in missing
+                    if statuses[sid].reply_uid
+                )
 
 
 def _two_sided(findings: Findings, progress, forward, backward) -> dict:
@@ -527,7 +617,7 @@ def timelines_check(
     findings = Findings()
     _check_deletions(findings, progress)
     following = _check_follows(findings, progress)
-    _check_refs(findings, progress)
+    _check_refs(findings, progress, following)
     _check_homes(findings, following)
     _check_jobs(findings, stuck_after_s)
     _check_blocks(findings, progress, following)
@@ -573,7 +663,14 @@ def timelines_repair(findings: Findings) -> None:
         for key, sids in findings.dead_refs.items():
             pipe.zrem(key, *sids)
         for u, a, sids in findings.missing:
-            services.homes_add_queue(pipe, readers=[u], author_id=a, sids=sids)
+            # Added as the fan-out adds them: a reply by the reply rule.
+            by_target: dict[int | None, list[int]] = {}
+            for sid in sids:
+                by_target.setdefault(findings.replies_to.get(sid), []).append(sid)
+            for to, group in by_target.items():
+                services.homes_add_queue(
+                    pipe, readers=[u], author_id=a, sids=group, reply_uid=to
+                )
 
     if findings.dead_refs or findings.missing:
         pipeline_run(fix_timelines)  # one round trip (one request per node)

@@ -173,3 +173,54 @@ def test_a_home_merging_pulled_authors_costs_two_round_trips(r, pulled, settings
     # On one server, a home merging nobody is read with the auth check: one.
     assert counter.count == (3 if is_cluster() else 2 if pulled else 1)
     assert counter.most_per_node <= 1
+
+
+def test_moving_back_to_push_keeps_every_status_the_merge_showed(r, star, settings):
+    """A reader paging through their home sees the same statuses of an author
+    before and after the author moves back to push mode, past the few a new
+    follow would backfill."""
+    settings.FANOUT_PUSH_MAX = 5  # pulled past 5 followers, pushed again below 4
+    settings.FOLLOW_BACKFILL = 3
+    readers = followers_of(star, 6)
+    run_jobs()
+    assert r.get(keys.fanout_mode(star.id)) == "pull"
+    for i in range(6):
+        post(star, f"pulled {i}")
+    run_jobs()
+    client = logged_in_client("fan5")
+    before = whole_home(client)
+    assert before == [f"pulled {i}" for i in reversed(range(6))]
+    for reader in readers[:3]:
+        services.follow_delete(follower=reader, followee_id=star.id)
+    assert r.get(keys.fanout_mode(star.id)) == "pushing"
+    run_jobs()
+    assert r.get(keys.fanout_mode(star.id)) is None
+    assert whole_home(client) == before
+
+
+def test_moving_back_to_push_fills_a_full_home_with_the_newest_it_showed(
+    r, star, settings
+):
+    """A full home keeps the newest statuses its merge showed once the author is
+    pushed again: of the author's older ones, only what fits."""
+    settings.FANOUT_PUSH_MAX = 5
+    settings.HOME_TIMELINE_CAP = 6  # the outbox keeps as many
+    readers = followers_of(star, 6)
+    other = make_user("other")
+    services.follow_create(follower=readers[5], followee_id=other.id)
+    run_jobs()
+    for i in range(3):
+        post(star, f"old {i}")
+    for i in range(6):
+        post(other, f"other {i}")  # the home is full: only other's
+    for i in range(3):
+        post(star, f"new {i}")
+    run_jobs()
+    client = logged_in_client("fan5")
+    before = whole_home(client)
+    assert len(before) == 12
+    for reader in readers[:3]:
+        services.follow_delete(follower=reader, followee_id=star.id)
+    run_jobs()
+    assert r.get(keys.fanout_mode(star.id)) is None
+    assert whole_home(client) == before[:6]

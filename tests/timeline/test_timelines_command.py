@@ -10,8 +10,15 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from config.redis import is_cluster
-from tests.helpers import logged_in_client, make_user, run_jobs, store_snapshot
-from timeline import blocks, jobs, keys, services
+from tests.helpers import (
+    logged_in_client,
+    make_away,
+    make_user,
+    page,
+    run_jobs,
+    store_snapshot,
+)
+from timeline import blocks, jobs, keys, repair, services, social
 
 
 def timelines(*args: str) -> tuple[str, bool]:
@@ -160,4 +167,100 @@ def test_failed_and_stuck_jobs_run_again(r, people, monkeypatch, settings):
     assert r.zscore(keys.home(bob.id), status.id) is not None
     assert r.zscore(keys.home(bob.id), other.id) is not None
     output, failed = timelines("check", "--stuck-after", "0")
+    assert not failed, output
+
+
+def test_a_reply_the_reply_rule_kept_out_of_a_home_is_not_missing(r, people):
+    """A reply to a stranger stays out of the followers' homes by design
+    (Mastodon's rule): check calls that healthy, and a repair leaves it out."""
+    alice, bob = people
+    stranger = make_user("stranger")
+    parent = services.status_create(author=stranger, text="a question")
+    social.status_reply(author=alice, sid=parent.id, text="an answer to a stranger")
+    services.status_create(author=alice, text="a plain post")
+    run_jobs()
+    home = page(logged_in_client("bob"), "/")
+    assert "a plain post" in home and "an answer to a stranger" not in home
+    output, failed = timelines("check")
+    assert not failed, output
+    timelines("repair")
+    assert "an answer to a stranger" not in page(logged_in_client("bob"), "/")
+
+
+def test_a_missing_reply_is_repaired_under_the_reply_rule(r, people):
+    """A lost reply to someone the reader follows is reported and added back; one
+    whose reader stopped following the person it answers before the repair ran is
+    left out, as the fan-out would."""
+    alice, bob = people
+    carol = make_user("carol")
+    services.follow_create(follower=bob, followee_id=carol.id)
+    parent = services.status_create(author=carol, text="a question")
+    run_jobs()
+    slot = keys.slot_of_user(alice.id)
+
+    def lost_reply(text: str) -> int:
+        reply = social.status_reply(author=alice, sid=parent.id, text=text)
+        r.zrem(keys.job_queue(slot), services.fanout_job_id(alice.id, reply.id))
+        return reply.id
+
+    lost_reply("an answer")
+    assert_repaired(r, "Statuses missing from homes: 1 in 1 homes")
+    assert "an answer" in page(logged_in_client("bob"), "/")
+    sid = lost_reply("a late answer")
+    findings = repair.timelines_check()
+    assert findings.missing == [(bob.id, alice.id, [sid])]
+    services.follow_delete(follower=bob, followee_id=carol.id)
+    repair.timelines_repair(findings)
+    assert r.zscore(keys.home(bob.id), sid) is None
+
+
+def test_a_delete_whose_removal_job_is_queued_is_not_a_problem(r, people):
+    """While a deleted status's removal job waits for a worker, its entries in the
+    followers' homes are work in progress, not references to report."""
+    alice, bob = people
+    status = services.status_create(author=alice, text="soon gone")
+    run_jobs()
+    services.status_delete(user=alice, sid=status.id)
+    assert r.zscore(keys.home(bob.id), status.id) is not None  # the job's work
+    output, failed = timelines("check")
+    assert not failed, output
+    run_jobs()
+    assert r.zscore(keys.home(bob.id), status.id) is None
+
+
+def test_a_returning_readers_rebuilt_home_is_not_a_problem(r, people, settings):
+    """A reader back after a long time away gets each followee's newest
+    FOLLOW_BACKFILL statuses, not all they missed: check calls that healthy."""
+    settings.FOLLOW_BACKFILL = 3
+    alice, bob = people
+    make_away(r, bob.id)  # the fan-out skips bob
+    for i in range(5):
+        services.status_create(author=alice, text=f"while away {i}")
+    run_jobs()
+    page(logged_in_client("bob"), "/")  # back: the home is rebuilt
+    run_jobs()
+    assert r.zcard(keys.home(bob.id)) == 3
+    output, failed = timelines("check")
+    assert not failed, output
+
+
+def test_an_author_moved_back_to_push_mode_leaves_no_problem(r, settings):
+    """After an author was pulled and pushed again, the homes are healthy."""
+    settings.FANOUT_PUSH_MAX = 5  # pulled past 5 followers, pushed again below 4
+    settings.FOLLOW_BACKFILL = 3
+    star = make_user("star")
+    readers = [make_user(f"fan{i}") for i in range(6)]
+    for reader in readers:
+        services.follow_create(follower=reader, followee_id=star.id)
+    run_jobs()
+    assert r.get(keys.fanout_mode(star.id)) == "pull"
+    for i in range(6):
+        services.status_create(author=star, text=f"pulled {i}")
+    run_jobs()
+    for reader in readers[:3]:
+        services.follow_delete(follower=reader, followee_id=star.id)
+    run_jobs()
+    assert r.get(keys.fanout_mode(star.id)) is None
+    assert r.zcard(keys.home(readers[5].id)) == 6
+    output, failed = timelines("check")
     assert not failed, output
