@@ -285,6 +285,16 @@ class Status:
     def from_json(cls, sid: int, value: str) -> Status | None:
         return cls.from_fields(sid, json.loads(value))
 
+    def reply_follow_decides(self, reader: int) -> int | None:
+        """The reply rule (Mastodon's): a reply reaches a reader's home only when it
+        answers its own author, the reader, or someone the reader follows too. The
+        user whose follow by the reader decides that, or None when nothing does
+        (no reply, or one to its author or the reader). The one statement of the
+        rule in Python (pages that merge pulled authors, `timelines check`); the
+        fan-out applies it in Lua (`services.HOME_ADD_LUA`)."""
+        to = self.reply_uid
+        return to if to and to not in (self.author_id, reader) else None
+
     @property
     def mentioned_ids(self) -> tuple[int, ...]:
         """The users the text mentions (resolved when it was posted), each once.

@@ -350,13 +350,9 @@ def _reply_reaches(status: Status, reader: int, follows: dict[int, int]) -> bool
     pushed (`services._TIMELINE_ADD`, as a merged home applies it too:
     `selectors._pulled_checked`): it is no reply, or it answers its own author, the
     reader, or someone the reader followed already (`follows`: followee -> the
-    first status id after the follow)."""
-    to = status.reply_uid
-    return (
-        not to
-        or to in (status.author_id, reader)
-        or (to in follows and follows[to] <= status.id)
-    )
+    first status id after the follow): `Status.reply_follow_decides`."""
+    to = status.reply_follow_decides(reader)
+    return to is None or (to in follows and follows[to] <= status.id)
 
 
 def _check_homes(

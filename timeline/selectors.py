@@ -1090,16 +1090,11 @@ def _pulled_checked(
 ) -> tuple[list[Status], Deferred[dict[int, Card]] | None]:
     """Pulled authors' statuses as the fan-out would have let them in: a reply to
     someone the viewer does not follow (not the author, not the viewer) stays out
-    (`services._TIMELINE_ADD`, Mastodon's rule). Asking whom the viewer follows,
+    (`Status.reply_follow_decides`, Mastodon's rule). Asking whom the viewer follows,
     and reading the cards of the authors reposted there, cost one more round trip,
     only for a home that merges such statuses."""
-    ask = sorted(
-        {
-            s.reply_uid
-            for s in statuses
-            if s.reply_uid and s.reply_uid not in (s.author_id, vid)
-        }
-    )
+    deciding = [s.reply_follow_decides(vid) for s in statuses]
+    ask = sorted({uid for uid in deciding if uid is not None})
     followed = (
         reads.queue(
             lambda pipe: pipe.zmscore(keys.following(vid), ask),
@@ -1116,10 +1111,8 @@ def _pulled_checked(
         return statuses, cards
     kept = [
         s
-        for s in statuses
-        if not s.reply_uid
-        or s.reply_uid in (s.author_id, vid)
-        or s.reply_uid in followed.value
+        for s, uid in zip(statuses, deciding, strict=True)
+        if uid is None or uid in followed.value
     ]
     return kept, cards
 

@@ -83,7 +83,8 @@ from timeline.ids import status_ids_from, status_ids_queue
 # and a follow across a block is refused (`_FOLLOW_SET`), so `following` never holds
 # a blocked or blocking author (`timeline.blocks`). A reply reaches a home the
 # Mastodon way (`timeline.social`): only when it answers its own author (a thread),
-# the reader, or someone the reader follows too.
+# the reader, or someone the reader follows too (`Status.reply_follow_decides`
+# states it in Python).
 #
 # Cost: the fan-out's time is mostly this script's Redis CPU (docs/BENCHMARKS.md), so
 # four calls per reader who mutes no one, with cheap replies. ZRANK asks whether the
