@@ -2,9 +2,16 @@
 answers the status the first request made, and makes none.
 
 The key is claimed atomically in the user's slot before the post (a placeholder
-without a status id), then given the status's id; a post that fails releases its
-claim. A repeat that finds the placeholder waits a moment for the first request to
-finish, then answers that it is still under way (`Busy`).
+without a status id), then given the status's id. A post refused (a domain error:
+nothing of it stands) releases its claim, so a corrected repeat may post. A post
+that fails otherwise (a Redis error, a dying worker) keeps it: its status may stand
+(the server ran the publish and the reply was lost), and a repeat must not post it
+twice. A repeat that finds the placeholder waits a moment for the first request to
+finish, then answers that it has not (`Busy`). A placeholder older than
+CLAIM_HOLD_SECONDS belongs to a request that ended without an answer, and a repeat
+takes it over and posts: if that request's status does stand, it is posted twice.
+Closing that gap needs the status's id recorded in the claim before the publish,
+which `timeline.services.status_create` cannot take from its caller yet.
 """
 
 from __future__ import annotations
@@ -21,7 +28,8 @@ from timeline.domain import Busy
 # an unsettled claim holds. Returns the field's value if it is claimed within the
 # TTL (`<at>:<sid>`, `<at>:` while under way); else claims it for this request
 # (`<now>:`) and returns false. A claim never settled within the hold (its request
-# died between claim and answer) is taken over: a retry is not refused for an hour.
+# died, or failed for an outage, between claim and answer) is taken over: a retry
+# is not refused for an hour.
 _CLAIM = LuaScript(
     """
 local now, ttl = tonumber(ARGV[2]), tonumber(ARGV[3])
@@ -61,8 +69,9 @@ return 1
 )
 
 WAITS = (0.05, 0.1, 0.2, 0.4, 0.8)  # a concurrent repeat's patience: 1.55 s
-# An unsettled claim older than this is a request that died (a post answers in
-# milliseconds; the server's own request timeout is 30 s): a retry takes it over.
+# An unsettled claim older than this is a request that died or failed for an
+# outage (a post answers in milliseconds; the server's own request timeout is
+# 30 s): a retry takes it over.
 CLAIM_HOLD_SECONDS = 60
 
 
@@ -80,14 +89,16 @@ class Claim:
         )
 
     def release(self) -> None:
-        """Give the key up (the post failed): a repeat may post."""
+        """Give the key up (the post was refused, nothing of it stands): a repeat
+        may post."""
         _SETTLE(keys=[keys.idempotency(self.uid)], args=[self.field, self.value, ""])
 
 
 def claim(*, uid: int, key: str) -> Claim | int:
     """Claim `key` for a post by `uid`: a Claim to settle, or the id of the status
     an earlier request with this key made. Busy when an earlier request with this
-    key is still under way after a short wait."""
+    key is still unsettled after a short wait (under way, or failed for an outage
+    within CLAIM_HOLD_SECONDS)."""
     field = hashlib.sha256(key.encode()).hexdigest()
     for wait in (*WAITS, None):
         now = str(int(time.time()))
@@ -107,6 +118,9 @@ def claim(*, uid: int, key: str) -> Claim | int:
         if sid:
             return int(sid)
         if wait is None:
-            raise Busy("A request with this Idempotency-Key is still under way")
+            raise Busy(
+                "A request with this Idempotency-Key is under way, or ended without "
+                "knowing whether its status was saved: check before posting again"
+            )
         time.sleep(wait)
     raise AssertionError("unreachable")

@@ -20,7 +20,7 @@ docstring is the schema (the API's access tokens live with the user's sessions, 
 |                           |        | `<claimed at, unix seconds>:<sid>` of    | renewed by each claim; fields      |
 |                           |        | the status a `POST /api/v1/statuses`     | older than the hour pruned at each |
 |                           |        | with that key made (`<at>:` while the    | claim past IDEMPOTENCY_PRUNE_AT    |
-|                           |        | post is under way; `api.idempotency`)    | fields (the posting budget bounds  |
+|                           |        | post is unsettled; `api.idempotency`)    | fields (the posting budget bounds  |
 |                           |        |                                          | new ones); gone with the account   |
 
 A client id is 43 URL-safe characters (checked before it reaches a key); each app is

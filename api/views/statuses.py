@@ -6,6 +6,7 @@ from django.conf import settings
 from django.http import QueryDict
 
 from accounts import limits
+from accounts.domain import AccountError
 from api import entities, idempotency
 from api.http import (
     OPTIONAL,
@@ -26,6 +27,7 @@ from timeline.domain import (
     InvalidStatus,
     NotFound,
     Status,
+    TimelineError,
     normalize_text,
     text_problem,
     text_shows_something,
@@ -168,9 +170,15 @@ def status_create(request) -> dict:
         return _entity(request, _read(request, claim))
     try:
         status = _post(request, values, user)
-    except BaseException:
+    except (ApiError, TimelineError, AccountError):
+        # Refused (a bad text, a reply to nothing, the posting budget): nothing
+        # stands, so a corrected repeat may post.
         claim.release()
         raise
+    # Any other failure keeps the claim: a Redis error (a reply lost after the
+    # server published) or a dying worker says nothing of what was written, and a
+    # retry that posted again would make the status twice. The claim ends as a
+    # crashed request's does (`idempotency.CLAIM_HOLD_SECONDS`).
     claim.done(status.id)
     return _entity(request, status)
 

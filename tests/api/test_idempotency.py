@@ -1,0 +1,106 @@
+"""Idempotency-Key when a post fails midway: what a client retrying with its key
+sees, and how many statuses the account ends up with (`api.idempotency`)."""
+
+from __future__ import annotations
+
+import contextlib
+
+import pytest
+import redis
+from django.test import Client
+
+from api import idempotency
+from config import cluster, pipelines
+from config.redis import get_redis
+from tests.api.helpers import token_for
+from tests.helpers import make_user
+from timeline import keys
+
+
+@pytest.fixture(autouse=True)
+def _backend(redis_backend, settings, monkeypatch):
+    settings.RATE_LIMIT_POST = "off"
+    settings.RATE_LIMIT_API = "off"
+    # A repeat's short wait for the first request changes nothing here.
+    monkeypatch.setattr(idempotency.time, "sleep", lambda seconds: None)
+
+
+@contextlib.contextmanager
+def reply_lost(monkeypatch, predicate):
+    """The first round trip whose commands match `predicate` runs on the server,
+    and its reply never comes back (a timeout after the write): the request sees
+    a ConnectionError, as after a network cut. (On one server and on a Cluster:
+    both send through `_exchange`.)"""
+    original = pipelines._exchange
+    fired = []
+
+    def exchange(node, stack):
+        read = original(node, stack)
+        if fired or not predicate([args for args, _ in stack]):
+            return read
+
+        def lost():
+            read()
+            raise redis.ConnectionError("Redis stopped answering (reply lost)")
+
+        fired.append(stack)
+        return lost
+
+    monkeypatch.setattr(pipelines, "_exchange", exchange)
+    monkeypatch.setattr(cluster, "_exchange", exchange)
+    try:
+        yield fired
+    finally:
+        monkeypatch.setattr(pipelines, "_exchange", original)
+        monkeypatch.setattr(cluster, "_exchange", original)
+
+
+def _publishes_for(uid: int):
+    """A predicate: the round trip that publishes a status of `uid` (the script
+    that adds it to their posts)."""
+    posts = keys.posts(uid)
+    return lambda commands: any(
+        str(c[0]).upper() == "EVALSHA" and posts in c for c in commands
+    )
+
+
+def _client(user, key: str) -> Client:
+    return Client(
+        headers={"Authorization": f"Bearer {token_for(user)}", "Idempotency-Key": key},
+        raise_request_exception=False,
+    )
+
+
+def test_a_post_retried_with_its_key_after_a_503_is_not_posted_twice(monkeypatch):
+    """The store published the status but its reply was lost: the client gets the
+    503 ("may or may not have been saved") and retries with the same key. The
+    retry is told the first request's outcome is still open (409), and the account
+    has the one status, not two."""
+    alice = make_user("alice")
+    client = _client(alice, "retry-me")
+    with reply_lost(monkeypatch, _publishes_for(alice.id)) as fired:
+        first = client.post("/api/v1/statuses", {"status": "only once"})
+    assert fired
+    assert first.status_code == 503
+    assert "may or may not have been saved" in first.json()["error"]
+    assert get_redis().zcard(keys.posts(alice.id)) == 1  # it was published
+
+    again = client.post("/api/v1/statuses", {"status": "only once"})
+    assert again.status_code == 409
+    assert "check before posting again" in again.json()["error"]
+    assert get_redis().zcard(keys.posts(alice.id)) == 1, "the post was made twice"
+
+
+def test_a_post_refused_by_the_posting_budget_gives_its_key_back(settings):
+    """A 429 wrote nothing that stands: once the budget allows, the same key
+    posts."""
+    alice = make_user("alice")
+    settings.RATE_LIMIT_POST = "1/5m"
+    first = _client(alice, "a").post("/api/v1/statuses", {"status": "one"})
+    assert first.status_code == 200
+    refused = _client(alice, "b").post("/api/v1/statuses", {"status": "two"})
+    assert refused.status_code == 429
+    settings.RATE_LIMIT_POST = "off"
+    retried = _client(alice, "b").post("/api/v1/statuses", {"status": "two"})
+    assert retried.status_code == 200
+    assert get_redis().zcard(keys.posts(alice.id)) == 2
