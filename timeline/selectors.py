@@ -31,7 +31,7 @@ from accounts.selectors import (
     users_queue,
 )
 from config.pipelines import Deferred, LuaScript, ReadBatch, hashes_queue
-from config.redis import is_cluster, slot_groups
+from config.redis import get_redis, is_cluster, slot_groups
 from timeline import keys, richtext
 from timeline.domain import (
     MAX_STATUS_ID,
@@ -1345,6 +1345,12 @@ def _protected(reads: PageReads, owner: User, admitted: Deferred[bool] | None) -
     if vid is None or vid != reads.claimed_uid:
         return True
     return not (vid == owner.id or (admitted is not None and admitted.value))
+
+
+def status_published(*, author_id: int, sid: int) -> bool:
+    """Whether status `sid` stands among its author's statuses (its post went
+    through; not since deleted): one round trip."""
+    return get_redis().zscore(keys.posts(author_id), sid) is not None
 
 
 def status_get(*, reads: PageReads, sid: int) -> Status | None:

@@ -303,6 +303,7 @@ def status_create(
     limit: limits.Limit | None = None,
     reply_to: Status | None = None,
     repost_of: Status | None = None,
+    reserved_id: int | None = None,
 ) -> Status:
     """Post a status: store it, publish it with its fan-out job, wake a worker.
 
@@ -313,6 +314,10 @@ def status_create(
     parent, which the caller checked the author may see) or a repost (`repost_of`:
     the original) is linked to it by `timeline.social`; a repost stays out of the
     global timeline, as Mastodon's public timelines leave reblogs out.
+    `reserved_id`: an id reserved beforehand (`timeline.ids.status_ids_take`) by a
+    caller that must know it before the post can fail (the client API's
+    Idempotency-Key): posting an id again writes the same keys, so a post retried
+    with it is made once.
     """
     text = normalize_text(text)
     problem = text_problem(text)
@@ -326,12 +331,16 @@ def status_create(
         for name in names:
             pipe.get(account_keys.username(name))
         limits.take_queue(pipe, *budget)
-        status_ids_queue(pipe, author_id=author.id)
+        if reserved_id is None:
+            status_ids_queue(pipe, author_id=author.id)
 
     replies = pipeline_run(take)
-    claims, (*taken, first) = replies[: len(names)], replies[len(names) :]
+    claims, taken = replies[: len(names)], replies[len(names) :]
+    sid = reserved_id
+    if sid is None:
+        *taken, first = taken
+        (sid,) = status_ids_from(first, author_id=author.id)
     limits.check(taken, *budget)
-    (sid,) = status_ids_from(first, author_id=author.id)
     # A name no one holds, or a deleted account's (retired), resolves to nothing:
     # who was meant is decided now, and a later owner of the name is not linked.
     mentions = {

@@ -21,7 +21,7 @@ from api.http import (
     unprocessable,
 )
 from api.pagination import link_header
-from timeline import selectors, services, social
+from timeline import ids, selectors, services, social
 from timeline.domain import (
     Busy,
     InvalidStatus,
@@ -131,7 +131,7 @@ def _text_error(text: str, error: InvalidStatus) -> ApiError:
     return unprocessable(str(error))
 
 
-def _post(request, values, user) -> Status:
+def _post(request, values, user, reserved_id: int | None = None) -> Status:
     text = param(values, "status") or ""
     reply_to = param(values, "in_reply_to_id")
     limit = limits.post(user.id)
@@ -141,11 +141,17 @@ def _post(request, values, user) -> Status:
                 raise ApiError(404, IN_REPLY_NOT_FOUND)
             try:
                 return social.status_reply(
-                    author=user, sid=int(reply_to), text=text, limit=limit
+                    author=user,
+                    sid=int(reply_to),
+                    text=text,
+                    limit=limit,
+                    reserved_id=reserved_id,
                 )
             except NotFound as error:
                 raise ApiError(404, IN_REPLY_NOT_FOUND) from error
-        return services.status_create(author=user, text=text, limit=limit)
+        return services.status_create(
+            author=user, text=text, limit=limit, reserved_id=reserved_id
+        )
     except InvalidStatus as error:
         raise _text_error(text, error) from error
 
@@ -168,8 +174,16 @@ def status_create(request) -> dict:
     if isinstance(claim, int):
         # The status the key made; gone since (deleted): nothing to answer with.
         return _entity(request, _read(request, claim))
+    if claim.sid is None:
+        # The id first, in the claim: a repeat after an outage finds whether the
+        # status stands by it, and posts with it if not (`api.idempotency`).
+        claim.reserve(ids.status_ids_take(author_id=user.id)[0])
+    elif selectors.status_published(author_id=user.id, sid=claim.sid):
+        # A claim taken over whose post went through after all.
+        claim.done(claim.sid)
+        return _entity(request, _read(request, claim.sid))
     try:
-        status = _post(request, values, user)
+        status = _post(request, values, user, reserved_id=claim.sid)
     except (ApiError, TimelineError, AccountError):
         # Refused (a bad text, a reply to nothing, the posting budget): nothing
         # stands, so a corrected repeat may post.

@@ -71,11 +71,13 @@ def _client(user, key: str) -> Client:
     )
 
 
-def test_a_post_retried_with_its_key_after_a_503_is_not_posted_twice(monkeypatch):
+def test_a_post_retried_with_its_key_after_a_503_answers_the_status_it_made(
+    monkeypatch,
+):
     """The store published the status but its reply was lost: the client gets the
-    503 ("may or may not have been saved") and retries with the same key. The
-    retry is told the first request's outcome is still open (409), and the account
-    has the one status, not two."""
+    503 ("may or may not have been saved") and retries with the same key at once.
+    The retry answers the status the first request made (its id was recorded
+    with the key before the post), and the account has the one status."""
     alice = make_user("alice")
     client = _client(alice, "retry-me")
     with reply_lost(monkeypatch, _publishes_for(alice.id)) as fired:
@@ -83,12 +85,52 @@ def test_a_post_retried_with_its_key_after_a_503_is_not_posted_twice(monkeypatch
     assert fired
     assert first.status_code == 503
     assert "may or may not have been saved" in first.json()["error"]
-    assert get_redis().zcard(keys.posts(alice.id)) == 1  # it was published
+    (posted,) = get_redis().zrange(keys.posts(alice.id), 0, -1)  # it was published
 
     again = client.post("/api/v1/statuses", {"status": "only once"})
-    assert again.status_code == 409
-    assert "check before posting again" in again.json()["error"]
+    assert again.status_code == 200, again.content
+    assert again.json()["id"] == posted
     assert get_redis().zcard(keys.posts(alice.id)) == 1, "the post was made twice"
+
+
+def test_a_post_whose_request_died_is_made_once_by_a_late_retry(monkeypatch):
+    """The request died after the server published (no answer at all), and the
+    client retries past the claim's hold: the retry takes the claim over with the
+    id it recorded, finds the status standing and answers it."""
+    alice = make_user("alice")
+    client = _client(alice, "late")
+    with reply_lost(monkeypatch, _publishes_for(alice.id)):
+        assert client.post("/api/v1/statuses", {"status": "once"}).status_code == 503
+    (posted,) = get_redis().zrange(keys.posts(alice.id), 0, -1)
+    later = idempotency.time.time() + idempotency.CLAIM_HOLD_SECONDS + 1
+    monkeypatch.setattr(idempotency.time, "time", lambda: later)
+    again = client.post("/api/v1/statuses", {"status": "once"})
+    assert again.status_code == 200, again.content
+    assert again.json()["id"] == posted
+    assert get_redis().zcard(keys.posts(alice.id)) == 1, "the post was made twice"
+
+
+def test_a_post_that_never_reached_the_store_is_made_by_a_late_retry(monkeypatch):
+    """The request died before its post was sent: a retry past the hold posts it,
+    with the id the first one recorded, once."""
+    alice = make_user("alice")
+    client = _client(alice, "never")
+
+    def dead(*args, **kwargs):
+        raise redis.ConnectionError("the worker died before the post")
+
+    monkeypatch.setattr("timeline.services.status_create", dead)
+    assert client.post("/api/v1/statuses", {"status": "hello"}).status_code == 503
+    monkeypatch.undo()
+    monkeypatch.setattr(idempotency.time, "sleep", lambda seconds: None)
+    assert get_redis().zcard(keys.posts(alice.id)) == 0
+    busy = client.post("/api/v1/statuses", {"status": "hello"})
+    assert busy.status_code == 409  # within the hold: the first may be under way
+    later = idempotency.time.time() + idempotency.CLAIM_HOLD_SECONDS + 1
+    monkeypatch.setattr(idempotency.time, "time", lambda: later)
+    again = client.post("/api/v1/statuses", {"status": "hello"})
+    assert again.status_code == 200, again.content
+    assert get_redis().zcard(keys.posts(alice.id)) == 1
 
 
 def test_a_post_refused_by_the_posting_budget_gives_its_key_back(settings):
