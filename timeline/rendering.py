@@ -233,11 +233,13 @@ def status_list(
     csrf_token: str,
     back: str = "",
     cards: dict[int, Card] | None = None,
+    list_id: str = "",
 ) -> Markup:
     """Statuses as `<ol class="statuses">`, newest first, each with its author's
     card from `cards` (the generated avatar and the username without one), its
     Reply, Like and Repost (whose forms return to `back`); the viewer's own
-    statuses get a Delete button (the page's one CSRF token serves every form)."""
+    statuses get a Delete button (the page's one CSRF token serves every form).
+    `list_id`: the list's id, for a pager that extends it (`timeline/_pager.html`)."""
     now = time.time()
     cards = cards or {}
     url = url_maker()
@@ -271,24 +273,41 @@ def status_list(
             ]
         else:
             items += rest
+    id_attr = f' id="{escape(list_id)}"' if list_id else ""
     return Markup(
-        f'<ol class="statuses" aria-label="{escape(label)}">{"".join(items)}</ol>'
+        f'<ol class="statuses"{id_attr} aria-label="{escape(label)}">'
+        f"{''.join(items)}</ol>"
     )
 
 
 @pass_context
 def status_list_tag(
-    context, statuses: list[Status], label: str, cards: dict[int, Card] | None = None
+    context,
+    statuses: list[Status],
+    label: str,
+    cards: dict[int, Card] | None = None,
+    list_id: str = "",
 ) -> Markup:
     """`{{ status_list(statuses, label, cards) }}` in templates, for the page's
-    viewer (`cards`: the page's authors' cards, `Page.cards`)."""
+    viewer (`cards`: the page's authors' cards, `Page.cards`; `list_id`: as
+    `status_list`). The rows' forms return to the page shown: the context's
+    `page_path` where the view names it (a page rendered after a failed POST, at
+    the form's POST-only address), else the request's path and query."""
     viewer = context.get("viewer")
     viewer_id = viewer.id if viewer is not None and viewer.is_authenticated else None
     token = str(context.get("csrf_token", "")) if viewer_id is not None else ""
+    back = context.get("page_path") or ""
     request = context.get("request")
-    back = request.get_full_path() if request is not None else ""
+    if not back and request is not None:
+        back = request.get_full_path()
     return status_list(
-        statuses, label, viewer_id=viewer_id, csrf_token=token, back=back, cards=cards
+        statuses,
+        label,
+        viewer_id=viewer_id,
+        csrf_token=token,
+        back=back,
+        cards=cards,
+        list_id=list_id,
     )
 
 

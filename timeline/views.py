@@ -32,8 +32,10 @@ def home(request, form: StatusForm | None = None, status: int = 400):
     """The home timeline for a signed-in user; the welcome page for a visitor.
 
     With `form`, the home again after a compose error, at the compose box's target:
-    its `next` stays the page the status was written on, not the form's target.
-    Without, the empty compose box needs no form (`timeline/_compose.html`).
+    its `next` stays the page the status was written on, not the form's target, and
+    the rows' forms and the pager lead from the home (`page_path`), not from that
+    POST-only address. Without, the empty compose box needs no form
+    (`timeline/_compose.html`).
     """
     found = selectors.home_get(reads=request.reads, max_id=int_param(request, "max_id"))
     if found is None:
@@ -46,6 +48,8 @@ def home(request, form: StatusForm | None = None, status: int = 400):
         "form": form,
         "compose_next": back,
     }
+    if form:
+        context["page_path"] = url_for("timeline:home")
     code = status if form else 200
     return render(request, "timeline/home.html", context, status=code)
 
@@ -98,7 +102,11 @@ def tag(request, tag: str):
 
 
 def status_detail(request, sid: int, form: StatusForm | None = None, code=200):
-    """A status with its thread: what it replies to, its replies, a reply box."""
+    """A status with its thread: what it replies to, its replies, a reply box.
+
+    With `form`, the page again after a reply error, at the reply's POST-only
+    address: the rows' forms and the pager lead from the status's own page
+    (`page_path`)."""
     thread = selectors.thread_get(
         reads=request.reads, sid=sid, after=int_param(request, "after")
     )
@@ -109,7 +117,15 @@ def status_detail(request, sid: int, form: StatusForm | None = None, code=200):
         shown = thread.status
         author = shown.repost_author if shown.repost_of is not None else shown.author
         form = StatusForm(initial={"text": f"@{author} "})
-    context = {"thread": thread, "status": thread.status, "form": form}
+        page_path = None  # this address: the forms and the pager use the request's
+    else:
+        page_path = url_for("timeline:status_detail", sid)
+    context = {
+        "thread": thread,
+        "status": thread.status,
+        "form": form,
+        "page_path": page_path,
+    }
     return render(request, "timeline/status.html", context, status=code)
 
 

@@ -112,10 +112,15 @@
     });
   }
 
-  // "Older" loads the next page in place; without JS it is an ordinary link.
+  // "Older" loads the next page in place; without JS it is an ordinary link. The
+  // pager names the list it extends (`data-list`, its id): only that list's items
+  // of the fetched page join it (a thread page's status and ancestors stay put),
+  // and no row the list holds already (same data-status-id): a second guard, the
+  // server's pages being meant not to overlap.
   function bindOlder(link) {
     link.addEventListener("click", function (event) {
-      var list = document.querySelector("ol.statuses");
+      var id = link.getAttribute("data-list");
+      var list = id && document.getElementById(id);
       if (!list || !window.fetch || !window.DOMParser) return;
       event.preventDefault();
       link.setAttribute("aria-busy", "true");
@@ -127,16 +132,24 @@
         })
         .then(function (html) {
           var doc = new DOMParser().parseFromString(html, "text/html");
-          var items = doc.querySelectorAll("ol.statuses > li");
+          var shown = {};
+          list.querySelectorAll(":scope > li[data-status-id]").forEach(function (item) {
+            shown[item.getAttribute("data-status-id")] = true;
+          });
+          var from = doc.getElementById(id);
+          var items = from ? from.querySelectorAll(":scope > li") : [];
           var first = null;
           items.forEach(function (item) {
+            var sid = item.getAttribute("data-status-id");
+            if (sid && shown[sid]) return;
+            if (sid) shown[sid] = true;
             var node = document.importNode(item, true);
             list.appendChild(node);
             if (!first) first = node;
           });
           refreshTimes(list);
           var pager = link.closest(".pager");
-          var next = doc.querySelector(".pager a[rel=next]");
+          var next = doc.querySelector('.pager a[rel=next][data-list="' + id + '"]');
           if (next) {
             link.href = next.getAttribute("href");
             link.textContent = "Older";
@@ -225,7 +238,7 @@
     document.querySelectorAll("[data-notifications-read]").forEach(markRead);
     document.querySelectorAll("input[data-people-search]").forEach(bindPeopleSearch);
     document.querySelectorAll("textarea[data-counter]").forEach(bindCounter);
-    document.querySelectorAll(".pager a[rel=next]").forEach(bindOlder);
+    document.querySelectorAll(".pager a[rel=next][data-list]").forEach(bindOlder);
     refreshTimes();
     setInterval(refreshTimes, 30000);
   });

@@ -7,6 +7,7 @@ from urllib.parse import urlparse
 
 import pytest
 
+from accounts import services as account_services
 from accounts.selectors import user_get_by_username
 from tests.browser.conftest import PHONE, VENDOR
 from tests.helpers import PASSWORD, make_user, run_jobs
@@ -200,6 +201,42 @@ def test_older_works_without_javascript(browser, site, settings):
     context.close()
 
 
+def test_older_on_a_thread_loads_only_the_next_replies(new_page, settings):
+    """On a status's page, "Older" adds the next replies to the Replies list: the
+    status and what it replies to are not copied into a list again."""
+    settings.TIMELINE_PAGE_SIZE = 3
+    alice, bob = make_user("alice"), make_user("bob")
+    root = services.status_create(author=alice, text="root status")
+    for i in range(5):
+        social.status_reply(author=bob, sid=root.id, text=f"@alice reply {i}")
+    run_jobs()
+    page = new_page()
+    log_in(page, "bob")
+    page.goto(f"/s/{root.id}/")
+    page.get_by_role("link", name="Older").click()
+    page.wait_for_function("() => !document.querySelector('.pager')")
+    assert statuses(page) == ["root status", *(f"@alice reply {i}" for i in range(5))]
+    replies = page.locator("ol.statuses[aria-label=Replies] .status-text")
+    assert replies.all_inner_texts() == [f"@alice reply {i}" for i in range(5)]
+
+
+def test_like_on_the_home_shown_after_a_compose_error_stays_on_the_home(new_page):
+    """The home shown again after a refused post (at /post/, which takes only a
+    POST): Like on it returns to the home, liked, not to a 405."""
+    alice, bob = make_user("alice"), make_user("bob")
+    services.follow_create(follower=bob, followee_id=alice.id)
+    services.status_create(author=alice, text="alice says hi")
+    run_jobs()
+    page = new_page()
+    log_in(page, "bob")
+    navigating(page, page.get_by_role("button", name="Post", exact=True).click)
+    assert page.locator("#id_text_error").is_visible()
+    with page.expect_navigation() as landed:
+        page.locator("li.status button.like").click()
+    assert landed.value.status == 200 and path_of(page) == "/"
+    assert page.locator("li.status button.like").get_attribute("aria-pressed") == "true"
+
+
 def test_wrong_password_shows_one_clear_message(new_page):
     make_user("alice")
     page = new_page()
@@ -274,6 +311,30 @@ def test_phone_viewport_single_column_without_sideways_scroll(new_page):
     assert page.get_by_role("button", name="Post", exact=True).is_visible()
 
 
+def test_long_names_fit_a_phone(new_page):
+    """The longest username (30 characters) and a one-word display name wrap on a
+    profile and a people list: the page never scrolls sideways."""
+    longest = make_user("christopher_alexander_williams")
+    services.follow_create(follower=make_user("bob"), followee_id=longest.id)
+    chris = make_user("chris")
+    account_services.profile_update(user=chris, name="ChristopherAlexanderson", bio="")
+    page = new_page(viewport=PHONE, is_mobile=True, has_touch=True)
+    wide = []
+    for url in (
+        f"/u/{longest.username}/",
+        f"/u/{longest.username}/followers/",
+        "/u/chris/",
+    ):
+        page.goto(url)
+        # The layout's width, not `innerWidth`: a phone zooms out to what overflows.
+        if page.evaluate(
+            "document.documentElement.scrollWidth"
+            " > document.documentElement.clientWidth"
+        ):
+            wide.append(url)
+    assert wide == []
+
+
 def padding_left(page, selector: str) -> float:
     return page.eval_on_selector(
         selector, "e => parseFloat(getComputedStyle(e).paddingLeft)"
@@ -344,7 +405,8 @@ def test_main_pages_have_no_serious_accessibility_violations(new_page, scheme):
     assert run_axe(visitor) == [], "login errors"
     member = new_page(color_scheme=scheme)
     log_in(member, "bob")
-    for url in ("/", "/u/alice/", "/u/alice/followers/", "/u/bob/", "/settings/"):
+    member_pages = ("/", "/u/alice/", "/u/alice/followers/", "/u/bob/", "/settings/")
+    for url in (*member_pages, "/settings/delete/"):
         member.goto(url)
         assert run_axe(member) == [], url
     author = new_page(color_scheme=scheme)

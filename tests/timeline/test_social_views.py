@@ -196,3 +196,27 @@ def test_likes_past_the_budget_are_refused_with_429(r, settings, alice, bob):
     answer = bob.post(f"/s/{sid}/like/")
     assert answer.status_code == 429 and "Retry-After" in answer
     assert r.zcard(keys.likes(sid)) == 0
+
+
+def test_the_page_shown_after_a_compose_or_reply_error_leads_from_its_own_address(
+    r, alice, bob, settings
+):
+    """After a refused post or reply the page is shown at the form's POST-only
+    address (/post/, /s/<id>/reply/): its Like and Repost forms return to the home
+    or the status's page, and its "Older" link pages them, not that address (where
+    a GET is a 405)."""
+    settings.TIMELINE_PAGE_SIZE = 2
+    sids = [post(alice, f"note {i}") for i in range(3)]
+    bob.post("/u/alice/follow/")
+    run_jobs()
+    home = body(bob.post("/post/", {"text": "   "}))
+    assert "Write something first." in home
+    # The compose box's, and each row's Like and Repost.
+    assert re.findall(r'name="next" value="([^"]*)"', home) == ["/"] * (1 + 2 * 2)
+    older = re.search(r'rel="next"[^>]* href="([^"]*)"', home).group(1)
+    assert older.startswith("/?max_id=")
+    assert status_ids(page(bob, older)) == [sids[0]]
+    thread = body(bob.post(f"/s/{sids[2]}/reply/", {"text": "   "}))
+    assert "Write something first." in thread
+    backs = re.findall(r'name="next" value="([^"]*)"', thread)
+    assert backs and set(backs) == {f"/s/{sids[2]}/"}
