@@ -414,13 +414,19 @@ def likes_undo_queue(pipe, *, uid: int, sids: list[int]) -> None:
 
 
 def status_reply(
-    *, author: User, sid: int, text: str, limit: limits.Limit | None = None
+    *,
+    author: User,
+    sid: int,
+    text: str,
+    limit: limits.Limit | None = None,
+    reserved_id: int | None = None,
 ) -> Status:
     """Post a reply to a status (a repost's original): NotFound when it is gone or
-    hidden from the author; else as `services.status_create`."""
+    hidden from the author; else as `services.status_create` (`reserved_id`: the
+    reply's own id, reserved beforehand)."""
     parent = status_target(user=author, sid=sid)
     reply = services.status_create(
-        author=author, text=text, limit=limit, reply_to=parent
+        author=author, text=text, limit=limit, reply_to=parent, reserved_id=reserved_id
     )
     link_posted(status=reply)
     return reply
