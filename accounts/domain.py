@@ -71,7 +71,8 @@ class User:
     `avatar`, the version of an uploaded avatar (`avatar:{<uid>}`), absent for the
     generated one. A hash without them (every user made before they existed) shows
     the username and the generated avatar: no migration either. `CARD_FIELDS` are
-    what a status row shows of its author, read fresh on every page.
+    what a status row shows of its author, read fresh on every page. `unindexed`
+    (`UNINDEXED_FIELD`) marks a new account the people search may not hold yet.
     """
 
     id: int
@@ -102,6 +103,10 @@ class User:
     # When the user last revoked every app's access (unix seconds; absent: never):
     # an authorization code issued before gives no token (`app_token_create`).
     APPS_REVOKED_FIELD: ClassVar[str] = "apps_revoked"
+    # Written by the sign-up with the hash, deleted once the people search's index
+    # holds the user (`accounts.services.user_create`): while present, each log-in
+    # writes the entries. Absent in every hash made before it (all indexed).
+    UNINDEXED_FIELD: ClassVar[str] = "unindexed"
     CARD_FIELDS: ClassVar[tuple[str, ...]] = ("username", "name", "avatar", "deleted")
 
     @classmethod

@@ -21,7 +21,12 @@ them together.
 |                             |        | username and the generated avatar (no      |                                   |
 |                             |        | migration); `apps_revoked` (unix seconds:  |                                   |
 |                             |        | the last "log out everywhere" or password  |                                   |
-|                             |        | change; codes issued before give no token) |                                   |
+|                             |        | change; codes issued before give no token);|                                   |
+|                             |        | `unindexed` (1: written by the sign-up,    |                                   |
+|                             |        | deleted once `users:names` holds the user; |                                   |
+|                             |        | left by a sign-up cut short, the next      |                                   |
+|                             |        | log-in writes the entries; absent in older |                                   |
+|                             |        | hashes: indexed by layout 5, no migration) |                                   |
 | `avatar:{<uid>}`            | hash   | `v`: the version (as the user hash's       | one per user, at most             |
 |                             |        | `avatar`), `img`: the WebP bytes (256x256, | AVATAR_MAX_BYTES (64 KB) of       |
 |                             |        | re-encoded, no metadata); read by the      | image; deleted on removal and by  |

@@ -147,7 +147,11 @@ def user_create(
     # counter before the id is used: a failover must never hand it out again.
     (uid,) = pipeline_run(lambda pipe: pipe.incr(keys.user_ids()))
     user = User(id=uid, username=username, created=round(time.time(), 3))
-    record = user.to_hash(password_hash=make_password(password))
+    # The search entries owed, recorded with the hash (see below).
+    record = {
+        **user.to_hash(password_hash=make_password(password)),
+        User.UNINDEXED_FIELD: "1",
+    }
 
     def store_then_claim(pipe) -> None:
         # Publish last: the user hash is unreachable until the name points at it,
@@ -162,9 +166,12 @@ def user_create(
     if not claimed:
         get_redis().delete(keys.user(uid), keys.seen(uid))  # one slot: one command
         raise UsernameTaken(username)
-    # Findable once it exists; a crash before this leaves the user out of search
-    # only (`manage.py upgrade_store` fills what is missing).
-    pipeline_run(lambda pipe: pipe.zadd(keys.names_index(), {_name_entry(user): 0}))
+    # Findable once it exists. The index is another slot, and an entry written
+    # before the claim would show a user no name leads to (search reads the hash it
+    # names, not the claim), so it follows. A crash or a lost reply before this
+    # leaves the hash's mark of the entries owed: the next log-in writes them
+    # (`session_login`; the sign-up answered 503, so a log-in is what comes next).
+    names_index_owed(user=user)
     return user
 
 
@@ -189,6 +196,19 @@ def names_index_queue(pipe, *, user: User) -> None:
     """Queue the search index's entries of a user (idempotent: one reply, how
     many were new)."""
     pipe.zadd(keys.names_index(), dict.fromkeys(names_entries(user), 0))
+
+
+def names_index_owed(*, user: User) -> None:
+    """Write the search index's entries a sign-up owes, then drop the user hash's
+    mark of the debt (`User.UNINDEXED_FIELD`): in that order, so a crash between
+    leaves the mark, and the next log-in writes them again (idempotent)."""
+
+    def index(pipe) -> None:
+        names_index_queue(pipe, user=user)
+        pipe.barrier()
+        pipe.hdel(keys.user(user.id), User.UNINDEXED_FIELD)
+
+    pipeline_run(index)
 
 
 def names_unindex_queue(pipe, *, uid: int, username: str, name: str) -> None:
@@ -254,7 +274,8 @@ return old
 def profile_update(*, user: User, name: str, bio: str) -> User:
     """Set the user's display name and bio (InvalidProfile when refused,
     InvalidCredentials when the account is gone); the search index follows the
-    display name. Returns the user as now stored."""
+    display name (its entries written again by each save). Returns the user as now
+    stored."""
     name, bio = profile_clean(name=name, bio=bio)
     old = _PROFILE_SET(
         keys=[keys.user(user.id)],
@@ -262,19 +283,7 @@ def profile_update(*, user: User, name: str, bio: str) -> User:
     )
     if old is None:
         raise InvalidCredentials()  # the account is gone
-    old_entry, new_entry = (_display_name_entry(user, n) for n in (old, name))
-    if old_entry != new_entry:
-        # The index is another slot: its entry follows the hash in a second step
-        # (a crash between leaves a stale entry, which search checks against the
-        # user it names).
-        def reindex(pipe) -> None:
-            if old_entry:
-                pipe.zrem(keys.names_index(), old_entry)
-            if new_entry:
-                pipe.zadd(keys.names_index(), {new_entry: 0})
-
-        pipeline_run(reindex)
-    return User(
+    saved = User(
         id=user.id,
         username=user.username,
         created=user.created,
@@ -283,6 +292,20 @@ def profile_update(*, user: User, name: str, bio: str) -> User:
         bio=bio,
         avatar=user.avatar,
     )
+    old_entry = _display_name_entry(user, old)
+
+    # The index is another slot: its entries follow the hash in a second step,
+    # written after every save, not only when the name changed: a save whose
+    # reply was lost after the hash changed (a 503) finds the old name equal to
+    # the new one when sent again, and must still index it. (A crash between
+    # leaves a stale entry, which search checks against the user it names.)
+    def reindex(pipe) -> None:
+        if old_entry and old_entry not in names_entries(saved):
+            pipe.zrem(keys.names_index(), old_entry)
+        names_index_queue(pipe, user=saved)
+
+    pipeline_run(reindex)
+    return saved
 
 
 # KEYS: the user hash, the avatar hash. ARGV: the deleted and avatar fields, the new
@@ -603,7 +626,8 @@ def session_login(
     when this name from this client, or this client, failed too often lately. The
     session starts only while the checked password is still the stored one, in one
     step (`_SESSION_LOGIN`): a password change or an account deletion that lands
-    during the check refuses the login (InvalidCredentials).
+    during the check refuses the login (InvalidCredentials). A log-in completes a
+    sign-up cut short: the people-search entries it still owes are written.
     """
     taken = login_attempt_take(username=username, client=client)
     r = get_redis()
@@ -612,10 +636,10 @@ def session_login(
         if USERNAME_RE.match(username)
         else None
     )
-    fields = (*User.FIELDS, User.PASSWORD_FIELD)
+    fields = (*User.FIELDS, User.PASSWORD_FIELD, User.UNINDEXED_FIELD)
     stored = r.hmget(keys.user(int(uid)), fields) if uid else [None] * len(fields)
-    user = User.from_fields(int(uid), stored[:-1]) if uid else None
-    password_hash = stored[-1]
+    user = User.from_fields(int(uid), stored[:-2]) if uid else None
+    password_hash, unindexed = stored[-2:]
     if user is None or password_hash is None:
         check_password(password, _dummy_hash())
         raise InvalidCredentials()
@@ -631,6 +655,10 @@ def session_login(
         # given is no longer right. Still a failed attempt, as it would be now.
         raise InvalidCredentials()
     login_attempt_refund(taken)
+    if unindexed is not None:
+        # A sign-up cut short after its name claim (`user_create`): its person is
+        # not in people search yet.
+        names_index_owed(user=user)
     return user, Credentials(uid=user.id, token=token)
 
 

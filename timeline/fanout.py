@@ -15,9 +15,12 @@ resumable (`timeline.jobs`):
   checked atomically in the reader's slot), so a fan-out racing an unfollow leaves
   nothing behind. While the worker's machine is busy, steps are paced (`_Pace`).
 - `delete:<author>:<sid>`: the same walk, removing the status from every home.
-- `unlink:<author>:<sid>:<parent>:<original>`: removes a deleted status's likes
-  (and each liker's record of them), its reposts, and its link in its parent's
-  replies or its original's reposts (`social.status_unlink`).
+- `unlink:<author>:<sid>:<parent>:<original>[:<mentioned>...]`: removes a deleted
+  status's likes (and each liker's record of them), its reposts, its link in its
+  parent's replies or its original's reposts, and the notifications it caused
+  (`social.status_unlink`).
+- `like:<liker>:<sid>`: tells a status's author of a like while it stands, or
+  takes the notification back once it is undone (`social.like_job_run`).
 - `mode:<author>`: moves an author past FANOUT_PUSH_MAX followers to pull mode
   (their statuses stay in their outbox and homes merge them at read time), or back
   (`run_mode`).
@@ -879,6 +882,7 @@ HANDLERS: dict[str, Callable[[jobs.Job], None]] = {
     "post": run_post,
     "delete": run_delete,
     "unlink": social.unlink_job_run,
+    "like": social.like_job_run,
     "follow": run_follow,
     "suggest": run_suggest,
 }

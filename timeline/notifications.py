@@ -40,6 +40,12 @@ admits (same script). A follow its owner approved tells the owner nothing (they
 approved it) and tells the requester, from the approval's last step, only while
 the follow stands in their slot (`if_following`).
 
+A like tells its status's author from the request and again from the like's job,
+queued with the like in the status's slot (the author's store is in another), so a
+request cut short still tells them; the unlike queues the same job, which takes the
+notification back, and each telling checks afterwards that the like still stands
+(`timeline.social.like_tell`).
+
 A deleted status's groups go from the stores that may hold one: its author's and
 its parent's author's (`timeline.social.status_unlink`, its unlink job), and each
 mentioned user's (`timeline.services.status_remove`, the request: nothing names

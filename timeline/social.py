@@ -10,9 +10,15 @@ the status itself.
 
 - **A like** is two single-slot steps: the liker's own record first
   (`liked:{<uid>}`, which nobody sees; the account's deletion walks it), then the
-  status's side. A crash between leaves an entry in `liked` that points at no like
-  (undone by nothing, harmful to nothing); the retry completes it. An unlike goes
-  the other way round: the status's side first.
+  status's side, which queues the like's job (`like:<liker>:<sid>`) in the
+  status's slot in the same script. A crash between leaves an entry in `liked`
+  that points at no like (undone by nothing, harmful to nothing); the retry
+  completes it. The author's "liked your status" is in the author's slot: the
+  request tells them, and the job tells them again (idempotent), so a request cut
+  short after the like still tells them. An unlike goes the other way round: the
+  status's side first, queuing the same job, which then takes the notification
+  back; each telling checks afterwards that the like still stands
+  (`like_tell`), so a late one never outlives the unlike it raced.
 - **A repost** is a status of the reposter's (`services.status_create` with
   `repost_of`): it reaches homes through the ordinary fan-out, and is linked to the
   original in `reposts:{status:<original>}` (reposter -> the repost's id) by the
@@ -41,29 +47,35 @@ from accounts import keys as account_keys
 from accounts import limits
 from accounts.domain import User
 from config.pipelines import LuaScript, pipeline_run
-from config.redis import get_redis
+from config.redis import get_redis, slot_of
 from timeline import jobs, keys, notifications, services
 from timeline.domain import MAX_STATUS_ID, Forbidden, NotFound, Status
 
-# KEYS: a status hash, one of its zsets (same slot). ARGV: member, score, the count
-# field. Adds the member while the status exists, counting it once. Returns 1 when
-# added, 0 when it was there, -1 when the status is gone.
+# KEYS: a status hash, one of its zsets, the job queue and data of the status's slot
+# (same slot). ARGV: member, score, the count field, a job's id ('' for none), now
+# (ms). Adds the member while the status exists, counting it once, and queues the
+# job when it added it (a like's notification: `like_job_run`), in the same step.
+# Returns 1 when added, 0 when it was there, -1 when the status is gone.
 _COUNTED_ADD = LuaScript(
-    """
+    jobs.ENQUEUE
+    + """
 if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
 if redis.call('ZADD', KEYS[2], 'NX', ARGV[2], ARGV[1]) == 1 then
   redis.call('HINCRBY', KEYS[1], ARGV[3], 1)
+  if ARGV[4] ~= '' then enqueue(KEYS[3], KEYS[4], ARGV[4], ARGV[5], ARGV[5]) end
   return 1
 end
 return 0
 """
 )
 
-# KEYS: a status hash, one of its zsets. ARGV: member, the count field, the score the
-# member must have ('' for any). Removes the member, uncounting it while the status
-# exists. Returns 1 when removed.
+# KEYS: a status hash, one of its zsets, the job queue and data of the status's slot.
+# ARGV: member, the count field, the score the member must have ('' for any), a
+# job's id ('' for none), now (ms). Removes the member, uncounting it while the
+# status exists, and queues the job when it removed it. Returns 1 when removed.
 _COUNTED_REMOVE = LuaScript(
-    """
+    jobs.ENQUEUE
+    + """
 if ARGV[3] ~= '' then
   local score = redis.call('ZSCORE', KEYS[2], ARGV[1])
   if not score or tonumber(score) ~= tonumber(ARGV[3]) then return 0 end
@@ -72,6 +84,7 @@ if redis.call('ZREM', KEYS[2], ARGV[1]) == 0 then return 0 end
 if redis.call('EXISTS', KEYS[1]) == 1 then
   redis.call('HINCRBY', KEYS[1], ARGV[2], -1)
 end
+if ARGV[4] ~= '' then enqueue(KEYS[3], KEYS[4], ARGV[4], ARGV[5], ARGV[5]) end
 return 1
 """
 )
@@ -117,24 +130,75 @@ def status_target(*, user: User, sid: int) -> Status:
     return found
 
 
-def _counted_add(sid: int, zset: str, member: int | str, score: int, field: str) -> int:
-    return _COUNTED_ADD(keys=[keys.status(sid), zset], args=[member, score, field])
+def _status_slot(sid: int) -> int:
+    """The Cluster slot of status `sid`'s keys (`status:<sid>`, and the zsets tagged
+    `{status:<sid>}`): its jobs are queued there, in the same step as its change."""
+    return slot_of(keys.status(sid))
+
+
+def _counted_add(
+    sid: int,
+    zset: str,
+    member: int | str,
+    score: int,
+    field: str,
+    *,
+    job: str | None = None,
+) -> int:
+    """Add a member to one of the status's zsets, counted (`_COUNTED_ADD`); with
+    `job`, queue that job in the status's slot if it was added, and wake a worker."""
+    slot = _status_slot(sid)
+
+    def add(pipe) -> None:
+        _COUNTED_ADD.queue(
+            pipe,
+            keys=[keys.status(sid), zset, *jobs.slot_keys(slot)],
+            args=[member, score, field, job or "", jobs.now_ms()],
+        )
+        if job is not None:
+            pipe.barrier()
+            jobs.wake_queue(pipe, slot=slot)
+
+    return pipeline_run(add)[0]
 
 
 def _counted_remove_queue(
-    pipe, sid: int, zset: str, member: int | str, field: str, score: int | None = None
+    pipe,
+    sid: int,
+    zset: str,
+    member: int | str,
+    field: str,
+    score: int | None = None,
+    *,
+    job: str | None = None,
 ) -> None:
+    """Queue the counted removal of a member (`_COUNTED_REMOVE`); with `job`, that
+    job is queued in the status's slot if it was removed (the caller wakes a worker
+    after a barrier)."""
     _COUNTED_REMOVE.queue(
         pipe,
-        keys=[keys.status(sid), zset],
-        args=[member, field, "" if score is None else score],
+        keys=[keys.status(sid), zset, *jobs.slot_keys(_status_slot(sid))],
+        args=[
+            member,
+            field,
+            "" if score is None else score,
+            job or "",
+            jobs.now_ms(),
+        ],
     )
+
+
+def like_job_id(liker: int, sid: int) -> str:
+    """The job that brings the author's notification in line with a like or an
+    unlike (`like_job_run`), queued in the status's slot with the change."""
+    return jobs.job_id("like", liker, sid)
 
 
 def status_like(*, user: User, sid: int, limit: limits.Limit | None = None) -> bool:
     """Like a status (a repost's original); False if already liked. NotFound when
     it is gone or the user may not see it; with `limit` (`limits.like`), taken
-    first or refused with TooManyAttempts."""
+    first or refused with TooManyAttempts. The author is told at once and again by
+    the like's job, queued with the like: a request cut short still tells them."""
     if limit is not None:
         limits.take(limit)
     target = status_target(user=user, sid=sid)
@@ -142,15 +206,70 @@ def status_like(*, user: User, sid: int, limit: limits.Limit | None = None) -> b
     # The liker's record first: alone it shows nothing (`liked` is read only by the
     # account's deletion), so a crash here leaves nothing wrong in sight.
     get_redis().zadd(keys.liked(user.id), {target.id: now}, nx=True)
-    added = _counted_add(target.id, keys.likes(target.id), user.id, now, "likes")
+    added = _counted_add(
+        target.id,
+        keys.likes(target.id),
+        user.id,
+        now,
+        "likes",
+        job=like_job_id(user.id, target.id),
+    )
     if added < 0:
         get_redis().zrem(keys.liked(user.id), target.id)
         raise NotFound(target.id)
     if added == 1:
-        notifications.notify(
-            recipient=target.author_id, kind="like", actor=user.id, sid=target.id
+        like_tell(
+            liker=user.id, sid=target.id, author=target.author_id, at_ms=now // 1000
         )
     return added == 1
+
+
+def like_tell(*, liker: int, sid: int, author: int, at_ms: int) -> None:
+    """Tell the author of status `sid` that `liker` liked it (idempotent), then
+    check that the like still stands: an unlike or a deletion that came between
+    the two slots' steps takes the notification back (theirs may have run first)."""
+
+    def tell(pipe) -> None:
+        notifications.notify_queue(
+            pipe, recipient=author, kind="like", actor=liker, sid=sid, at_ms=at_ms
+        )
+        pipe.barrier()
+        pipe.zscore(keys.likes(sid), liker)
+        pipe.exists(keys.status(sid))
+
+    _, standing, exists = pipeline_run(tell)
+    if standing is None or not exists:
+        _like_untell(liker=liker, sid=sid, author=author)
+
+
+def _like_untell(*, liker: int, sid: int, author: int) -> None:
+    pipeline_run(
+        lambda pipe: notifications.unnotify_queue(
+            pipe, recipient=author, kind="like", actor=liker, sid=sid
+        )
+    )
+
+
+def like_job_run(job: jobs.Job) -> None:
+    """Run a `like` job (`like_job_id`): the status's author is told of the like
+    while it stands, and untold once it is undone (an unlike queues the job too, so
+    the last run reads the last change). Nothing for a status gone: its unlink job
+    forgets its notifications. Blocks, mutes and a deleted author are the
+    notification's own checks, in the author's slot."""
+    liker, sid = job.args
+    author, liked_at = pipeline_run(
+        lambda pipe: [
+            pipe.hget(keys.status(sid), "uid"),
+            pipe.zscore(keys.likes(sid), liker),
+        ],
+        confirm=False,
+    )
+    if author is None:
+        return
+    if liked_at is None:
+        _like_untell(liker=liker, sid=sid, author=int(author))
+    else:
+        like_tell(liker=liker, sid=sid, author=int(author), at_ms=int(liked_at) // 1000)
 
 
 def status_unlike(*, user: User, sid: int, limit: limits.Limit | None = None) -> bool:
@@ -162,7 +281,16 @@ def status_unlike(*, user: User, sid: int, limit: limits.Limit | None = None) ->
     author = get_redis().hget(keys.status(target), "uid")
 
     def unlike(pipe) -> None:
-        _counted_remove_queue(pipe, target, keys.likes(target), user.id, "likes")
+        # The like's job again, with the undo: it takes back a notification of the
+        # like that lands after this one's (`like_tell` checks too).
+        _counted_remove_queue(
+            pipe,
+            target,
+            keys.likes(target),
+            user.id,
+            "likes",
+            job=like_job_id(user.id, target),
+        )
         pipe.barrier()
         pipe.zrem(keys.liked(user.id), target)
         if author is not None:
@@ -170,6 +298,7 @@ def status_unlike(*, user: User, sid: int, limit: limits.Limit | None = None) ->
             notifications.unnotify_queue(
                 pipe, recipient=int(author), kind="like", actor=user.id, sid=target
             )
+        jobs.wake_queue(pipe, slot=_status_slot(target))
 
     removed, *_ = pipeline_run(unlike)
     return bool(removed)

@@ -1,0 +1,163 @@
+"""A like cut short by Redis (a round trip never sent, or its reply lost): the like
+stands, and its author is still told "X liked your status" once the fan-out
+worker has run; an unlike that races the telling leaves no notification behind.
+(`timeline.social`: the like's job, queued with the like in the status's slot.)"""
+
+from __future__ import annotations
+
+import contextlib
+
+import pytest
+import redis
+
+from accounts.selectors import user_get_by_username
+from config import cluster, pipelines
+from tests.helpers import logged_in_client, make_user, notifications_shown, run_jobs
+from timeline import blocks, keys, notifications, services, social
+
+
+@contextlib.contextmanager
+def cut_short(predicate, *, after: bool):
+    """Fail the first round trip whose commands (a list of argument tuples) match
+    `predicate` with a ConnectionError, as a Redis that stops answering: before
+    they were sent, or `after` the server ran them (the reply lost). Both one
+    server's and a Cluster's pipelines write through `_exchange`. Yields the list
+    of the commands it failed (empty: it never fired)."""
+    fired: list[list[tuple]] = []
+
+    def wrap(original):
+        def exchange(node, stack):
+            commands = [args for args, _ in stack]
+            if fired or not predicate(commands):
+                return original(node, stack)
+            fired.append(commands)
+            if not after:
+                raise redis.ConnectionError("Redis stopped answering (before)")
+            read = original(node, stack)
+
+            def lost():
+                read()
+                raise redis.ConnectionError("Redis stopped answering (reply lost)")
+
+            return lost
+
+        return exchange
+
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(pipelines, "_exchange", wrap(pipelines._exchange))
+        m.setattr(cluster, "_exchange", wrap(cluster._exchange))
+        yield fired
+
+
+def runs(script):
+    """A predicate: the round trip runs this Lua script."""
+
+    def match(commands) -> bool:
+        return any(
+            len(c) > 1 and str(c[0]).upper() == "EVALSHA" and c[1] == script.sha
+            for c in commands
+        )
+
+    return match
+
+
+@pytest.fixture
+def author_status():
+    author = make_user("author")
+    make_user("fan")
+    return services.status_create(author=author, text="like me")
+
+
+def liked_texts() -> list[str]:
+    return [t for t in notifications_shown(logged_in_client("author")) if "liked" in t]
+
+
+def test_a_like_whose_notification_is_never_sent_still_tells_its_author(
+    r, author_status
+):
+    """The fan's like answers 503 after it was counted: the like stands, and once
+    the worker ran the author reads "@fan liked your status". The fan, seeing it
+    liked, may try again: "already liked", and still one notification."""
+    fan = logged_in_client("fan", raise_request_exception=False)
+    with cut_short(runs(notifications._NOTIFY), after=False) as fired:
+        response = fan.post(f"/s/{author_status.id}/like/")
+    assert fired and response.status_code == 503
+    assert liked_texts() == []  # nothing told yet: the job owes it
+    run_jobs()
+    assert fan.post(f"/s/{author_status.id}/like/").status_code == 302
+    run_jobs()
+    fan_id = user_get_by_username(username="fan").id
+    assert r.zscore(keys.likes(author_status.id), fan_id) is not None
+    assert liked_texts() == ["@fan liked your status. like me"]
+
+
+def test_a_like_whose_reply_is_lost_after_it_was_counted_still_tells_its_author(
+    r, author_status
+):
+    """The reply of the like's own step is lost (it ran: the like is counted), so
+    the request never reached the notification; the worker tells the author."""
+    fan = logged_in_client("fan", raise_request_exception=False)
+    with cut_short(runs(social._COUNTED_ADD), after=True) as fired:
+        response = fan.post(f"/s/{author_status.id}/like/")
+    assert fired and response.status_code == 503
+    # On a Cluster the worker's wake-up call, sent after that step, was lost with
+    # it: the job is found by the sweep every worker makes now and then.
+    run_jobs(sweep=True)
+    assert r.hget(keys.status(author_status.id), "likes") == "1"
+    assert liked_texts() == ["@fan liked your status. like me"]
+
+
+def test_a_like_cut_short_tells_nothing_once_undone_or_across_a_block(r, author_status):
+    """The worker tells only of a like that stands, between people who do not
+    block each other: undone before the worker ran, or a block that came between,
+    and the author reads nothing. (A guard of the worker's checks: without the
+    like's job nothing is told here either.)"""
+    make_user("other")
+    for name in ("fan", "other"):
+        client = logged_in_client(name, raise_request_exception=False)
+        with cut_short(runs(notifications._NOTIFY), after=False) as fired:
+            response = client.post(f"/s/{author_status.id}/like/")
+        assert fired and response.status_code == 503
+    unlike = logged_in_client("fan").post(f"/s/{author_status.id}/unlike/")
+    assert unlike.status_code == 302
+    author = user_get_by_username(username="author")
+    other = user_get_by_username(username="other")
+    blocks.block_create(blocker=author, blocked_id=other.id)
+    run_jobs()
+    assert liked_texts() == []
+    assert r.exists(keys.notifications(author.id)) == 0
+
+
+def test_an_unlike_that_lands_before_the_likes_notification_takes_it_back(
+    r, author_status
+):
+    """The fan likes and at once takes it back, and the unlike's steps all land
+    before the like's notification reaches the author's store: the author is left
+    with no "liked your status" (neither by the request nor by the worker)."""
+    fan = user_get_by_username(username="fan")
+    original = pipelines._exchange, cluster._exchange
+    raced = []
+
+    def wrap(send):
+        def exchange(node, stack):
+            if not raced and runs(notifications._NOTIFY)([a for a, _ in stack]):
+                raced.append(True)
+                # The unlike runs in full while the like's telling is on the way.
+                with pytest.MonkeyPatch.context() as m:
+                    m.setattr(pipelines, "_exchange", original[0])
+                    m.setattr(cluster, "_exchange", original[1])
+                    assert social.status_unlike(user=fan, sid=author_status.id)
+            return send(node, stack)
+
+        return exchange
+
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(pipelines, "_exchange", wrap(original[0]))
+        m.setattr(cluster, "_exchange", wrap(original[1]))
+        assert social.status_like(user=fan, sid=author_status.id) is True
+    assert raced
+    assert liked_texts() == []
+    run_jobs()
+    assert liked_texts() == []
+    assert r.exists(keys.notifications(author_status.author_id)) == 0
+    assert r.zcard(keys.likes(author_status.id)) == 0
