@@ -384,61 +384,83 @@ def queued_ids(*, slot: int, prefix: str) -> list[tuple[str, int]]:
 
 @dataclass(frozen=True)
 class QueueStats:
-    depth: int
-    leased: int
+    depth: int  # every queued job
+    leased: int  # held by a worker: a lease token, and the lease still runs
+    scheduled: int  # due later and held by no one (a retry's backoff, a wait)
     oldest_age_s: float | None
     failed: int
     failed_ids: list[str]
 
 
 def stats() -> QueueStats:
-    """Queue depth, jobs held by workers, the oldest job's age, failures: by a sweep."""
+    """Queue depth, jobs held by workers, jobs scheduled later, the oldest job's age,
+    failures: by a sweep.
+
+    A job due later is held only when it carries a lease token: one waiting out its
+    retry's backoff or a `Deferred` wait (a private account's sweep after the grace)
+    has none. A token whose lease ran out (its worker died) leaves the job due now,
+    counted as neither.
+    """
     at = now_ms()
     slots = list(range(keys.CLUSTER_SLOTS))
 
     def read(pipe) -> None:
         for slot in slots:
             pipe.zcard(keys.job_queue(slot))
-            pipe.zcount(keys.job_queue(slot), f"({at}", "+inf")
             pipe.zrange(keys.job_failed(slot), 0, 9)
             pipe.zcard(keys.job_failed(slot))
 
     replies = pipeline_run(read, confirm=False)
-    depth = leased = failed = 0
+    depth = failed = 0
     failed_ids: list[str] = []
     busy: list[int] = []
     for i, slot in enumerate(slots):
-        n, held, some_failed, n_failed = replies[4 * i : 4 * i + 4]
+        n, some_failed, n_failed = replies[3 * i : 3 * i + 3]
         depth += n
-        leased += held
         failed += n_failed
         failed_ids.extend(some_failed)
         if n:
             busy.append(slot)
 
-    def created(pipe) -> None:
-        for slot in busy:
-            pipe.zrange(keys.job_queue(slot), 0, -1)
-
+    leased = scheduled = 0
     oldest = None
     if busy:
-        ids = pipeline_run(created, confirm=False)
-
-        def starts(pipe) -> None:
-            for slot, members in zip(busy, ids, strict=True):
-                if members:
-                    pipe.hmget(keys.job_data(slot), [f"{m}#s" for m in members])
-
-        made = [
-            int(v)
-            for reply in pipeline_run(starts, confirm=False)
-            for v in reply
-            if v is not None
-        ]
+        queued = pipeline_run(
+            lambda pipe: [
+                pipe.zrange(keys.job_queue(slot), 0, -1, withscores=True)
+                for slot in busy
+            ],
+            confirm=False,
+        )
+        pairs = [(slot, q) for slot, q in zip(busy, queued, strict=True) if q]
+        # Each job's creation time and lease token, one HMGET per slot.
+        data = pipeline_run(
+            lambda pipe: [
+                pipe.hmget(
+                    keys.job_data(slot),
+                    [f"{jid}#{f}" for jid, _ in q for f in ("s", "t")],
+                )
+                for slot, q in pairs
+            ],
+            confirm=False,
+        )
+        made: list[int] = []
+        for (_, q), fields in zip(pairs, data, strict=True):
+            for (_, due), created, token in zip(
+                q, fields[::2], fields[1::2], strict=True
+            ):
+                if created is not None:
+                    made.append(int(created))
+                if due > at:
+                    if token is not None:
+                        leased += 1
+                    else:
+                        scheduled += 1
         oldest = (at - min(made)) / 1000 if made else None
     return QueueStats(
         depth=depth,
         leased=leased,
+        scheduled=scheduled,
         oldest_age_s=oldest,
         failed=failed,
         failed_ids=failed_ids,

@@ -25,12 +25,15 @@ SCAN (every master of a Cluster) in pipelined batches:
   skewed machine is in the follow's backfill anyway.) Repair adds them the way
   the fan-out does (checked again in the reader's slot, a reply by the rule).
 - **stuck jobs**: failed jobs, and jobs queued for longer than `stuck_after`.
-  Repair queues them again and runs what is due.
+  Repair queues them again, wakes the workers and runs each of them once itself
+  (`_requeued_run`), then returns: it runs none of the jobs queued meanwhile, so
+  it ends on a live site, and a job that fails again waits for its retry.
 - **unfinished account deletions**: an account marked deleted whose `account` job
   is no longer queued (it failed, or was lost). While that job is queued, what it
   has still to remove (follows of the account, its statuses in homes) is work in
   progress, not a problem, and is not reported; once it is not, only the deletion
-  is reported, and repair queues its job again (a failed one with the failed jobs).
+  is reported, and repair queues its job again (a failed one with the failed jobs)
+  and runs it once, as the stuck jobs.
 - **one-sided blocks** (`blocks:{a}` holds b but `blocked_by:{b}` lacks a, or the
   reverse) and **follows that survive a block** (either way). `blocks:{a}` is the
   truth; `blocks.block_sync` brings both sides in line with it and ends the follows.
@@ -80,7 +83,7 @@ class Findings:
     # Of the missing statuses, the replies: sid -> whose status it answers (repair
     # adds them under the reply rule, as the fan-out does).
     replies_to: dict[int, int] = field(default_factory=dict)
-    failed_jobs: list[str] = field(default_factory=list)
+    failed_jobs: list[tuple[int, str]] = field(default_factory=list)  # (slot, id)
     stuck_jobs: list[tuple[int, str]] = field(default_factory=list)  # (slot, id)
     # Accounts being deleted, and the statuses they still hold (ignored as work in
     # progress); the deletions whose job is not queued (a problem), and which of
@@ -128,7 +131,8 @@ class Findings:
             + some(self.dead_refs),
             f"Statuses missing from homes: {missing} in {len(self.missing)} homes"
             + some(f"home of {u}: {len(s)} of {a}" for u, a, s in self.missing),
-            f"Failed jobs: {len(self.failed_jobs)}" + some(self.failed_jobs),
+            f"Failed jobs: {len(self.failed_jobs)}"
+            + some(jid for _, jid in self.failed_jobs),
             f"Stuck jobs: {len(self.stuck_jobs)}"
             + some(jid for _, jid in self.stuck_jobs),
             f"Unfinished account deletions: {len(self.unfinished_deletions)}"
@@ -602,7 +606,11 @@ def _check_muters(findings: Findings, progress) -> None:
 
 
 def _check_jobs(findings: Findings, stuck_after_s: float) -> None:
-    findings.failed_jobs = jobs.failed_ids()
+    slots = list(range(keys.CLUSTER_SLOTS))
+    failed = _read(lambda pipe: [pipe.zrange(keys.job_failed(s), 0, -1) for s in slots])
+    findings.failed_jobs = [
+        (slot, jid) for slot, ids in zip(slots, failed, strict=True) for jid in ids
+    ]
     findings.stuck_jobs = jobs.older_than(age_ms=int(stuck_after_s * 1000))
 
 
@@ -670,14 +678,52 @@ def timelines_repair(findings: Findings) -> None:
 
     if findings.dead_refs or findings.missing:
         pipeline_run(fix_timelines)  # one round trip (one request per node)
+    # The jobs: queued again (due now), the workers woken, then each run here once.
     if findings.failed_jobs:
-        jobs.failed_requeue()
+        jobs.failed_requeue()  # wakes the workers of each slot
     if findings.stuck_jobs:
         jobs.requeue(findings.stuck_jobs)
+        pipeline_run(
+            lambda pipe: [
+                jobs.wake_queue(pipe, slot=slot)
+                for slot in {slot for slot, _ in findings.stuck_jobs}
+            ]
+        )
     lost = [
-        u for u in findings.unfinished_deletions if u not in findings.failed_deletions
+        (keys.slot_of_user(u), services.account_job_id(u))
+        for u in findings.unfinished_deletions
+        if u not in findings.failed_deletions
     ]
-    for u in lost:
-        jobs.enqueue(slot=keys.slot_of_user(u), jid=services.account_job_id(u))
-    if findings.failed_jobs or findings.stuck_jobs or lost:
-        fanout.run_pending(sweep=True)
+    for slot, jid in lost:
+        jobs.enqueue(slot=slot, jid=jid)  # wakes a worker
+    _requeued_run([*findings.failed_jobs, *findings.stuck_jobs, *lost])
+
+
+def _requeued_run(pairs: list[tuple[int, str]]) -> None:
+    """Run each of these jobs (slot, id), just queued again, at most once here.
+
+    So the repair ends on a live site as on one without workers. A job a worker
+    took first is left to it; one that raises waits for its retry and one that
+    defers waits for the work it needs, both in the workers' hands (without
+    workers, until one runs or the next repair); so does any job these queue. A
+    claim takes a slot's earliest due job: one that was due before the repair's
+    may run here too, never the traffic queued after them (due later).
+    """
+    by_slot: dict[int, set[str]] = {}
+    for slot, jid in pairs:
+        by_slot.setdefault(slot, set()).add(jid)
+    for slot, waiting in sorted(by_slot.items()):
+        while waiting:
+            # Still due, so held by no worker and not waiting for a retry (one
+            # round trip); the rest are out of this run's hands.
+            ids = sorted(waiting)
+            due = get_redis().zmscore(keys.job_queue(slot), ids)
+            at = jobs.now_ms()
+            waiting = {
+                jid
+                for jid, score in zip(ids, due, strict=True)
+                if score is not None and score <= at
+            }
+            for job in jobs.claim(slot=slot, limit=1) if waiting else []:
+                waiting.discard(job.id)
+                fanout.job_run(job)

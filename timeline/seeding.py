@@ -214,7 +214,14 @@ def seed(
     alpha: float = 1.0,
     progress: Progress | None = None,
 ) -> SeedReport:
-    """Create users, a power-law follow graph and statuses; fill home timelines."""
+    """Create users, a power-law follow graph and statuses; fill home timelines.
+
+    Each user follows at least one other, `follows_per_user` on average (0: no
+    follows at all). `users` >= 2, `days` >= 1 and the other counts >= 0 (the
+    command checks them before anything is written).
+    """
+    if users < 2 or days < 1 or min(follows_per_user, statuses_per_user) < 0:
+        raise ValueError("seed: users >= 2, days >= 1, counts >= 0")
     progress = progress or Progress()
     rng = random.Random(random_seed)
     report = SeedReport()
@@ -259,7 +266,11 @@ def seed(
     pick = _power_law_picker(users, rng, alpha)
     following: dict[int, list[int]] = {}
     for i, uid in enumerate(uids):
-        want = min(users - 1, max(1, int(rng.expovariate(1 / follows_per_user))))
+        want = (
+            min(users - 1, max(1, int(rng.expovariate(1 / follows_per_user))))
+            if follows_per_user
+            else 0
+        )
         chosen: set[int] = set()
         for _ in range(want * 3):
             if len(chosen) >= want:

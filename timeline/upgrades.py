@@ -30,6 +30,16 @@ forward.
   `seen:days` needs no step: a stamp it lacks is looked up as before, and the next
   day's stamp writes it. A Cluster has neither key: nothing to do there.
 
+Each step runs only for a store recorded below its layout (none recorded: layout 1),
+so a run on an upgraded store changes nothing. That matters most for layout 4: its
+stamp says "seen today", true only of a store whose version kept no stamps; on a
+store that keeps them it would mark every away reader active, and their home would
+never be rebuilt when they come back (`timeline.services.reader_seen`). The one
+exception is layout 6's step, which runs on every run on one server: a store copied
+from a Cluster records the current layout without `muters`, and a bit it sets is
+never wrong (at worst the push looks at someone's mutes), so on a store the site
+kept it changes nothing.
+
 Stop the old version first: it does not check the layout, and would write the legacy
 keys again (a post of it would take ids from the deleted `statuses:next_id`, starting
 over at 1). This version refuses the store until the upgrade is done, and the
@@ -163,30 +173,47 @@ def store_upgrade(
     report = UpgradeReport(
         dry_run=dry_run, layout_before=int(recorded) if recorded else None
     )
-    owners: list[int] = []
-    for key in r.scan_iter(match=keys.followers_pattern(), count=SCAN_COUNT):
-        uid = keys.followers_owner(key)
-        if uid is not None:
-            owners.append(uid)
-        if len(owners) >= batch:
+    # No layout recorded: layout 1 (an empty store has nothing for a step to walk).
+    before = report.layout_before or 1
+
+    def due(layout: int) -> bool:
+        """Whether the store predates `layout`, so its step is to run."""
+        return before < layout
+
+    if due(2):
+        owners: list[int] = []
+        for key in r.scan_iter(match=keys.followers_pattern(), count=SCAN_COUNT):
+            uid = keys.followers_owner(key)
+            if uid is not None:
+                owners.append(uid)
+            if len(owners) >= batch:
+                _follower_names_backfill(owners, report)
+                owners = []
+                if progress:
+                    progress(report)
+        if owners:
             _follower_names_backfill(owners, report)
-            owners = []
             if progress:
                 progress(report)
-    if owners:
-        _follower_names_backfill(owners, report)
-        if progress:
-            progress(report)
 
-    _global_partition(report)
-    _readers_stamp(report, batch=batch * 10)
-    _names_index(report, batch=batch * 10)
+    if due(3):
+        _global_partition(report)
+    if due(4):
+        _readers_stamp(report, batch=batch * 10)
+    if due(5):
+        _names_index(report, batch=batch * 10)
+    # Whatever the layout (see the module docstring): a store copied from a Cluster
+    # records the current layout without one server's `muters`.
     _muters_mark(report, batch=batch * 10)
-    legacy = [
-        account_keys.legacy_store_epoch(),
-        keys.legacy_status_ids(),
-        keys.legacy_global_timeline(),
-    ]
+    legacy = (
+        [
+            account_keys.legacy_store_epoch(),
+            keys.legacy_status_ids(),
+            keys.legacy_global_timeline(),
+        ]
+        if due(3)
+        else []
+    )
     if dry_run:
         report.legacy_keys_deleted = sum(r.exists(key) for key in legacy)
         report.layout_recorded = (report.layout_before or 0) < LAYOUT

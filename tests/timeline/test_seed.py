@@ -14,6 +14,7 @@ from tests.helpers import logged_in_client, make_user
 from timeline import keys
 from timeline.management.commands.seed import DEMO_PASSWORD, Command
 from timeline.seeding import Progress
+from timeline.upgrades import data_keys
 
 
 def run_seed(*args: str) -> str:
@@ -104,6 +105,32 @@ def test_seed_refuses_a_non_empty_store_without_append(r):
     output = run_seed("--users", "5", "--append")
     assert "Seeded 5 users" in output
     assert r.get(account_keys.username("existing")) is not None
+
+
+@pytest.mark.parametrize(
+    "option, value, message",
+    [
+        ("--days", "0", "--days must be at least 1."),
+        ("--days", "-1", "--days must be at least 1."),
+        ("--follows-per-user", "-1", "--follows-per-user must be at least 0."),
+        ("--statuses-per-user", "-1", "--statuses-per-user must be at least 0."),
+        ("--users", "1", "--users must be at least 2."),
+    ],
+)
+def test_seed_refuses_bad_values_before_writing_anything(r, option, value, message):
+    """A value the seeder cannot use stops it with a message and an untouched store
+    (else the next plain `seed` would refuse the half-seeded one)."""
+    with pytest.raises(CommandError, match=re.escape(message)):
+        run_seed("--users", "10", option, value)
+    assert data_keys(r) == 0
+
+
+def test_seed_with_no_follows_per_user_seeds_no_follows(r):
+    output = run_seed("--users", "10", "--follows-per-user", "0")
+    assert "Seeded 10 users, 0 follows, 100 statuses" in output
+    assert not list(r.scan_iter(match=keys.following_pattern()))
+    for uid in range(1, 11):  # each home holds its owner's own statuses
+        assert r.zrange(keys.home(uid), 0, -1) == r.zrange(keys.posts(uid), 0, -1)
 
 
 def test_append_never_steals_a_taken_name(r):

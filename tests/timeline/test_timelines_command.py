@@ -4,6 +4,8 @@ a dry run writes nothing, the repair fixes it and a second check finds nothing."
 from __future__ import annotations
 
 import io
+import threading
+import time
 
 import pytest
 from django.core.management import call_command
@@ -264,3 +266,42 @@ def test_an_author_moved_back_to_push_mode_leaves_no_problem(r, settings):
     assert r.zcard(keys.home(readers[5].id)) == 6
     output, failed = timelines("check")
     assert not failed, output
+
+
+@pytest.mark.real_redis
+def test_repair_returns_while_the_site_keeps_posting(r):
+    """On a live site (posts keep queuing jobs, no worker here), `timelines repair`
+    queues the failed job again, runs it once and returns within seconds: it runs
+    none of the site's own jobs and does not retry a job that fails again."""
+    authors = [make_user(f"poster{i}") for i in range(5)]
+    reader = make_user("reader")
+    for author in authors:
+        services.follow_create(follower=reader, followee_id=author.id)
+    slot = keys.slot_of_user(1)
+    r.zadd(keys.job_failed(slot), {"nosuchkind:1": jobs.now_ms()})
+    stop, done = threading.Event(), threading.Event()
+
+    def post() -> None:  # the site's traffic: a post every 20 ms
+        i = 0
+        while not stop.is_set():
+            services.status_create(author=authors[i % len(authors)], text=f"p{i}")
+            i += 1
+            time.sleep(0.02)
+
+    def repair_run() -> None:
+        try:
+            timelines("repair")
+        finally:
+            done.set()
+
+    poster = threading.Thread(target=post, daemon=True)
+    poster.start()
+    threading.Thread(target=repair_run, daemon=True).start()
+    try:
+        assert done.wait(timeout=10), "repair still running after 10 s of traffic"
+    finally:
+        stop.set()
+        poster.join()
+    # Run once: it failed again and waits for its retry, in the workers' hands.
+    assert r.hget(keys.job_data(slot), "nosuchkind:1#a") == "1"
+    assert "no such job kind" in r.hget(keys.job_data(slot), "nosuchkind:1#e")

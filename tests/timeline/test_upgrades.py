@@ -1,10 +1,14 @@
 """`manage.py upgrade_store`: a store written in layout 1 brought to the current
-layout, and the check that refuses an old store until it is."""
+layout (and a store already there left as it is), and the check that refuses an old
+store until it is: pages answer 503, commands stop with its message."""
 
 from __future__ import annotations
 
 import io
+import os
 import re
+import subprocess
+import sys
 
 import pytest
 from django.core.management import call_command
@@ -14,7 +18,7 @@ from accounts import keys as account_keys
 from accounts.selectors import PageReads, user_get_by_username
 from config import redis as connection
 from config.redis import is_cluster
-from tests.helpers import logged_in_client, make_user, run_jobs
+from tests.helpers import ROOT, logged_in_client, make_away, make_user, page, run_jobs
 from timeline import blocks, keys, services, upgrades
 from timeline.selectors import global_page
 
@@ -239,11 +243,13 @@ def test_a_newer_recorded_layout_is_never_lowered(r, old_store):
 
 
 def test_verbosity_0_prints_nothing_and_2_prints_each_batch(r, old_store, capsys):
-    assert upgrade("--verbosity", "0") == ""
+    # Each batch on the old store (a run on an upgraded one walks nothing), then
+    # silence on the upgraded one.
     lines = upgrade("--verbosity", "2", "--batch", "1").splitlines()
     progress = [line for line in lines if line.startswith("  ")]
     assert [line.split()[0] for line in progress] == ["1", "2", "3", "4"]
-    assert lines[-1] == f"Layout: already {upgrades.LAYOUT}; unchanged."
+    assert lines[-1] == f"Layout: recorded {upgrades.LAYOUT}."
+    assert upgrade("--verbosity", "0") == ""
     assert capsys.readouterr() == ("", "")
 
 
@@ -292,3 +298,127 @@ def test_upgrade_makes_everyone_findable_by_name(r, old_store):
     assert 'href="/u/olive/"' in viewer.get("/search/?q=olive%20o").content.decode()
     assert r.zcard(account_keys.names_index()) == len(PEOPLE) + 1
     assert "People search: every name is indexed." in upgrade()
+
+
+# --- a run on an upgraded store --------------------------------------------------
+
+
+@pytest.fixture
+def away_reader(r):
+    """An upgraded store where alice posted while bob, who follows her, was away:
+    the fan-out skipped him, and his home is to be rebuilt when he is back."""
+    upgrades.layout_stamp(r)
+    alice, bob = make_user("alice"), make_user("bob")
+    services.follow_create(follower=bob, followee_id=alice.id)
+    run_jobs()
+    make_away(r, bob.id)
+    services.status_create(author=alice, text="while bob was away")
+    run_jobs()
+    assert r.zcard(keys.home(bob.id)) == 0
+    return alice, bob
+
+
+def test_upgrade_store_on_an_upgraded_store_writes_no_seen_stamp(r, away_reader):
+    """The README's "a run on an upgraded store changes nothing": the layout-4 step
+    (everyone seen today) runs only on a store that predates layout 4."""
+    _, bob = away_reader
+    before = snapshot(r)
+    output = upgrade()
+    assert r.exists(account_keys.seen(bob.id)) == 0
+    assert snapshot(r) == before
+    assert "Last-seen stamps: every user has one." in output
+    assert f"The store had layout {upgrades.LAYOUT}: the steps" in output
+
+
+def test_upgrade_store_rerun_leaves_timelines_check_clean(r, away_reader):
+    """An operator who reruns it (after copying a store, say) then finds no home
+    "missing" statuses in `timelines check`: bob is still away."""
+    upgrade()
+    out = io.StringIO()
+    call_command("timelines", "check", stdout=out, stderr=io.StringIO())
+    assert "No problems found." in out.getvalue()
+
+
+def test_an_away_reader_back_after_an_upgrade_store_rerun_gets_the_statuses(
+    r, away_reader
+):
+    """Bob comes back after the rerun: his home is rebuilt with what he missed."""
+    upgrade()
+    bob = logged_in_client("bob")
+    page(bob, "/")
+    run_jobs()
+    assert "while bob was away" in page(bob, "/")
+
+
+def test_a_store_of_layout_3_gets_the_steps_of_layouts_4_to_6(r, old_store):
+    """Every step newer than the recorded layout runs, and none older."""
+    r.set(keys.store_layout(), 3)
+    output = upgrade()
+    assert "Last-seen stamps: stamped 6 users as seen today." in output
+    assert f"People search: added {len(PEOPLE)} names to the index." in output
+    assert "Follower names: wrote 0." in output  # layout 2's step: not run
+    assert "Global timeline: already partitioned." in output  # layout 3's
+    assert r.exists(account_keys.legacy_store_epoch()) == 1
+    assert r.get(keys.store_layout()) == str(upgrades.LAYOUT)
+
+
+@pytest.mark.single_server
+def test_a_store_copied_from_a_cluster_gets_its_index_of_muters(r, old_store):
+    """A cluster's store records the current layout without one server's `muters`;
+    the README says to run upgrade_store after copying it onto one server."""
+    upgrades.layout_stamp(r)
+    assert "marked 1 users who mute someone." in upgrade()
+    assert r.getbit(keys.muters(), old_store["fred"]) == 1
+
+
+# --- commands on a store of another layout ---------------------------------------
+
+
+@pytest.mark.single_server
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["timelines", "check"],
+        ["timelines", "repair"],
+        ["fanout_worker"],
+        ["fanout_worker", "--stats"],
+        ["seed", "--users", "5", "--append"],
+    ],
+)
+def test_commands_on_an_old_store_stop_with_the_message(r, real_redis_url, command):
+    """The README's promise: the management commands stop with the message that
+    names upgrade_store (exit status 1), not a traceback."""
+    r.set(keys.store_layout(), upgrades.LAYOUT - 1)
+    r.set(account_keys.user(1), "x")
+    done = manage(real_redis_url, *command)
+    assert done.returncode == 1
+    assert "upgrade_store" in done.stderr
+    assert "Traceback" not in done.stderr, done.stderr[-600:]
+
+
+@pytest.mark.single_server
+def test_seed_flush_replaces_a_store_of_another_layout(r, real_redis_url):
+    """An operator starting over wipes a store the site refuses with `seed --flush`."""
+    r.set(keys.store_layout(), upgrades.LAYOUT - 1)
+    r.set(account_keys.user(1), "x")
+    done = manage(real_redis_url, "seed", "--flush", "--yes", "--users", "5", "--quiet")
+    assert done.returncode == 0, done.stderr[-600:]
+    assert r.get(keys.store_layout()) == str(upgrades.LAYOUT)
+    assert user_get_by_username(username="user1") is not None
+
+
+def manage(redis_url: str, *command: str) -> subprocess.CompletedProcess:
+    """`manage.py <command>` in a fresh process, as an operator runs it."""
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+        "REDIS_URL": redis_url,
+    }
+    return subprocess.run(
+        [sys.executable, "manage.py", *command],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )

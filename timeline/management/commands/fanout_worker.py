@@ -5,13 +5,12 @@ from __future__ import annotations
 import signal
 import threading
 
-from django.core.management.base import BaseCommand, CommandError
-
-from config.redis import StoreRefused, get_redis
+from config.management.commands._store import StoreCommand
+from config.redis import get_redis
 from timeline import fanout, jobs
 
 
-class Command(BaseCommand):
+class Command(StoreCommand):
     help = (
         "Run a fan-out worker until SIGTERM or Ctrl-C (several may run at once). "
         "--stats prints the queues' state and exits."
@@ -21,24 +20,25 @@ class Command(BaseCommand):
         parser.add_argument(
             "--stats",
             action="store_true",
-            help="print queue depth, jobs held, the oldest job's age and failures",
+            help=(
+                "print queue depth, jobs held by workers, jobs scheduled later "
+                "(a retry's backoff, a wait), the oldest job's age and failures"
+            ),
         )
 
     def handle(self, *args, stats=False, **options):
         if stats:
             s = jobs.stats()
             age = f"{s.oldest_age_s:.1f} s" if s.oldest_age_s is not None else "-"
+            later = f", scheduled later {s.scheduled}" if s.scheduled else ""
             self.stdout.write(
-                f"queued {s.depth} (held by workers {s.leased}), oldest {age}, "
-                f"failed {s.failed}"
+                f"queued {s.depth} (held by workers {s.leased}{later}), "
+                f"oldest {age}, failed {s.failed}"
             )
             for jid in s.failed_ids:
                 self.stdout.write(f"  failed: {jid}")
             return
-        try:
-            get_redis()  # the store's layout is checked on first connection
-        except StoreRefused as error:
-            raise CommandError(str(error)) from error
+        get_redis()  # the store's layout is checked before the worker starts
         stop = threading.Event()
         for sig in (signal.SIGTERM, signal.SIGINT):
             signal.signal(sig, lambda *_: stop.set())

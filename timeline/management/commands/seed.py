@@ -3,9 +3,10 @@ from __future__ import annotations
 import argparse
 import sys
 
-from django.core.management.base import BaseCommand, CommandError, DjangoHelpFormatter
+from django.core.management.base import CommandError, DjangoHelpFormatter
 
-from config.redis import get_redis
+from config.management.commands._store import StoreCommand
+from config.redis import get_redis, skip_first_connect_checks
 from timeline.seeding import Progress, seed
 from timeline.upgrades import data_keys, layout_stamp
 
@@ -16,7 +17,7 @@ class HelpFormatter(DjangoHelpFormatter, argparse.ArgumentDefaultsHelpFormatter)
     """Django's option order, and every option's default after its help."""
 
 
-class Command(BaseCommand):
+class Command(StoreCommand):
     help = (
         "Fill Redis with realistic users, a power-law follow graph and statuses. "
         f"Every seeded user (user<id>) logs in with the password {DEMO_PASSWORD!r}."
@@ -34,7 +35,10 @@ class Command(BaseCommand):
             "--follows-per-user",
             type=int,
             default=20,
-            help="average people each user follows (exponentially distributed)",
+            help=(
+                "average people each user follows (exponentially distributed; "
+                "at least one each, or 0 for no follows)"
+            ),
         )
         parser.add_argument(
             "--statuses-per-user",
@@ -67,7 +71,10 @@ class Command(BaseCommand):
         parser.add_argument(
             "--flush",
             action="store_true",
-            help="delete EVERYTHING in the Redis database first (asks unless --yes)",
+            help=(
+                "delete EVERYTHING in the Redis database first (asks unless --yes), "
+                "whatever version of the site wrote it"
+            ),
         )
         parser.add_argument(
             "--yes", action="store_true", help="do not ask before --flush"
@@ -79,9 +86,22 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, **opts):
-        if opts["users"] < 2:
-            raise CommandError("--users must be at least 2.")
+        # Every value checked before the first write: a refusal leaves the store as
+        # it was (a half-seeded one would make the next plain `seed` refuse it).
+        for option, least in (
+            ("users", 2),
+            ("follows_per_user", 0),
+            ("statuses_per_user", 0),
+            ("days", 1),
+        ):
+            if opts[option] < least:
+                name = "--" + option.replace("_", "-")
+                raise CommandError(f"{name} must be at least {least}.")
         verbosity = 0 if opts["quiet"] else opts["verbosity"]
+        if opts["flush"]:
+            # The flush replaces whatever is there, a store of another key layout
+            # too (the layout check would refuse it); the layout is stamped after.
+            skip_first_connect_checks()
         r = get_redis()
         if opts["flush"]:
             if not opts["yes"] and not self._confirm(r):

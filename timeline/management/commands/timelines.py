@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
+from config.management.commands._store import StoreCommand
 from timeline.repair import Findings, timelines_check, timelines_repair
 
 
-class Command(BaseCommand):
+class Command(StoreCommand):
     help = (
         "check: report one-sided follows, references to deleted statuses, statuses "
         "missing from homes, stuck jobs, one-sided blocks and follows across "
         "blocks (exit status 1 if any). repair: fix "
-        "them, then check again; --dry-run only reports what it would fix."
+        "them, then check again; --dry-run only reports what it would fix. "
+        "Failed and stuck jobs, and unfinished account deletions, are queued again "
+        "and the workers woken; repair runs each of those jobs once itself and "
+        "returns (it runs none of the jobs queued after them). One that fails again, "
+        "waits for other work or queues more is left to the fan-out workers: "
+        "without a running worker it waits for one (or for the next repair)."
     )
 
     def add_arguments(self, parser):

@@ -1,20 +1,24 @@
 from __future__ import annotations
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
+from config.management.commands._store import StoreCommand
 from config.redis import skip_first_connect_checks
 from timeline.upgrades import BATCH, LAYOUT, UpgradeReport, store_upgrade
 
 PROGRESS_EVERY = 10_000  # followers zsets between two progress lines at verbosity 1
 
 
-class Command(BaseCommand):
+class Command(StoreCommand):
     help = (
         f"Upgrade a store written by an older version to key layout {LAYOUT}: name "
         "every follower in follower_names, partition the global timeline, stamp "
         "every user as seen, index the people who mute someone, delete the legacy "
         "keys (store:epoch, statuses:next_id, timeline:global) and record the "
         "layout in store:layout. "
+        "Each step runs only on a store of an older layout, so a run on an "
+        "upgraded store changes nothing (on one server, the index of muters is "
+        "checked on every run: a store copied from a cluster lacks it). "
         "Stop the old version first (it would write the legacy keys again); the "
         "new one may serve meanwhile. Run it again if interrupted."
     )
@@ -111,6 +115,13 @@ class Command(BaseCommand):
             if report.legacy_keys_deleted
             else "Legacy keys: none."
         )
+        if report.layout_before is not None and report.layout_before > 1:
+            through = min(report.layout_before, LAYOUT)
+            lines.append(
+                f"The store had layout {report.layout_before}: the steps of layouts "
+                f"up to {through} were skipped (but one server's index of muters, "
+                "checked on every run)."
+            )
         if report.layout_recorded:
             recorded = "record" if would else "recorded"
             lines.append(f"Layout: {would}{recorded} {LAYOUT}.")
