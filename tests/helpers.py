@@ -3,17 +3,21 @@ deployed process."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+import redis
 from django.conf import settings
 from django.test import Client
 
 from accounts import keys as account_keys
 from accounts import services
+from config import cluster, pipelines
 from config.redis import get_redis_bytes
 
 PASSWORD = "correct-horse-battery"
@@ -142,3 +146,37 @@ def deployed_process(code: str, **environ: str) -> str:
         check=True,
     )
     return done.stdout
+
+
+@contextlib.contextmanager
+def cut_short(predicate, *, after: bool = True):
+    """Fail the first round trip whose commands (a list of argument tuples) match
+    `predicate` with a ConnectionError, as a Redis that stops answering: before
+    they were sent, or `after` the server ran them (the reply lost: a 503 whose
+    write went through). Both one server's and a Cluster's pipelines write through
+    `_exchange`. Yields the list of the commands it failed (empty: it never
+    fired)."""
+    fired: list[list[tuple]] = []
+
+    def wrap(original):
+        def exchange(node, stack):
+            commands = [args for args, _ in stack]
+            if fired or not predicate(commands):
+                return original(node, stack)
+            fired.append(commands)
+            if not after:
+                raise redis.ConnectionError("Redis stopped answering (before)")
+            read = original(node, stack)
+
+            def lost():
+                read()
+                raise redis.ConnectionError("Redis stopped answering (reply lost)")
+
+            return lost
+
+        return exchange
+
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(pipelines, "_exchange", wrap(pipelines._exchange))
+        m.setattr(cluster, "_exchange", wrap(cluster._exchange))
+        yield fired

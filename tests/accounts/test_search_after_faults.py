@@ -6,48 +6,13 @@ sign-up's are owed, in the user hash, until written)."""
 
 from __future__ import annotations
 
-import contextlib
-
-import pytest
-import redis
 from django.test import Client
 
 from accounts import keys as account_keys
 from accounts import services as account_services
 from accounts.domain import User
 from accounts.selectors import user_get_by_username
-from config import cluster, pipelines
-from tests.helpers import logged_in_client, make_user, run_jobs
-
-
-@contextlib.contextmanager
-def reply_lost(predicate):
-    """Fail the first round trip whose commands (a list of argument tuples) match
-    `predicate` with a ConnectionError after the server ran them, as a Redis whose
-    reply never came back. Both one server's and a Cluster's pipelines write
-    through `_exchange`. Yields the list of the commands it failed."""
-    fired: list[list[tuple]] = []
-
-    def wrap(original):
-        def exchange(node, stack):
-            commands = [args for args, _ in stack]
-            if fired or not predicate(commands):
-                return original(node, stack)
-            fired.append(commands)
-            read = original(node, stack)
-
-            def lost():
-                read()
-                raise redis.ConnectionError("Redis stopped answering (reply lost)")
-
-            return lost
-
-        return exchange
-
-    with pytest.MonkeyPatch.context() as m:
-        m.setattr(pipelines, "_exchange", wrap(pipelines._exchange))
-        m.setattr(cluster, "_exchange", wrap(cluster._exchange))
-        yield fired
+from tests.helpers import cut_short, logged_in_client, make_user, run_jobs
 
 
 def search(query: str) -> str:
@@ -68,7 +33,7 @@ def test_a_display_name_saved_again_after_a_503_is_found_by_search(r):
     )
     form = {"name": "Zebediah Quux", "bio": ""}
     script = account_services._PROFILE_SET.sha
-    with reply_lost(lambda cs: any(len(c) > 1 and c[1] == script for c in cs)) as f:
+    with cut_short(lambda cs: any(len(c) > 1 and c[1] == script for c in cs)) as f:
         response = kate.post("/settings/profile/", form)
     assert f and response.status_code == 503
     assert kate.post("/settings/profile/", form).status_code == 302
@@ -89,7 +54,7 @@ def test_an_account_whose_signup_got_a_503_is_found_by_search_once_logged_in(r):
         "password2": "correct-horse-battery",
     }
     claim = account_keys.username("newbie")
-    with reply_lost(lambda cs: any(c[1:2] == (claim,) for c in cs)) as f:
+    with cut_short(lambda cs: any(c[1:2] == (claim,) for c in cs)) as f:
         response = client.post("/signup/", form)
     assert f and response.status_code == 503
     assert "That username is taken." in client.post("/signup/", form).content.decode()

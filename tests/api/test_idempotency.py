@@ -3,17 +3,14 @@ sees, and how many statuses the account ends up with (`api.idempotency`)."""
 
 from __future__ import annotations
 
-import contextlib
-
 import pytest
 import redis
 from django.test import Client
 
 from api import idempotency
-from config import cluster, pipelines
 from config.redis import get_redis
 from tests.api.helpers import token_for
-from tests.helpers import make_user
+from tests.helpers import cut_short, make_user
 from timeline import keys
 
 
@@ -23,36 +20,6 @@ def _backend(redis_backend, settings, monkeypatch):
     settings.RATE_LIMIT_API = "off"
     # A repeat's short wait for the first request changes nothing here.
     monkeypatch.setattr(idempotency.time, "sleep", lambda seconds: None)
-
-
-@contextlib.contextmanager
-def reply_lost(monkeypatch, predicate):
-    """The first round trip whose commands match `predicate` runs on the server,
-    and its reply never comes back (a timeout after the write): the request sees
-    a ConnectionError, as after a network cut. (On one server and on a Cluster:
-    both send through `_exchange`.)"""
-    original = pipelines._exchange
-    fired = []
-
-    def exchange(node, stack):
-        read = original(node, stack)
-        if fired or not predicate([args for args, _ in stack]):
-            return read
-
-        def lost():
-            read()
-            raise redis.ConnectionError("Redis stopped answering (reply lost)")
-
-        fired.append(stack)
-        return lost
-
-    monkeypatch.setattr(pipelines, "_exchange", exchange)
-    monkeypatch.setattr(cluster, "_exchange", exchange)
-    try:
-        yield fired
-    finally:
-        monkeypatch.setattr(pipelines, "_exchange", original)
-        monkeypatch.setattr(cluster, "_exchange", original)
 
 
 def _publishes_for(uid: int):
@@ -80,7 +47,7 @@ def test_a_post_retried_with_its_key_after_a_503_answers_the_status_it_made(
     with the key before the post), and the account has the one status."""
     alice = make_user("alice")
     client = _client(alice, "retry-me")
-    with reply_lost(monkeypatch, _publishes_for(alice.id)) as fired:
+    with cut_short(_publishes_for(alice.id)) as fired:
         first = client.post("/api/v1/statuses", {"status": "only once"})
     assert fired
     assert first.status_code == 503
@@ -99,7 +66,7 @@ def test_a_post_whose_request_died_is_made_once_by_a_late_retry(monkeypatch):
     id it recorded, finds the status standing and answers it."""
     alice = make_user("alice")
     client = _client(alice, "late")
-    with reply_lost(monkeypatch, _publishes_for(alice.id)):
+    with cut_short(_publishes_for(alice.id)):
         assert client.post("/api/v1/statuses", {"status": "once"}).status_code == 503
     (posted,) = get_redis().zrange(keys.posts(alice.id), 0, -1)
     later = idempotency.time.time() + idempotency.CLAIM_HOLD_SECONDS + 1

@@ -5,48 +5,18 @@ worker has run; an unlike that races the telling leaves no notification behind.
 
 from __future__ import annotations
 
-import contextlib
-
 import pytest
-import redis
 
 from accounts.selectors import user_get_by_username
 from config import cluster, pipelines
-from tests.helpers import logged_in_client, make_user, notifications_shown, run_jobs
+from tests.helpers import (
+    cut_short,
+    logged_in_client,
+    make_user,
+    notifications_shown,
+    run_jobs,
+)
 from timeline import blocks, keys, notifications, services, social
-
-
-@contextlib.contextmanager
-def cut_short(predicate, *, after: bool):
-    """Fail the first round trip whose commands (a list of argument tuples) match
-    `predicate` with a ConnectionError, as a Redis that stops answering: before
-    they were sent, or `after` the server ran them (the reply lost). Both one
-    server's and a Cluster's pipelines write through `_exchange`. Yields the list
-    of the commands it failed (empty: it never fired)."""
-    fired: list[list[tuple]] = []
-
-    def wrap(original):
-        def exchange(node, stack):
-            commands = [args for args, _ in stack]
-            if fired or not predicate(commands):
-                return original(node, stack)
-            fired.append(commands)
-            if not after:
-                raise redis.ConnectionError("Redis stopped answering (before)")
-            read = original(node, stack)
-
-            def lost():
-                read()
-                raise redis.ConnectionError("Redis stopped answering (reply lost)")
-
-            return lost
-
-        return exchange
-
-    with pytest.MonkeyPatch.context() as m:
-        m.setattr(pipelines, "_exchange", wrap(pipelines._exchange))
-        m.setattr(cluster, "_exchange", wrap(cluster._exchange))
-        yield fired
 
 
 def runs(script):
