@@ -61,6 +61,18 @@ def _exchange(app: dict, code: str):
     )
 
 
+def _change_password(user) -> None:
+    """The owner changes the password (logging out every device and app)."""
+    account_services.password_change(
+        credentials=account_services.session_create(uid=user.id),
+        username=user.username,
+        current_password=PASSWORD,
+        new_password="another-horse-battery",
+        user_agent="",
+        client="127.0.0.1",
+    )
+
+
 def test_a_code_issued_before_log_out_everywhere_gives_no_working_token():
     alice = make_user("alice")
     # Someone with the session (or the leaked password) authorizes their app and
@@ -80,14 +92,7 @@ def test_a_code_issued_before_log_out_everywhere_gives_no_working_token():
 def test_a_code_issued_before_a_password_change_gives_no_token():
     alice = make_user("alice")
     app, code = _code_for(logged_in_client("alice"))
-    account_services.password_change(
-        credentials=account_services.session_create(uid=alice.id),
-        username="alice",
-        current_password=PASSWORD,
-        new_password="another-horse-battery",
-        user_agent="",
-        client="127.0.0.1",
-    )
+    _change_password(alice)
     response = _exchange(app, code)
     assert response.status_code == 400
     assert response.json()["error"] == "invalid_grant"
@@ -116,14 +121,7 @@ def test_a_code_whose_approval_raced_a_password_change_gives_no_token(monkeypatc
 
     def change_then_make(**kwargs):
         # The owner changes the password between the check and the code.
-        account_services.password_change(
-            credentials=account_services.session_create(uid=alice.id),
-            username="alice",
-            current_password=PASSWORD,
-            new_password="another-horse-battery",
-            user_agent="",
-            client="127.0.0.1",
-        )
+        _change_password(alice)
         return made(**kwargs)
 
     monkeypatch.setattr(api_services, "authorization_code_create", change_then_make)
