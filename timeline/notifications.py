@@ -46,12 +46,13 @@ request cut short still tells them; the unlike queues the same job, which takes 
 notification back, and each telling checks afterwards that the like still stands
 (`timeline.social.like_tell`).
 
-A deleted status's groups go from the stores that may hold one: its author's and
-its parent's author's (`timeline.social.status_unlink`, its unlink job), and each
-mentioned user's (`timeline.services.status_remove`, the request: nothing names
-them once the hash is gone), because the unread count (`timeline.selectors`)
-counts groups, shown or not. (A mention by a deleted account stays counted until
-read: its statuses go by the account's job, which does not read their mentions.)
+A deleted status's groups go from the stores that may hold one, its author's, its
+parent's author's and each mentioned user's, because the unread count
+(`timeline.selectors`) counts groups, shown or not: by its unlink job
+(`timeline.social.status_unlink`, whose id names the mentioned users, as nothing
+else does once the hash is gone; an account's deletion queues one per status
+too), and the mentions at once by the delete itself
+(`timeline.services.status_remove`).
 """
 
 from __future__ import annotations

@@ -815,6 +815,15 @@ def _without_hidden(
 # pulled author's statuses, read from an outbox, on any server.
 
 
+def _hidden_by_privacy(
+    author: int, private: bool, viewer: int | None, approved: bool
+) -> bool:
+    """Whether a private author's statuses are hidden from the (proven) viewer:
+    they show only to the author and the followers they approved
+    (`timeline.privacy`; the row scripts' `original_seen` says it in Lua)."""
+    return private and author != viewer and not approved
+
+
 def _refused_queue(
     reads: PageReads, statuses: Iterable[Status]
 ) -> Deferred[frozenset[int]] | None:
@@ -843,9 +852,11 @@ def _refused_queue(
         trusted = vid is not None and reads.proven_uid() == vid
         refused: set[int] = set()
         for uid in authors:
-            private = next(answers)
+            private = bool(next(answers))
             admitted = next(answers) is not None if vid is not None else False
-            if private and not (trusted and (uid == vid or admitted)):
+            if _hidden_by_privacy(
+                uid, private, vid if trusted else None, trusted and admitted
+            ):
                 refused.add(uid)
         return frozenset(
             s.id
@@ -2227,7 +2238,8 @@ def _authors_visible_queue(
         owner = users.value.get(author) if users is not None else None
         if owner is None:
             return False
-        return not owner.private or (admitted is not None and author in admitted.value)
+        approved = admitted is not None and author in admitted.value
+        return not _hidden_by_privacy(author, owner.private, vid, approved)
 
     def cards() -> dict[int, Card]:
         viewer = reads.viewer.value
