@@ -278,17 +278,21 @@ def related_get(
     *,
     accounts: dict[int, AccountStats] | None = None,
     originals: dict[int, Status] | None = None,
+    named: dict[int, str | None] | None = None,
 ) -> Related:
     """Read the authors and reposts' originals of these statuses but those given
     (read with the statuses: `timeline.selectors.StatusWindow`), and the users
-    they mention but their authors: one round trip, none when nothing is missing.
+    they mention but their authors and those `named` (uid -> username, None for
+    an account that is gone: read with the statuses on one server): one round
+    trip, none when nothing is missing.
 
-    A mentioned user is read only when the page mentions someone it has no
-    account of (the window's script reads authors only); an original read here
-    that mentions someone not read yet costs one more round trip (its mentions
-    are known only once it is read)."""
+    A window read on one server brings all of them (its script reads the
+    mentioned users too); an original read here that mentions someone not read
+    yet costs one more round trip (its mentions are known only once it is
+    read)."""
     known_accounts = dict(accounts or {})
     known_originals = dict(originals or {})
+    known_names = dict(named or {})
     authors: set[int] = set()
     wanted: list[int] = []
     shown: list[Status] = []  # those whose mentions their entities show
@@ -306,7 +310,7 @@ def related_get(
     missing_authors = authors - known_accounts.keys()
     missing = [sid for sid in dict.fromkeys(wanted) if sid not in known_originals]
     # Usernames only: an author's comes with their account.
-    named = _mentioned(shown) - authors - known_accounts.keys()
+    named = _mentioned(shown) - authors - known_accounts.keys() - known_names.keys()
     found_accounts = accounts_queue(reads, missing_authors) if missing_authors else None
     found_originals = statuses_by_id_queue(reads, missing) if missing else None
     found_users = users_queue(reads, uids=named) if named else None
@@ -316,10 +320,13 @@ def related_get(
     if found_originals is not None:
         read = [s for s in found_originals.value.statuses if s is not None]
         known_originals.update((original.id, original) for original in read)
-        late = _mentioned(read) - named - known_accounts.keys()
+        late = _mentioned(read) - named - known_accounts.keys() - known_names.keys()
         if late:
             users = {**users, **users_queue(reads, uids=late).value}
-    usernames = {uid: found.user.username for uid, found in known_accounts.items()}
+    usernames = {uid: name for uid, name in known_names.items() if name is not None}
+    usernames.update(
+        (uid, found.user.username) for uid, found in known_accounts.items()
+    )
     usernames.update((uid, user.username) for uid, user in users.items())
     return Related(
         accounts=known_accounts, originals=known_originals, usernames=usernames

@@ -88,6 +88,10 @@ ACCOUNT_NAME_GRACE_DAYS = env.int("ACCOUNT_NAME_GRACE_DAYS", default=30)
 # --- Timelines ---------------------------------------------------------------------
 TIMELINE_PAGE_SIZE = env.int("TIMELINE_PAGE_SIZE", default=30)
 HOME_TIMELINE_CAP = env.int("HOME_TIMELINE_CAP", default=1000)
+# A repost is left out of a home that holds its original at most this many entries
+# below it: the status shows once, where it first came (Mastodon's REBLOG_FALLOFF);
+# an older status reposted shows again, at the top (`timeline.selectors`).
+HOME_REPOST_FALLOFF = env.int("HOME_REPOST_FALLOFF", default=40)
 GLOBAL_TIMELINE_CAP = env.int("GLOBAL_TIMELINE_CAP", default=1000)
 # Statuses kept per hashtag's timeline (`/tags/<tag>/`), the newest.
 TAG_TIMELINE_CAP = env.int("TAG_TIMELINE_CAP", default=1000)

@@ -188,10 +188,12 @@ return cjson.encode({rows, cards, checks})
 # KEYS: a timeline's zsets (one, or the global timeline's partitions; one server
 # only: the statuses' keys are built in Lua, as `_STATUSES_READ` builds its user
 # keys). ARGV: the window's top and low scores, how many ids, how many of their
-# statuses; the halves of a status's hash, likes and reposts keys around its id;
-# then `_STATUSES_READ`'s arguments. Returns, as one JSON string, the newest ids
+# statuses; the halves of a status's hash, likes and reposts keys around its id; a
+# home's repost falloff (`_AGAIN_LUA`; '' for any other timeline); then
+# `_STATUSES_READ`'s arguments. Returns, as one JSON string, the newest ids
 # (merged as `_global_merged` merges a downward read of partitions: nothing below
-# the highest trim marker) and the rows and cards of the first ones: a page's
+# the highest trim marker), the rows, cards and checks of the first ones, and (a
+# home's) the reposts among them that the home shows as their originals: a page's
 # window and its statuses in the request's first round trip, read for the claimed
 # viewer, used once the auth check in the same round trip proved them.
 # The window's part runs first and leaves the ids in `ids` and the (hash, likes,
@@ -249,14 +251,44 @@ for i = 1, math.min(#ids, wanted) do
   keys[#keys + 1] = lp .. sid .. ls
   keys[#keys + 1] = rp .. sid .. rs
 end
+-- A home's (ARGV[11], its falloff, else ''): `again(rows, a)`, once the rows are
+-- read (with the row arguments at ARGV[a]), lists the reposts among them whose
+-- original the home holds at most that many entries below (`_AGAIN_LUA`).
+local function again(rows, a)
+  local falloff = tonumber(ARGV[11])
+  if not falloff then return {null} end
+  local original_at = tonumber(ARGV[a + tonumber(ARGV[a + 1]) + 4])
+  local out = {}
+  for i, row in ipairs(rows) do
+    if type(row) == 'table' and row[original_at] ~= null
+        and seen_below(KEYS[1], ids[i], row[original_at], falloff) then
+      out[#out + 1] = ids[i]
+    end
+  end
+  return listed(out)
+end
+"""
+
+# A repost shown where its original came before: `seen_below(home, sid, original,
+# falloff)` answers whether the home holds the original at most `falloff` entries
+# below the repost `sid` (Mastodon's REBLOG_FALLOFF): then the home shows the
+# original there and leaves the repost out, so a status reposted by people the
+# reader follows shows once, on whichever page the original falls, and one older
+# than the falloff shows again, at the top.
+_AGAIN_LUA = """
+local function seen_below(home, sid, original, falloff)
+  local at = redis.call('ZSCORE', home, original)
+  return at and redis.call('ZCOUNT', home, '(' .. at, '(' .. sid) < falloff
+end
 """
 
 _WINDOW_READ = LuaScript(
     _ROWS_LUA
+    + _AGAIN_LUA
     + _WINDOW_IDS_LUA
     + """
-local rows, cards, checks = read_rows(keys, 11)
-return cjson.encode({listed(ids), rows, cards, checks})
+local rows, cards, checks = read_rows(keys, 12)
+return cjson.encode({listed(ids), rows, cards, checks, again(rows, 12)})
 """
 )
 
@@ -459,6 +491,10 @@ class _Found:
     # The reposts among `statuses` whose originals the read could not check (a
     # Cluster's: `_refused_queue` checks them in a later round trip).
     unchecked: tuple[Status, ...] = ()
+    # With `related`: the users the statuses' and originals' texts mention but
+    # their authors, each uid -> its username (None: the account is gone), for
+    # their Mentions (`api.entities.related_get`).
+    named: dict[int, str | None] | None = None
 
 
 def _refusals(sids: list[int], checks: list, trusted: bool) -> set[int]:
@@ -587,6 +623,8 @@ class _Window:
 
     ids: list[int]
     found: _Found
+    # A home's: the reposts among the statuses that it shows as their originals.
+    again: frozenset[int] = frozenset()
 
 
 def _window_queue(
@@ -598,12 +636,14 @@ def _window_queue(
     wanted: int,
     low: str = "-inf",
     related: bool = False,
+    home: bool = False,
 ) -> Deferred[_Window]:
     """Queue a read of a timeline's newest `count` ids from `max_id` down to `low`
     (of several partitions: merged as `_global_merged`) with the statuses of the
     first `wanted` of them, in one command (one server only): a page's statuses
     ride in the round trip that proves the viewer, rather than in one more
-    (`related`: as the client API reads them, `_statuses_related_queue`)."""
+    (`related`: as the client API reads them, `_statuses_related_queue`;
+    `home`: with the reposts it shows as their originals, `_AGAIN_LUA`)."""
     if related:
         viewer = reads.claimed_uid if isinstance(reads, PageReads) else None
         args = _related_args(viewer)
@@ -617,18 +657,23 @@ def _window_queue(
         for part in keys.around_id(f)
     ]
     top = max_id if max_id is not None else "+inf"
+    falloff = settings.HOME_REPOST_FALLOFF if home else ""
 
     def build(pipe) -> None:
-        script.queue(pipe, keys=zsets, args=[top, low, count, wanted, *halves, *args])
+        script.queue(
+            pipe, keys=zsets, args=[top, low, count, wanted, *halves, falloff, *args]
+        )
 
     def parse(replies: list) -> _Window:
-        ids, *reply = orjson.loads(replies[0])
+        ids, *reply, again = orjson.loads(replies[0])
         ids = [] if ids == [None] else [int(sid) for sid in ids]
         read = ids[:wanted]
+        shown_before = frozenset(int(sid) for sid in again if sid is not None)
         if related:
-            return _Window(ids=ids, found=_related_found(reads, viewer, read, *reply))
-        found = _found_from(reads, viewer, read, [(read, *reply)], cluster=False)
-        return _Window(ids=ids, found=found)
+            found = _related_found(reads, viewer, read, *reply)
+        else:
+            found = _found_from(reads, viewer, read, [(read, *reply)], cluster=False)
+        return _Window(ids=ids, found=found, again=shown_before)
 
     return reads.queue(build, parse)
 
@@ -641,6 +686,7 @@ def _window_or_ids_queue(
     low: str,
     ascending: bool,
     related: bool,
+    home: bool = False,
 ) -> tuple[Deferred[_Window] | None, Deferred[list[int]] | None]:
     """Queue a timeline's window read downwards on one server with its statuses, in
     this round trip (`_window_queue`); else (upwards, `min_id`, or a Cluster) its ids
@@ -648,7 +694,14 @@ def _window_or_ids_queue(
     None."""
     if not ascending and not is_cluster():
         window = _window_queue(
-            reads, [key], max_id, count=size + 1, wanted=size, low=low, related=related
+            reads,
+            [key],
+            max_id,
+            count=size + 1,
+            wanted=size,
+            low=low,
+            related=related,
+            home=home,
         )
         return window, None
     return None, _ids_queue(reads, key, max_id, size, low, ascending)
@@ -867,6 +920,76 @@ def _refused_queue(
     return reads.queue(build, parse)
 
 
+# KEYS: a home. ARGV: its repost falloff, then 'pairs' and the sid of each repost
+# and of its original, or (one server only: the status keys built in Lua, read
+# undeclared as `_STATUSES_READ` reads its user keys) 'ids', the halves of a status
+# key around its id, the status hash's `repost_of` field, then statuses' ids.
+# Returns the reposts among them that the home shows as their originals
+# (`_AGAIN_LUA`), for the statuses that a window's script did not check.
+_AGAIN = LuaScript(
+    _AGAIN_LUA
+    + """
+local home, falloff, out = KEYS[1], tonumber(ARGV[1]), {}
+if ARGV[2] == 'ids' then
+  local sp, ss, field = ARGV[3], ARGV[4], ARGV[5]
+  for i = 6, #ARGV do
+    local original = redis.call('HGET', sp .. ARGV[i] .. ss, field)
+    if original and seen_below(home, ARGV[i], original, falloff) then
+      out[#out + 1] = ARGV[i]
+    end
+  end
+else
+  for i = 3, #ARGV, 2 do
+    if seen_below(home, ARGV[i], ARGV[i + 1], falloff) then
+      out[#out + 1] = ARGV[i]
+    end
+  end
+end
+return out
+"""
+)
+
+
+def _again_queue(
+    reads: ReadBatch,
+    uid: int,
+    *,
+    statuses: Iterable[Status] = (),
+    sids: Iterable[int] = (),
+) -> Deferred[frozenset[int]] | None:
+    """Queue the check of which reposts the home of `uid` shows as their originals
+    (`_AGAIN_LUA`), among these statuses, or (one server only) among the statuses
+    of these ids, read by the script; None: nothing to check."""
+    home = [keys.home(uid)]
+    falloff = settings.HOME_REPOST_FALLOFF
+    pairs = [(s.id, s.repost_of) for s in statuses if s.repost_of]
+    ids = list(sids)
+    if pairs:
+        args = [falloff, "pairs", *(sid for pair in pairs for sid in pair)]
+    elif ids:
+        args = [falloff, "ids", *keys.around_id(keys.status), "repost_of", *ids]
+    else:
+        return None
+    return reads.queue(
+        lambda pipe: _AGAIN.queue(pipe, keys=home, args=args),
+        lambda replies: frozenset(int(sid) for sid in replies[0]),
+    )
+
+
+def _without_again(
+    found: list[Status | None], *again: Deferred[frozenset[int]] | frozenset[int] | None
+) -> list[Status | None]:
+    """The statuses, None in place of the reposts that the home shows as their
+    originals (`_again_queue`, `_Window.again`)."""
+    left_out: set[int] = set()
+    for part in again:
+        if part is not None:
+            left_out |= part.value if isinstance(part, Deferred) else part
+    if not left_out:
+        return found
+    return [None if s is not None and s.id in left_out else s for s in found]
+
+
 def _without_refused(
     found: list[Status | None], refused: Deferred[frozenset[int]] | None
 ) -> list[Status | None]:
@@ -972,13 +1095,14 @@ def _home_read(
     related: bool = False,
 ) -> _HomeRead | None:
     """Read a home's window (`_ids_queue`'s bounds) with every rule of the home
-    page: pulled authors merged, blocks and mutes left out, a repost shown once and
-    only while its original's page would be (`_refused_queue`)."""
+    page: pulled authors merged, blocks and mutes left out, a repost left out where
+    the home holds its original just below (`_AGAIN_LUA`), else shown once and only
+    while its original's page would be (`_refused_queue`)."""
     if reads.claimed_uid is None:
         return None
     uid = reads.claimed_uid
     window, ids = _window_or_ids_queue(
-        reads, keys.home(uid), max_id, size, low, ascending, related
+        reads, keys.home(uid), max_id, size, low, ascending, related, home=True
     )
     popular = _candidates_queue(reads, SUGGESTIONS) if suggest else None
     pulls = reads.queue(
@@ -1001,6 +1125,11 @@ def _home_read(
     if len(read_ids) > size:
         read_ids = read_ids[1:] if ascending else read_ids[:size]
     found = _statuses_queue(reads, read_ids, related) if window is None else None
+    # Which reposts the home shows as their originals: a window's script says it;
+    # read by ids, one server asks with the statuses, a Cluster once they are read.
+    again = [window.value.again] if window is not None else []
+    if window is None and not is_cluster():
+        again.append(_again_queue(reads, uid, sids=read_ids))
     # A blocked or muted pulled author is not read at all (a block ends the follow,
     # so only a race or a mute leaves one in `pulls`).
     hide = _hidden_known(reads, hidden).authors
@@ -1024,6 +1153,8 @@ def _home_read(
         page_found = [None, *page_found] if ascending else [*page_found, None]
     more_cards: Deferred[dict[int, Card]] | None = None
     refused = None
+    if window is None and is_cluster():
+        again.append(_again_queue(reads, uid, statuses=filter(None, own.statuses)))
     if pulled is None:
         refused = _refused_queue(reads, own.unchecked)
     else:
@@ -1051,6 +1182,7 @@ def _home_read(
         # An outbox's reposts were read without their originals: checked in that
         # round trip too (with a Cluster's own reposts).
         refused = _refused_queue(reads, [*own.unchecked, *pulled_statuses])
+        again.append(_again_queue(reads, uid, statuses=pulled_statuses))
         pulled_statuses, more_cards = _pulled_checked(
             reads, uid, pulled_statuses, set(pulled_authors)
         )
@@ -1062,6 +1194,7 @@ def _home_read(
                 cards=None,
                 accounts={**(own.accounts or {}), **(fresh.value.accounts or {})},
                 originals={**(own.originals or {}), **(fresh.value.originals or {})},
+                named={**(own.named or {}), **(fresh.value.named or {})},
             )
         page_ids, page_found = _merged(
             page_ids, page_found, (floor, pulled_statuses), size, ascending
@@ -1073,6 +1206,7 @@ def _home_read(
         page_found, read = _related_checked(reads, read, page_found, refused)
     else:
         page_found = _without_refused(page_found, refused)
+    page_found = _without_again(page_found, *again)
     # Fan-out keeps them out of the home; what raced a block or mute goes here.
     page_found = _reposts_once(_without_hidden(reads, hidden, page_found))
 
@@ -2866,6 +3000,9 @@ class StatusWindow:
     # reposts' originals; None when not read (a Cluster).
     accounts: dict[int, AccountStats] | None = None
     originals: dict[int, Status] | None = None
+    # With them: the usernames of the users their texts mention but their authors
+    # (uid -> None: the account is gone).
+    named: dict[int, str | None] | None = None
 
 
 def _bounds(
@@ -2897,6 +3034,7 @@ def _window(
     known = {
         "accounts": related.accounts if related is not None else None,
         "originals": related.originals if related is not None else None,
+        "named": related.named if related is not None else None,
     }
     if not ascending:
         page = _page(ids, found, size, read=read)
@@ -3089,30 +3227,34 @@ def repost_id_queue(reads: ReadBatch, *, uid: int, original_id: int) -> Deferred
 # `read_related(keys, a)` reads the statuses whose (status hash, likes, reposts)
 # keys `keys` lists, with these arguments starting at ARGV[a]: the viewer's uid (''
 # for none), how many status fields, the field names, the positions of the
-# author's id, of a repost's original author's id and of the original's id among
-# them, then the text before and after an id in a user hash, posts, followers,
-# following, status, likes and reposts key (`keys.around_id`), then the user hash's
-# privacy field and the user fields (`User.FIELDS`). It returns the rows (as
-# `_STATUSES_READ`'s, a repost's without the viewer's state), then uid, fields,
-# posts, followers, following, newest status id (null: none) of each author, then
-# sid, row of each original, then whether the viewer may see each row
-# (`original_seen`): for one JSON string, as `_ROWS_LUA`'s (a missing field is
-# null, an empty list `[null]`).
+# author's id, of a repost's original author's id, of the original's id and of the
+# mentions among them, then the text before and after an id in a user hash, posts,
+# followers, following, status, likes and reposts key (`keys.around_id`), then the
+# user hash's privacy field and the user fields (`User.FIELDS`). It returns the
+# rows (as `_STATUSES_READ`'s, a repost's without the viewer's state), then uid,
+# fields, posts, followers, following, newest status id (null: none) of each
+# author, then sid, row of each original, then whether the viewer may see each row
+# (`original_seen`), then uid, user fields of each user that a shown text (a row
+# but a repost, an original) mentions and that is not an author: their Mentions'
+# usernames, in the same round trip (a deleted one's fields say it is gone). For
+# one JSON string, as `_ROWS_LUA`'s (a missing field is null, an empty list
+# `[null]`).
 _RELATED_LUA = (
     _JSON_LUA
     + """
 local function read_related(keys, a)
   local viewer, n = ARGV[a], tonumber(ARGV[a + 1])
   local fields = {unpack(ARGV, a + 2, a + n + 1)}
-  local uid_at, ruid_at, orig_at =
-    tonumber(ARGV[a + n + 2]), tonumber(ARGV[a + n + 3]), tonumber(ARGV[a + n + 4])
-  local t = a + n + 5
+  local uid_at, ruid_at, orig_at, mentions_at =
+    tonumber(ARGV[a + n + 2]), tonumber(ARGV[a + n + 3]), tonumber(ARGV[a + n + 4]),
+    tonumber(ARGV[a + n + 5])
+  local t = a + n + 6
   local up, us, pp, ps, fp, fs, gp, gs, sp, ss, lp, ls, rp, rs =
     unpack(ARGV, t, t + 13)
   local private = ARGV[t + 14]
   local ufields = {unpack(ARGV, t + 15)}
   local nu = #ufields
-  local rows, accounts, originals, checks = {}, {}, {}, {}
+  local rows, accounts, originals, checks, texts = {}, {}, {}, {}, {}
   local seen, seen_original = {}, {}
   local function account(uid)
     if not uid or seen[uid] then return end
@@ -3141,6 +3283,7 @@ local function read_related(keys, a)
       state(found, lp .. original .. ls, rp .. original .. rs)
       originals[#originals + 1] = original
       originals[#originals + 1] = found
+      texts[#texts + 1] = found[mentions_at]
     end
     local author = row[ruid_at] or '0'
     checks[#checks + 1] = not original and 0 or original_seen(
@@ -3148,10 +3291,29 @@ local function read_related(keys, a)
       viewer, author)
     nulls(row, n)
     -- A repost row's own state is not shown (`Status.from_fields`): its original's.
-    if not original then state(row, keys[i + 1], keys[i + 2]) end
+    if not original then
+      state(row, keys[i + 1], keys[i + 2])
+      texts[#texts + 1] = row[mentions_at]
+    end
     rows[#rows + 1] = row
   end
-  return listed(rows), listed(accounts), listed(originals), listed(checks)
+  -- The mentioned users but the authors (whose names come with their accounts).
+  local named, asked = {}, {}
+  for _, mentions in ipairs(texts) do
+    if mentions ~= null and mentions ~= '' then
+      for _, uid in pairs(cjson.decode(mentions)) do
+        uid = string.format('%d', uid)
+        if not seen[uid] and not asked[uid] then
+          asked[uid] = true
+          named[#named + 1] = uid
+          named[#named + 1] = nulls(
+            redis.call('HMGET', up .. uid .. us, unpack(ufields)), nu)
+        end
+      end
+    end
+  end
+  return listed(rows), listed(accounts), listed(originals), listed(checks),
+    listed(named)
 end
 """
 )
@@ -3160,22 +3322,25 @@ end
 _STATUSES_RELATED_READ = LuaScript(
     _RELATED_LUA
     + """
-local rows, accounts, originals, checks = read_related(KEYS, 1)
-return cjson.encode({rows, accounts, originals, checks})
+local rows, accounts, originals, checks, named = read_related(KEYS, 1)
+return cjson.encode({rows, accounts, originals, checks, named})
 """
 )
 
 
 # KEYS and ARGV: `_WINDOW_READ`'s, with `read_related`'s arguments in place of
 # `read_rows`'. Returns, as one JSON string, the window's ids, then the rows,
-# accounts and originals of the first ones: a client API window and its statuses
-# in the request's first round trip (one server only).
+# accounts, originals, checks and mentioned users of the first ones, and (a home's)
+# the reposts among them that the home shows as their originals: a client API
+# window and its statuses in the request's first round trip (one server only).
 _WINDOW_RELATED_READ = LuaScript(
     _RELATED_LUA
+    + _AGAIN_LUA
     + _WINDOW_IDS_LUA
     + """
-local rows, accounts, originals, checks = read_related(keys, 11)
-return cjson.encode({listed(ids), rows, accounts, originals, checks})
+local rows, accounts, originals, checks, named = read_related(keys, 12)
+return cjson.encode(
+  {listed(ids), rows, accounts, originals, checks, named, again(rows, 12)})
 """
 )
 
@@ -3189,6 +3354,7 @@ def _related_args(viewer: int | None) -> list:
         Status.FIELDS.index("uid") + 1,
         Status.FIELDS.index("repost_uid") + 1,
         Status.FIELDS.index("repost_of") + 1,
+        Status.FIELDS.index("mentions") + 1,
         *account_keys.user_prefix(),
         *(
             part
@@ -3226,12 +3392,14 @@ def _related_found(
     account_rows: list,
     original_rows: list,
     checks: list,
+    named_rows: list,
 ) -> _Found:
     """The statuses `sids` (None for a repost the viewer may not see: `_refusals`),
-    their authors' accounts and reposts' originals from `read_related`'s reply (the
-    viewer's state kept once the viewer is proven)."""
+    their authors' accounts, reposts' originals and the usernames of the users
+    they mention from `read_related`'s reply (the viewer's state kept once the
+    viewer is proven)."""
     if not sids:
-        return _Found(statuses=[], cards=None, accounts={}, originals={})
+        return _Found(statuses=[], cards=None, accounts={}, originals={}, named={})
     n = len(Status.FIELDS)
     trusted = viewer is not None and reads.proven_uid() == viewer
     refused = _refusals(sids, checks, trusted)
@@ -3250,6 +3418,11 @@ def _related_found(
             )
             if original is not None:
                 originals[original.id] = original
+    named: dict[int, str | None] = {}
+    if named_rows != [None]:
+        for uid, values in zip(named_rows[::2], named_rows[1::2], strict=True):
+            user = User.from_fields(int(uid), values)
+            named[int(uid)] = user.username if user is not None else None
     return _Found(
         statuses=[
             None
@@ -3260,6 +3433,7 @@ def _related_found(
         cards=None,
         accounts=accounts,
         originals=originals,
+        named=named,
     )
 
 
@@ -3283,7 +3457,7 @@ def _statuses_related_queue(reads: ReadBatch, sids: list[int]) -> Deferred[_Foun
 
     def parse(replies: list) -> _Found:
         if not sids:
-            return _related_found(reads, viewer, sids, [], [], [], [])
+            return _related_found(reads, viewer, sids, [], [], [], [], [])
         return _related_found(reads, viewer, sids, *orjson.loads(replies[0]))
 
     return reads.queue(build, parse)

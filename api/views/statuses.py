@@ -48,6 +48,7 @@ def entities_of(
         statuses,
         accounts=window.accounts if window is not None else None,
         originals=window.originals if window is not None else None,
+        named=window.named if window is not None else None,
     )
     return entities.statuses(statuses, related, entities.Urls.of(request))
 

@@ -11,7 +11,14 @@ from accounts import services as accounts_services
 from accounts.selectors import user_get
 from config.redis import get_redis, is_cluster
 from tests.api.helpers import api_client, token_for
-from tests.helpers import logged_in_client, make_user, page, run_jobs, status_ids
+from tests.helpers import (
+    PASSWORD,
+    logged_in_client,
+    make_user,
+    page,
+    run_jobs,
+    status_ids,
+)
 from tests.roundtrips import RoundTripCounter
 from timeline import blocks, keys, privacy, services, social
 
@@ -154,7 +161,9 @@ def user_get_named(name: str):
     return user_get_by_username(username=name)
 
 
-def test_favourited_and_reblogged_are_the_viewers_own_whatever_the_counts_say():
+def test_favourited_and_reblogged_are_the_viewers_own_whatever_the_counts_say(
+    settings,
+):
     # As on the site's pages: the viewer's state is asked only where a count says
     # someone is there; a status never liked has no count field at all.
     alice, bob, carol = make_user("alice"), make_user("bob"), make_user("carol")
@@ -193,6 +202,13 @@ def test_favourited_and_reblogged_are_the_viewers_own_whatever_the_counts_say():
     social.status_like(user=bob, sid=old)
     social.status_repost(user=bob, sid=old)
     run_jobs()
+    # Bob's home holds the original just below his repost: it shows the original
+    # (HOME_REPOST_FALLOFF), with his state.
+    timeline = _api(bob).get("/api/v1/timelines/home").json()
+    assert [s["reblog"] for s in timeline] == [None] * 4
+    (shown,) = [s for s in timeline if s["id"] == str(old)]
+    assert (shown["favourited"], shown["reblogged"]) == (True, True)
+    settings.HOME_REPOST_FALLOFF = 0  # every repost shows
     timeline = _api(bob).get("/api/v1/timelines/home").json()
     (wrapper,) = [s for s in timeline if s["reblog"] is not None]
     assert wrapper["reblog"]["id"] == str(old)
@@ -412,13 +428,14 @@ def test_timelines_cost_one_round_trip_on_one_server_three_on_a_cluster():
 
 
 @pytest.mark.real_redis
-def test_mentions_of_people_off_the_page_cost_one_round_trip_more_at_most():
-    """A page whose statuses mention someone who posted nothing on it reads their
-    usernames (a Mention names the account as its Account does): in one more round
-    trip on one server, in the accounts' own round trip on a Cluster. Mentions of
-    the page's authors cost nothing."""
-    make_user("Alice")
-    bob, carol = make_user("bob"), make_user("carol")
+def test_mentions_of_people_off_the_page_cost_no_round_trip_more():
+    """A page whose statuses (or reposts' originals) mention someone who posted
+    nothing on it names them as their Account does: on one server in the window's
+    own round trip, on a Cluster in the accounts' one (a repost's original's, in one
+    more). A mentioned account that is being deleted, or is gone, is left out of
+    the Mentions, at no cost either."""
+    alice = make_user("Alice")
+    bob, carol, dave = make_user("bob"), make_user("carol"), make_user("Dave")
     _follow(carol, bob)
     _post(bob, "hi @bob")
     run_jobs()
@@ -427,11 +444,30 @@ def test_mentions_of_people_off_the_page_cost_one_round_trip_more_at_most():
     assert _round_trips(client, "/api/v1/timelines/home?limit=30") == down
     _post(bob, "hi @ALICE")
     run_jobs()
-    assert _round_trips(client, "/api/v1/timelines/home?limit=30") == (
-        3 if is_cluster() else 2
-    )
+    assert _round_trips(client, "/api/v1/timelines/home?limit=30") == down
     newest = client.get("/api/v1/timelines/home").json()[0]
     assert [m["username"] for m in newest["mentions"]] == ["Alice"]
+    assert [m["id"] for m in newest["mentions"]] == [str(alice.id)]
+    # A repost of a status that mentions someone else: the original's Mentions.
+    eve = make_user("eve")
+    reposted = _post(eve, "look @dave")
+    social.status_repost(user=bob, sid=reposted)
+    run_jobs()
+    # A Cluster reads the original with the accounts, and whom it mentions after.
+    down = 4 if is_cluster() else 1
+    assert _round_trips(client, "/api/v1/timelines/home?limit=30") == down
+    newest = client.get("/api/v1/timelines/home").json()[0]
+    assert newest["reblog"]["id"] == str(reposted)
+    assert [m["username"] for m in newest["reblog"]["mentions"]] == ["Dave"]
+    assert [m["id"] for m in newest["reblog"]["mentions"]] == [str(dave.id)]
+    # Alice's account deleted: her job pending, then done.
+    services.account_delete(user=alice, password=PASSWORD, client="127.0.0.1")
+    for _ in range(2):
+        assert _round_trips(client, "/api/v1/timelines/home?limit=30") == down
+        shown = client.get("/api/v1/timelines/home").json()
+        mentioning = next(s for s in shown if "ALICE" in s["content"])
+        assert mentioning["mentions"] == []
+        run_jobs()
 
 
 def test_a_home_walked_up_or_down_shows_the_same_past_a_pulled_outboxs_floor(

@@ -1,0 +1,127 @@
+"""A status reposted by people the reader follows shows once in their home, on
+whichever page its original falls (Mastodon's REBLOG_FALLOFF rule: a repost is left
+out of a home that holds its original at most HOME_REPOST_FALLOFF entries below
+it); one older than that shows again, at the top. On the site's pages, the client
+API's windows read either way, with a pulled author's reposts, on one server and a
+Cluster."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from accounts.selectors import PageReads
+from accounts.services import session_create
+from tests.api.helpers import api_client, token_for
+from tests.helpers import make_user, run_jobs
+from timeline import selectors, services, social
+
+
+@pytest.fixture(autouse=True)
+def _small_pages(settings):
+    settings.TIMELINE_PAGE_SIZE = 3
+    settings.RATE_LIMIT_POST = "off"
+    settings.RATE_LIMIT_API = "off"
+
+
+def _walk_site(user) -> list[tuple[int, int]]:
+    """Every page of the user's home, oldest last: (row id, original id) each."""
+    rows, max_id = [], None
+    for _ in range(30):
+        home = selectors.home_get(
+            reads=PageReads(session_create(uid=user.id)), max_id=max_id
+        )
+        rows += [(s.id, s.original_id) for s in home.page.statuses]
+        max_id = home.page.next_max_id
+        if max_id is None:
+            return rows
+    raise AssertionError("the pages never end")
+
+
+def _walk_api(user, query: str) -> list[tuple[int, int]]:
+    """Every window of the user's home through the client API, walked by its Link
+    headers, newest first: (entity id, the reblogged status's id or its own)."""
+    client = api_client(token_for(user))
+    path = f"/api/v1/timelines/home?limit=3&{query}"
+    rel = "prev" if "min_id" in query else "next"
+    windows = []
+    for _ in range(30):
+        response = client.get(path)
+        assert response.status_code == 200
+        windows.append(
+            [(int(s["id"]), int((s["reblog"] or s)["id"])) for s in response.json()]
+        )
+        links = dict(
+            (name, url)
+            for url, name in re.findall(
+                r'<([^>]+)>; rel="(\w+)"', response.get("Link", "")
+            )
+        )
+        if rel not in links:
+            break
+        path = links[rel]
+    else:
+        raise AssertionError("the windows never end")
+    if rel == "prev":
+        windows.reverse()
+    return [row for window in windows for row in window]
+
+
+@pytest.fixture
+def reposted():
+    """Dave follows alice and bob. Alice posts the original, then three more; bob
+    reposts the original: dave's home holds, newest first, the repost, alice's
+    three, the original."""
+    alice, bob, dave = make_user("alice"), make_user("bob"), make_user("dave")
+    for followee in (alice, bob):
+        services.follow_create(follower=dave, followee_id=followee.id)
+    original = services.status_create(author=alice, text="worth a repost")
+    later = [services.status_create(author=alice, text=f"later {i}") for i in range(3)]
+    repost = social.status_repost(user=bob, sid=original.id)
+    run_jobs()
+    return dave, original.id, [s.id for s in reversed(later)], repost.id, alice
+
+
+def test_a_reposted_status_shows_once_where_its_original_came(r, reposted):
+    dave, original, later, repost, _ = reposted
+    expected = [(sid, sid) for sid in later] + [(original, original)]
+    assert _walk_site(dave) == expected
+    assert _walk_api(dave, "") == expected
+    assert _walk_api(dave, "min_id=1") == expected
+
+
+def test_a_repost_of_an_older_status_than_the_falloff_shows_at_the_top(
+    r, reposted, settings
+):
+    settings.HOME_REPOST_FALLOFF = 3  # the original is 3 entries below the repost
+    dave, original, later, repost, _ = reposted
+    expected = [(repost, original)] + [(sid, sid) for sid in later]
+    expected.append((original, original))
+    assert _walk_site(dave) == expected
+    assert _walk_api(dave, "") == expected
+    assert _walk_api(dave, "min_id=1") == expected
+
+
+def test_a_pulled_authors_repost_shows_once_too(r, settings):
+    settings.FANOUT_PUSH_MAX = 2  # bob, with three followers, is pulled
+    alice, bob, dave = make_user("alice"), make_user("bob"), make_user("dave")
+    for fan in [dave, make_user("fan1"), make_user("fan2")]:
+        services.follow_create(follower=fan, followee_id=bob.id)
+    services.follow_create(follower=dave, followee_id=alice.id)
+    run_jobs()
+    original = services.status_create(author=alice, text="worth a repost")
+    later = [services.status_create(author=alice, text=f"later {i}") for i in range(3)]
+    social.status_repost(user=bob, sid=original.id)
+    run_jobs()
+    expected = [(s.id, s.id) for s in reversed(later)] + [(original.id, original.id)]
+    assert _walk_site(dave) == expected
+    assert _walk_api(dave, "") == expected
+
+
+def test_the_original_deleted_neither_it_nor_its_repost_shows(r, reposted):
+    dave, original, later, repost, alice = reposted
+    services.status_delete(user=alice, sid=original)  # its jobs not run yet
+    assert _walk_site(dave) == [(sid, sid) for sid in later]
+    run_jobs()
+    assert _walk_site(dave) == [(sid, sid) for sid in later]
