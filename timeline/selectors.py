@@ -55,7 +55,7 @@ from timeline.domain import (
     Thread,
 )
 from timeline.notifications import ACTORS_KEPT, STATUS_KINDS
-from timeline.services import home_rebuild_job_id
+from timeline.services import home_rebuild_job_id, outbox_cap
 
 IN_COMMON_SHOWN = 3
 
@@ -976,18 +976,43 @@ def _again_queue(
     )
 
 
+def _outbox_floor_queue(reads: ReadBatch, authors: list[int]) -> Deferred[int]:
+    """Queue the read of the lowest id that every one of these pulled authors'
+    outboxes still holds from there up: one past the newest of their statuses that
+    an outbox no longer keeps (0: they keep all)."""
+    cap = outbox_cap()
+
+    def build(pipe) -> None:
+        for author in authors:
+            pipe.zrevrange(keys.posts(author), cap, cap)
+
+    def parse(replies: list) -> int:
+        return max((int(reply[0]) + 1 for reply in replies if reply), default=0)
+
+    return reads.queue(build, parse)
+
+
 def _without_again(
-    found: list[Status | None], *again: Deferred[frozenset[int]] | frozenset[int] | None
+    found: list[Status | None],
+    *again: Deferred[frozenset[int]] | frozenset[int] | None,
+    floor: int = 0,
 ) -> list[Status | None]:
     """The statuses, None in place of the reposts that the home shows as their
-    originals (`_again_queue`, `_Window.again`)."""
+    originals (`_again_queue`, `_Window.again`), but those whose original is below
+    `floor`: a home merging pulled authors never shows what is below the newest
+    status an outbox lacks (`_merged`), so there the repost stays."""
     left_out: set[int] = set()
     for part in again:
         if part is not None:
             left_out |= part.value if isinstance(part, Deferred) else part
     if not left_out:
         return found
-    return [None if s is not None and s.id in left_out else s for s in found]
+    return [
+        None
+        if s is not None and s.id in left_out and (s.repost_of or 0) >= floor
+        else s
+        for s in found
+    ]
 
 
 def _without_refused(
@@ -1139,6 +1164,12 @@ def _home_read(
         if pulled_authors
         else None
     )
+    # The newest status an outbox lacks, of all of them: nothing below it shows, on
+    # whichever page reaches it (`_merged`), so a repost of an original below it
+    # stays (`_without_again`).
+    outbox_floor = (
+        _outbox_floor_queue(reads, pulled_authors) if pulled_authors else None
+    )
     # Their authors are known already: their cards ride in this round trip too.
     pulled_cards = _cards_queue(reads, pulled_authors) if pulled_authors else None
     # Nobody is offered to follow across a block (or a mute) either way.
@@ -1206,7 +1237,11 @@ def _home_read(
         page_found, read = _related_checked(reads, read, page_found, refused)
     else:
         page_found = _without_refused(page_found, refused)
-    page_found = _without_again(page_found, *again)
+    page_found = _without_again(
+        page_found,
+        *again,
+        floor=outbox_floor.value if outbox_floor is not None else 0,
+    )
     # Fan-out keeps them out of the home; what raced a block or mute goes here.
     page_found = _reposts_once(_without_hidden(reads, hidden, page_found))
 
@@ -3300,10 +3335,16 @@ local function read_related(keys, a)
   -- The mentioned users but the authors (whose names come with their accounts).
   local named, asked = {}, {}
   for _, mentions in ipairs(texts) do
+    -- A damaged field names nobody (`Status` reads it so) rather than failing.
+    local ok, decoded = false, nil
     if mentions ~= null and mentions ~= '' then
-      for _, uid in pairs(cjson.decode(mentions)) do
-        uid = string.format('%d', uid)
-        if not seen[uid] and not asked[uid] then
+      ok, decoded = pcall(cjson.decode, mentions)
+    end
+    if ok and type(decoded) == 'table' then
+      for _, value in pairs(decoded) do
+        local number = tonumber(value)
+        local uid = number and string.format('%d', number)
+        if uid and not seen[uid] and not asked[uid] then
           asked[uid] = true
           named[#named + 1] = uid
           named[#named + 1] = nulls(

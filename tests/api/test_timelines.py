@@ -518,3 +518,25 @@ def test_a_home_with_pulled_authors_costs_three_round_trips_on_one_server(settin
     # counts and accounts ride in it; a Cluster reads those in one more.
     expected = 4 if is_cluster() else 3
     assert _round_trips(client, "/api/v1/timelines/home?limit=30") == expected
+
+
+@pytest.mark.parametrize("damaged", ["{not json", "null", '{"bob":"x"}', "[[1]]"])
+def test_a_damaged_mentions_field_names_nobody_and_fails_no_timeline(damaged):
+    # As `Status` reads it (tests/timeline/test_mentions.py): no mentions.
+    alice, bob = make_user("alice"), make_user("bob")
+    _follow(bob, alice)
+    sid = _post(alice, "hello @bob")
+    run_jobs()
+    get_redis().hset(keys.status(sid), "mentions", damaged)
+    client = _api(bob)
+    for path in (
+        "/api/v1/timelines/home",
+        "/api/v1/timelines/public",
+        f"/api/v1/accounts/{alice.id}/statuses",
+        f"/api/v1/statuses/{sid}",
+    ):
+        response = client.get(path)
+        assert response.status_code == 200, path
+        shown = response.json()
+        entity = shown[0] if isinstance(shown, list) else shown
+        assert (entity["id"], entity["mentions"]) == (str(sid), []), path

@@ -125,3 +125,25 @@ def test_the_original_deleted_neither_it_nor_its_repost_shows(r, reposted):
     assert _walk_site(dave) == [(sid, sid) for sid in later]
     run_jobs()
     assert _walk_site(dave) == [(sid, sid) for sid in later]
+
+
+def test_a_repost_of_an_original_below_a_pulled_outboxs_floor_shows(r, settings):
+    # Nothing below a pulled author's outbox floor shows (the site's rule): a
+    # repost of an original below it shows, or the status would show nowhere.
+    settings.FANOUT_PUSH_MAX = 2
+    settings.HOME_TIMELINE_CAP = 6  # an outbox keeps a pulled author's newest 6
+    star, bob = make_user("star"), make_user("bob")
+    for fan in [bob, *(make_user(f"fan{i}") for i in range(3))]:
+        services.follow_create(follower=fan, followee_id=star.id)
+    friend, carol = make_user("friend"), make_user("carol")
+    for followee in (friend, carol):
+        services.follow_create(follower=bob, followee_id=followee.id)
+    run_jobs()
+    original = services.status_create(author=friend, text="worth a repost").id
+    for i in range(7):
+        services.status_create(author=star, text=f"star {i}")
+    repost = social.status_repost(user=carol, sid=original).id
+    run_jobs()
+    assert (repost, original) in _walk_site(bob)
+    assert (repost, original) in _walk_api(bob, "")
+    assert (repost, original) in _walk_api(bob, "min_id=1")
