@@ -200,9 +200,12 @@ def post_latency_by_size(
     for size in sizes:
         author = user_create(username=f"big{size}", password="x" * 12)
         followers = synthetic_followers(author.id, size)
+        store.persistence_settled()  # the setup's writes rewritten out of the AOF
         runs = []
         for _ in range(posts if size < 1_000_000 else 1):
+            forks = store.redis_forks()
             run = one_post(base, author, followers, timeout=max(60.0, size / 5000))
+            run["forks"] = store.redis_forks() - forks
             if size >= 100_000:
                 p16 = ceiling()
                 run["zadd_p16_per_s"] = p16["rate"]
@@ -270,13 +273,17 @@ def under_load(
     seconds = 10
 
     def home_load() -> dict:
+        forks = store.redis_forks()
         if home_rate:
-            return traffic.run_in_process(
+            run = traffic.run_in_process(
                 traffic.open_loop, base, "/", cookie, home_rate, seconds
             )()
-        return load.wrk_run(
-            base, home, seconds=seconds, connections=20, workdir=workdir
-        )
+        else:
+            run = load.wrk_run(
+                base, home, seconds=seconds, connections=20, workdir=workdir
+            )
+        # A snapshot or an AOF rewrite in the window: its child took a core.
+        return {**run, "forks": store.redis_forks() - forks}
 
     if warm:
         home_load()
@@ -515,6 +522,7 @@ def collect(args: argparse.Namespace, stack: contextlib.ExitStack) -> dict:
     for n, pause in enumerate((0.0, 0.2)):
         big = user_create(username=f"loaded{n}", password="x" * 12)
         big_followers = synthetic_followers(big.id, args.load_followers)
+        store.persistence_settled()  # the setup's writes rewritten out of the AOF
         data["under_load"].append(
             under_load(base, tmp, big, big_followers, readers, pause=pause, warm=n == 0)
         )
@@ -524,6 +532,7 @@ def collect(args: argparse.Namespace, stack: contextlib.ExitStack) -> dict:
         capacity = data["under_load"][-1]["home_idle"]["rps"]
         big = user_create(username="loaded_paced", password="x" * 12)
         big_followers = synthetic_followers(big.id, args.load_followers)
+        store.persistence_settled()
         data["under_load"].append(
             under_load(
                 base,
@@ -595,6 +604,13 @@ def render(data: dict) -> str:
         if p16 and biggest["inserts_per_s"]
         else "`redis-benchmark -P 16`: no figure.",
     ]
+    forked = [run for row in data["by_size"] for run in row["runs"] if run.get("forks")]
+    posts = sum(len(row["runs"]) for row in data["by_size"])
+    lines += [
+        "",
+        f"Redis forked (a snapshot or an AOF rewrite, whose child takes a core) "
+        f"during {len(forked)} of these {posts} posts.",
+    ]
     lines += ["", "## Under load", ""]
     for load_ in data["under_load"]:
         big = load_["big_post"]
@@ -630,6 +646,15 @@ def render(data: dict) -> str:
             f"- home page p99: idle {idle['p99_ms']:.1f} ms, under the posts "
             f"{busy['p99_ms']:.1f} ms ({busy['p99_ms'] / idle['p99_ms']:.2f}x)"
             f"{idle_after}; req/s {idle['rps']:,.0f} -> {busy['rps']:,.0f}",
+            "- Redis forked (a snapshot or an AOF rewrite, whose child takes a core) "
+            + ", ".join(
+                f"{run.get('forks', '?')} times {when}"
+                for run, when in (
+                    (idle, "while idle"),
+                    (busy, "under the posts"),
+                    (after or {}, "idle after"),
+                )
+            ),
             "",
         ]
     lines += [

@@ -30,6 +30,41 @@ def redis_version() -> str:
     return _info("server")[0]["redis_version"]
 
 
+def redis_forks() -> int:
+    """How many child processes the server (every master) has forked so far: an RDB
+    snapshot or an AOF rewrite each, whose child serializes the whole dataset and
+    takes a core while it runs."""
+    return sum(int(info["total_forks"]) for info in _info("stats"))
+
+
+def persistence_settled(timeout: float = 300) -> None:
+    """Rewrite the AOF now (on every master that keeps one) and wait until no
+    snapshot nor rewrite runs. A benchmark's own setup (hundreds of thousands of
+    writes) is not the workload it measures: without this, its writes fork an AOF
+    rewrite inside the windows it times (`redis_forks` counts any that still do)."""
+    import redis
+
+    from config.redis import get_redis, is_cluster
+
+    r = get_redis()
+    if not any(int(info["aof_enabled"]) for info in _info("persistence")):
+        return
+    if is_cluster(r):
+        r.bgrewriteaof(target_nodes=redis.RedisCluster.PRIMARIES)
+    else:
+        r.bgrewriteaof()
+    deadline = time.monotonic() + timeout
+    busy = (
+        "aof_rewrite_in_progress",
+        "aof_rewrite_scheduled",
+        "rdb_bgsave_in_progress",
+    )
+    while any(int(info[f]) for info in _info("persistence") for f in busy):
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"Redis still rewriting its AOF after {timeout:.0f} s")
+        time.sleep(0.1)
+
+
 def redis_cpu_seconds() -> float:
     """CPU time the server (every master) has used so far (user + system)."""
     return sum(

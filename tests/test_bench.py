@@ -8,12 +8,13 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 import urllib.request
 from pathlib import Path
 
 import pytest
 
-from bench import load, report, servers
+from bench import load, report, servers, store
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -304,3 +305,16 @@ def test_served_cpu_compares_two_checkouts_page_by_page():
         assert float(ratio) > 0
     # A page that reads Redis and renders statuses costs more than the trivial view.
     assert int(rows[1][1]) > int(rows[0][1])
+
+
+@pytest.mark.single_server
+def test_the_fanout_benchmark_counts_the_servers_forks(r):
+    # bench/fanout.py reports the forks (snapshots, AOF rewrites) in each window
+    # it measures: their child takes a core on this 2-core machine.
+    before = store.redis_forks()
+    r.bgsave()
+    for _ in range(500):
+        if not int(r.info("persistence")["rdb_bgsave_in_progress"]):
+            break
+        time.sleep(0.01)
+    assert store.redis_forks() == before + 1
