@@ -318,3 +318,18 @@ def test_the_fanout_benchmark_counts_the_servers_forks(r):
             break
         time.sleep(0.01)
     assert store.redis_forks() == before + 1
+
+
+@pytest.mark.single_server
+def test_the_fanout_benchmark_waits_for_a_rewrite_the_server_began_itself(r):
+    # Turning the AOF on starts a rewrite: settling asks for one more while it
+    # runs (Redis refuses that) and still returns only once none runs.
+    r.config_set("appendonly", "yes")
+    try:
+        store.persistence_settled(timeout=60)
+        info = r.info("persistence")
+        assert int(info["aof_enabled"]) == 1
+        assert int(info["aof_rewrite_in_progress"]) == 0
+        assert int(info["aof_rewrite_scheduled"]) == 0
+    finally:
+        r.config_set("appendonly", "no")
