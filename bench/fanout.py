@@ -63,7 +63,9 @@ CSRF = "b" * 32
 
 
 def synthetic_followers(author_id: int, count: int) -> list[int]:
-    """The first `count` synthetic readers follow the author; each is active."""
+    """The first `count` synthetic readers follow the author; each is active. These
+    setup writes are then rewritten out of the AOF (`store.persistence_settled`), so
+    that they fork no rewrite inside the windows the benchmark times."""
     from accounts.services import seen_stamp_queue
     from config.pipelines import pipeline_run
     from timeline import keys
@@ -79,6 +81,7 @@ def synthetic_followers(author_id: int, count: int) -> list[int]:
                 seen_stamp_queue(pipe, uid=u)
 
         pipeline_run(write, confirm=False)
+    store.persistence_settled()
     return uids
 
 
@@ -200,7 +203,6 @@ def post_latency_by_size(
     for size in sizes:
         author = user_create(username=f"big{size}", password="x" * 12)
         followers = synthetic_followers(author.id, size)
-        store.persistence_settled()  # the setup's writes rewritten out of the AOF
         runs = []
         for _ in range(posts if size < 1_000_000 else 1):
             forks = store.redis_forks()
@@ -522,7 +524,6 @@ def collect(args: argparse.Namespace, stack: contextlib.ExitStack) -> dict:
     for n, pause in enumerate((0.0, 0.2)):
         big = user_create(username=f"loaded{n}", password="x" * 12)
         big_followers = synthetic_followers(big.id, args.load_followers)
-        store.persistence_settled()  # the setup's writes rewritten out of the AOF
         data["under_load"].append(
             under_load(base, tmp, big, big_followers, readers, pause=pause, warm=n == 0)
         )
@@ -532,7 +533,6 @@ def collect(args: argparse.Namespace, stack: contextlib.ExitStack) -> dict:
         capacity = data["under_load"][-1]["home_idle"]["rps"]
         big = user_create(username="loaded_paced", password="x" * 12)
         big_followers = synthetic_followers(big.id, args.load_followers)
-        store.persistence_settled()
         data["under_load"].append(
             under_load(
                 base,

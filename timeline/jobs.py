@@ -425,25 +425,21 @@ def stats() -> QueueStats:
     leased = scheduled = 0
     oldest = None
     if busy:
-        queued = pipeline_run(
-            lambda pipe: [
+
+        def queued_read(pipe) -> None:
+            for slot in busy:
                 pipe.zrange(keys.job_queue(slot), 0, -1, withscores=True)
-                for slot in busy
-            ],
-            confirm=False,
-        )
+
+        queued = pipeline_run(queued_read, confirm=False)
         pairs = [(slot, q) for slot, q in zip(busy, queued, strict=True) if q]
-        # Each job's creation time and lease token, one HMGET per slot.
-        data = pipeline_run(
-            lambda pipe: [
-                pipe.hmget(
-                    keys.job_data(slot),
-                    [f"{jid}#{f}" for jid, _ in q for f in ("s", "t")],
-                )
-                for slot, q in pairs
-            ],
-            confirm=False,
-        )
+
+        def data_read(pipe) -> None:
+            # Each job's creation time and lease token, one HMGET per slot.
+            for slot, q in pairs:
+                fields = [f"{jid}#{f}" for jid, _ in q for f in ("s", "t")]
+                pipe.hmget(keys.job_data(slot), fields)
+
+        data = pipeline_run(data_read, confirm=False)
         made: list[int] = []
         for (_, q), fields in zip(pairs, data, strict=True):
             for (_, due), created, token in zip(

@@ -330,15 +330,19 @@ return out
 
 # KEYS: an author's posts, outbox and fan-out mode. ARGV: the newest id wanted
 # (or +inf), how many, the lowest id wanted (or -inf), and 'asc' to read the oldest
-# above it rather than the newest below the top. Returns 0 when the author is
-# pushed (a stale merge entry: read nothing); else 1, the id below which the outbox
-# keeps nothing the posts hold (0: none), then sid, JSON pairs of the statuses read
-# from the outbox (the outbox keeps the newest: read upwards, what it lacks comes
-# first and is skipped, a batch at a time, at most ARGV[5] batches).
+# above it rather than the newest below the top, how many batches to skip at most,
+# and how many statuses an outbox keeps. Returns 0 when the author is pushed (a
+# stale merge entry: read nothing); else 1, the id below which the outbox keeps
+# nothing the posts hold (0: none) as this read met it, the newest status the
+# outbox no longer keeps whatever the read (0: none), then sid, JSON pairs of the
+# statuses read from the outbox (the outbox keeps the newest: read upwards, what it
+# lacks comes first and is skipped, a batch at a time, at most ARGV[5] batches).
 _OUTBOX_READ = LuaScript(
     """
 if redis.call('EXISTS', KEYS[3]) == 0 then return {0} end
-local n, out = tonumber(ARGV[2]), {1, 0}
+local cap = tonumber(ARGV[6])
+local lacked = redis.call('ZREVRANGE', KEYS[1], cap, cap)[1] or 0
+local n, out = tonumber(ARGV[2]), {1, 0, lacked}
 if ARGV[4] ~= 'asc' then
   local ids = redis.call('ZREVRANGEBYSCORE', KEYS[1], ARGV[1], ARGV[3],
                          'LIMIT', 0, n)
@@ -364,7 +368,7 @@ for _ = 1, tonumber(ARGV[5]) do
       out[#out + 1] = row
     end
   end
-  if #out > 2 or #ids < n then break end
+  if #out > 3 or #ids < n then break end
   low = '(' .. ids[#ids]
 end
 return out
@@ -382,12 +386,14 @@ def _pulled_queue(
     size: int,
     low: str = "-inf",
     ascending: bool = False,
-) -> Deferred[tuple[int, list[Status]]]:
+) -> Deferred[tuple[int, list[Status], int]]:
     """Queue reads of the newest statuses of pulled authors from their outboxes:
-    one script call per author, in the same round trip. The value: the floor
-    (statuses below it may be missing: an outbox keeps only its newest), and the
-    statuses."""
+    one script call per author, in the same round trip. The value: the floor this
+    read met (statuses below it may be missing: an outbox keeps only its newest),
+    the statuses, and the floor of all their outboxes whatever the read (one past
+    the newest status one of them no longer keeps; 0: they keep all)."""
     top = max_id if max_id is not None else "+inf"
+    cap = outbox_cap()
 
     def build(pipe) -> None:
         for author in authors:
@@ -404,21 +410,23 @@ def _pulled_queue(
                     low,
                     "asc" if ascending else "desc",
                     OUTBOX_SKIP_BATCHES,
+                    cap,
                 ],
             )
 
-    def parse(replies: list) -> tuple[int, list[Status]]:
-        floor = 0
+    def parse(replies: list) -> tuple[int, list[Status], int]:
+        floor = kept_from = 0
         statuses: list[Status] = []
         for reply in replies:
             if not reply[0]:
                 continue
             floor = max(floor, int(reply[1]) + 1 if int(reply[1]) else 0)
-            for sid, row in zip(reply[2::2], reply[3::2], strict=True):
+            kept_from = max(kept_from, int(reply[2]) + 1 if int(reply[2]) else 0)
+            for sid, row in zip(reply[3::2], reply[4::2], strict=True):
                 status = Status.from_json(int(sid), row)
                 if status is not None:
                     statuses.append(status)
-        return floor, statuses
+        return floor, statuses, kept_from
 
     return reads.queue(build, parse)
 
@@ -976,22 +984,6 @@ def _again_queue(
     )
 
 
-def _outbox_floor_queue(reads: ReadBatch, authors: list[int]) -> Deferred[int]:
-    """Queue the read of the lowest id that every one of these pulled authors'
-    outboxes still holds from there up: one past the newest of their statuses that
-    an outbox no longer keeps (0: they keep all)."""
-    cap = outbox_cap()
-
-    def build(pipe) -> None:
-        for author in authors:
-            pipe.zrevrange(keys.posts(author), cap, cap)
-
-    def parse(replies: list) -> int:
-        return max((int(reply[0]) + 1 for reply in replies if reply), default=0)
-
-    return reads.queue(build, parse)
-
-
 def _without_again(
     found: list[Status | None],
     *again: Deferred[frozenset[int]] | frozenset[int] | None,
@@ -1164,12 +1156,6 @@ def _home_read(
         if pulled_authors
         else None
     )
-    # The newest status an outbox lacks, of all of them: nothing below it shows, on
-    # whichever page reaches it (`_merged`), so a repost of an original below it
-    # stays (`_without_again`).
-    outbox_floor = (
-        _outbox_floor_queue(reads, pulled_authors) if pulled_authors else None
-    )
     # Their authors are known already: their cards ride in this round trip too.
     pulled_cards = _cards_queue(reads, pulled_authors) if pulled_authors else None
     # Nobody is offered to follow across a block (or a mute) either way.
@@ -1184,12 +1170,15 @@ def _home_read(
         page_found = [None, *page_found] if ascending else [*page_found, None]
     more_cards: Deferred[dict[int, Card]] | None = None
     refused = None
+    kept_from = 0  # no outbox: every status the home holds may show
     if window is None and is_cluster():
         again.append(_again_queue(reads, uid, statuses=filter(None, own.statuses)))
     if pulled is None:
         refused = _refused_queue(reads, own.unchecked)
     else:
-        floor, pulled_statuses = pulled.value
+        # `kept_from`: nothing below it shows, on whichever page reaches it
+        # (`_merged`), so a repost of an original below it stays (`_without_again`).
+        floor, pulled_statuses, kept_from = pulled.value
         if ascending and floor - 1 > (-1 if low == "-inf" else int(low[1:])):
             # Read upwards from below what an outbox keeps: nothing below its floor
             # is shown, so the window starts at the floor (two more round trips,
@@ -1240,7 +1229,7 @@ def _home_read(
     page_found = _without_again(
         page_found,
         *again,
-        floor=outbox_floor.value if outbox_floor is not None else 0,
+        floor=kept_from,
     )
     # Fan-out keeps them out of the home; what raced a block or mute goes here.
     page_found = _reposts_once(_without_hidden(reads, hidden, page_found))
