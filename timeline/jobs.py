@@ -32,7 +32,7 @@ three commands' worth of Lua around sorted sets:
 - **wake-up calls**: after the atomic step, the writer adds the slot to one of 16
   `jobs:ready:{r<n>}` zsets; idle workers pop them. Losing one (its node failed just
   then) only delays the job to the next **sweep**, which every worker runs every
-  JOB_SWEEP_SECONDS over the 16,384 slot queues: one pipelined read per node.
+  JOB_SWEEP_SECONDS over the 16,384 slot queues: one round trip (`due_slots`).
 
 Nothing here knows what a job does: `timeline.fanout` runs them.
 """
@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from django.conf import settings
 
 from config.pipelines import LuaScript, pipeline_run
-from config.redis import get_redis
+from config.redis import get_redis, is_cluster
 from timeline import keys
 
 # A job's bookkeeping, the fields `<id>#<f>` of its slot's `jobdata` hash: s when it
@@ -290,13 +290,49 @@ def wakeups_pop(*, count: int = 8) -> list[int]:
     return sorted({int(member) for reply in replies for member, _ in reply})
 
 
-def due_slots(*, now: int | None = None) -> list[int]:
-    """The slots whose queue holds a due job (the sweep): one pipelined read per node.
+# KEYS: slot queues (a chunk of them, on one server). ARGV: now (ms). The positions
+# (from 1) of the queues that hold a job due by then: one script call reads a
+# thousand queues, where a pipelined read cost the worker a parsed reply each.
+_DUE_QUEUES = LuaScript(
+    """
+if redis.call('EXISTS', unpack(KEYS)) == 0 then return {} end  -- most are empty
+local due = {}
+for i, queue in ipairs(KEYS) do
+  if redis.call('ZCOUNT', queue, '-inf', ARGV[1]) > 0 then due[#due + 1] = i end
+end
+return due
+"""
+)
+SWEEP_CHUNK = 1024  # queues per script call: about a millisecond of Redis's time
 
-    On one server every queue is read; only slots that hold a user's keys have one.
+
+def due_slots(*, now: int | None = None) -> list[int]:
+    """The slots whose queue holds a due job (the sweep).
+
+    On one server every queue is read, SWEEP_CHUNK queues a script call, all in one
+    round trip; between calls Redis serves other clients. The 16,384 queues read by
+    as many pipelined commands cost a worker about 250 ms of CPU a sweep, every
+    JOB_SWEEP_SECONDS, beside the pages (docs/BENCHMARKS.md). On a Cluster a script
+    reads one slot's keys only: one pipelined read per node, a command a queue.
     """
     at = now if now is not None else now_ms()
-    slots = list(range(keys.CLUSTER_SLOTS))
+    slots = range(keys.CLUSTER_SLOTS)
+    if not is_cluster():
+        queues = keys.job_queues()
+        starts = range(0, keys.CLUSTER_SLOTS, SWEEP_CHUNK)
+
+        def sweep(pipe) -> None:
+            for start in starts:
+                _DUE_QUEUES.queue(
+                    pipe, keys=queues[start : start + SWEEP_CHUNK], args=[at]
+                )
+
+        replies = pipeline_run(sweep, confirm=False)
+        return [
+            start + position - 1
+            for start, due in zip(starts, replies, strict=True)
+            for position in due
+        ]
 
     def read(pipe) -> None:
         for slot in slots:

@@ -390,6 +390,12 @@ def job_queue(slot: int) -> str:
     return f"jobs:{{{_slot_tags()[slot]}}}"
 
 
+@functools.cache
+def job_queues() -> tuple[str, ...]:
+    """Every slot's job queue, slot by slot (the sweep's)."""
+    return tuple(job_queue(slot) for slot in range(CLUSTER_SLOTS))
+
+
 def job_data(slot: int) -> str:
     return f"jobdata:{{{_slot_tags()[slot]}}}"
 

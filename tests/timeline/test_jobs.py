@@ -166,3 +166,24 @@ def test_a_failure_dropped_past_the_cap_leaves_its_id_queued_anew_intact(r, sett
     stats = jobs.stats()
     assert stats.depth == 1
     assert stats.oldest_age_s is not None
+
+
+def test_the_sweep_finds_every_slot_with_a_due_job_and_no_other(r):
+    # The sweep is how a worker finds a job whose wake-up call was lost, a retry
+    # whose backoff ran out, or a dead worker's lease: every one of the 16,384 slot
+    # queues is read, from the first slot to the last, and a job not yet due is
+    # left until it is.
+    due_now = [0, 1, 1023, 1024, 8191, 16383]
+    for slot in due_now:
+        jobs.enqueue(slot=slot, jid=f"post:1:{slot}")
+    jobs.enqueue(slot=5000, jid="post:1:5000")
+    (held,) = jobs.claim(slot=5000, limit=1)
+    later = jobs.now_ms() + 60_000
+    jobs.defer(held, due=later)
+    assert jobs.due_slots() == due_now
+    assert jobs.due_slots(now=later) == sorted([*due_now, 5000])
+    for slot in due_now:
+        (job,) = jobs.claim(slot=slot, limit=1)
+        assert jobs.done(job)
+    assert jobs.due_slots() == []
+    assert jobs.due_slots(now=later) == [5000]
