@@ -20,7 +20,7 @@ pushed), then measures:
    p50/p99, home p99 against the same wrk run without the posts (idle). Three
    runs: the home saturated (wrk as fast as answered) with posters back to back,
    then pausing 200 ms; and the home offered `--home-load` (0.5) of what it served
-   saturated, the posters pausing: a site with headroom, the same load offered idle
+   saturated (the median of those runs' four idle readings), the posters pausing: a site with headroom, the same load offered idle
    and busy, so its p99s compare the fan-out's cost, not a longer queue.
 3. **A home's cost against the pulled authors it merges** (0, 1, 5, 10, 20): wrk on
    the home of readers who follow that many authors in pull mode; req/s and Redis
@@ -326,6 +326,20 @@ def under_load(
     }
 
 
+def offered_rate(saturated: list[dict], share: float) -> dict:
+    """`share` of what the home served saturated and idle: of the median of the
+    readings in `saturated` (`under_load`'s results, before and after each run's
+    posts). One reading moves by a third from run to run on a shared machine, and
+    half of a high one offered more than the cores had left (docs/BENCHMARKS.md)."""
+    readings = sorted(
+        run[window]["rps"]
+        for run in saturated
+        for window in ("home_idle", "home_idle_after")
+        if run.get(window) and run[window]["rps"] > 0
+    )
+    return {"rate": share * statistics.median(readings), "readings": readings}
+
+
 def pulled_home_cost(
     base: str, workdir: Path, counts: list[int], seconds: int, rounds: int
 ) -> list[dict]:
@@ -529,8 +543,8 @@ def collect(args: argparse.Namespace, stack: contextlib.ExitStack) -> dict:
         )
     if args.home_load:
         # The same paced posters, the home offered a share of what it served idle
-        # and saturated just before.
-        capacity = data["under_load"][-1]["home_idle"]["rps"]
+        # and saturated in this run (the median of its readings).
+        offered = offered_rate(data["under_load"], args.home_load)
         big = user_create(username="loaded_paced", password="x" * 12)
         big_followers = synthetic_followers(big.id, args.load_followers)
         data["under_load"].append(
@@ -542,9 +556,10 @@ def collect(args: argparse.Namespace, stack: contextlib.ExitStack) -> dict:
                 readers,
                 pause=0.2,
                 warm=False,
-                home_rate=args.home_load * capacity,
+                home_rate=offered["rate"],
             )  # fmt: skip
         )
+        data["under_load"][-1]["saturated_rps"] = offered["readings"]
     print("pulled authors on a home...", file=sys.stderr)
     data["pulled"] = pulled_home_cost(
         base, tmp, args.pulled, seconds=args.seconds, rounds=args.rounds
@@ -627,9 +642,11 @@ def render(data: dict) -> str:
             if load_["pause_s"]
             else "each posting again as soon as answered"
         )
+        readings = ", ".join(f"{rps:,.0f}" for rps in load_.get("saturated_rps", []))
         pace = (
             f"at {load_['home_rate']:,.0f} requests/s, each timed from when it was "
-            "due (half of what it served saturated)"
+            "due (half of the median of what it served saturated above: "
+            f"{readings} req/s)"
             if load_.get("home_rate")
             else "(20 connections, as fast as they are answered)"
         )

@@ -333,3 +333,23 @@ def test_the_fanout_benchmark_waits_for_a_rewrite_the_server_began_itself(r):
         assert int(info["aof_rewrite_scheduled"]) == 0
     finally:
         r.config_set("appendonly", "no")
+
+
+def test_the_half_load_offers_half_of_the_median_saturated_home():
+    # The fan-out benchmark's half-load case offers the home a share of what it
+    # served saturated. One saturated reading moves by a third on this machine;
+    # the offered rate comes from the median of the run's saturated idle readings,
+    # so one high reading does not offer more than the cores have left.
+    from bench.fanout import offered_rate
+
+    saturated = [
+        {"home_idle": {"rps": 426.0}, "home_idle_after": {"rps": 575.0}},
+        {"home_idle": {"rps": 440.0}, "home_idle_after": {"rps": 430.0}},
+    ]
+    assert offered_rate(saturated, 0.5) == {
+        "rate": 217.5,
+        "readings": [426.0, 430.0, 440.0, 575.0],
+    }
+    # A window that served nothing (a failed run) is not a reading.
+    saturated[1]["home_idle_after"] = {"rps": 0.0}
+    assert offered_rate(saturated, 0.5)["rate"] == 220.0
