@@ -961,12 +961,30 @@ class Worker:
                     for job in jobs.claim(slot=slot, limit=1):
                         self.finished += job_run(job)
                         revisit.add(slot)  # more may be due there
+                if not slots:
+                    revisit = self._idle(min(next_sweep, next_trends))
             except OUTAGES as error:
                 log.warning("fan-out worker: Redis is not answering (%r)", error)
                 self.stop.wait(1.0)
-                continue
-            if not slots:
-                self.stop.wait(settings.JOB_POLL_SECONDS)
+
+    # The longest an idle worker waits for a wake-up call at a time: a stop (it
+    # cannot interrupt the wait) comes within it.
+    WAIT_MAX = 1.0
+
+    def _idle(self, until: float) -> set[int]:
+        """Wait for work until the monotonic time `until` (the next sweep or sum of
+        the trends): on one server for a wake-up call (`jobs.wakeup_wait`), under
+        the client's socket timeout; on a Cluster, JOB_POLL_SECONDS. The slots
+        announced meanwhile."""
+        if is_cluster():
+            self.stop.wait(settings.JOB_POLL_SECONDS)
+            return set()
+        timeout = min(
+            self.WAIT_MAX,
+            settings.REDIS_SOCKET_TIMEOUT / 2,
+            max(0.01, until - time.monotonic()),
+        )
+        return set(jobs.wakeup_wait(timeout=timeout))
 
 
 def _trends_refresh() -> None:

@@ -30,9 +30,11 @@ three commands' worth of Lua around sorted sets:
 - **waiting**: a job that must let other work finish first raises `Deferred`; it is
   due again later, from its cursor, and the wait is not counted as an attempt.
 - **wake-up calls**: after the atomic step, the writer adds the slot to one of 16
-  `jobs:ready:{r<n>}` zsets; idle workers pop them. Losing one (its node failed just
-  then) only delays the job to the next **sweep**, which every worker runs every
-  JOB_SWEEP_SECONDS over the 16,384 slot queues: one round trip (`due_slots`).
+  `jobs:ready:{r<n>}` zsets; idle workers pop them (on one server they wait on all
+  16 at once, `wakeup_wait`; on a Cluster they ask every JOB_POLL_SECONDS). Losing
+  one (its node failed just then) only delays the job to the next **sweep**, which
+  every worker runs every JOB_SWEEP_SECONDS over the 16,384 slot queues: one round
+  trip (`due_slots`).
 
 Nothing here knows what a job does: `timeline.fanout` runs them.
 """
@@ -304,6 +306,16 @@ return due
 """
 )
 SWEEP_CHUNK = 1024  # queues per script call: about a millisecond of Redis's time
+
+
+def wakeup_wait(*, timeout: float) -> list[int]:
+    """One server: wait up to `timeout` s for a wake-up call on any shard (one
+    blocking pop over all of them); the slot it announces, or [] if none came. An
+    idle worker waits here rather than asking the shards every JOB_POLL_SECONDS,
+    which cost it 4% of a core doing nothing (docs/BENCHMARKS.md). A Cluster's
+    shards lie on different nodes, where one blocking pop cannot wait on them all."""
+    reply = get_redis().bzpopmin(keys.job_ready_shards(), timeout=timeout)
+    return [int(reply[1])] if reply else []
 
 
 def due_slots(*, now: int | None = None) -> list[int]:

@@ -54,7 +54,9 @@ def homes_holding(sid: int, uids: list[int]) -> int:
     return sum(reply is not None for reply in replies)
 
 
-def start_worker(url: str, *, cluster: bool = False) -> subprocess.Popen:
+def start_worker(
+    url: str, *, cluster: bool = False, sweep_seconds: float = 0.5
+) -> subprocess.Popen:
     """A real worker process, with a short lease so that a dead one is soon replaced
     and small batches so that a job has many steps to be cut between."""
     layout_stamp(get_redis())  # as a store the site made is: the worker checks it
@@ -64,7 +66,7 @@ def start_worker(url: str, *, cluster: bool = False) -> subprocess.Popen:
         "REDIS_URL": url,
         "REDIS_CLUSTER": "true" if cluster else "false",
         "JOB_LEASE_SECONDS": "1",
-        "JOB_SWEEP_SECONDS": "0.5",
+        "JOB_SWEEP_SECONDS": str(sweep_seconds),
         "FANOUT_BATCH": "50",
         "FANOUT_GROUP": "50",
         "REDIS_SOCKET_TIMEOUT": "1",
@@ -421,3 +423,39 @@ def test_an_account_deletion_survives_its_worker_being_killed(r, store_url):
     assert followed == [None] * len(followees)
     assert not any(r.exists(keys.status(s)) for s in sids[:50])
     assert not any(gone & set(r.zrange(p, 0, -1)) for p in keys.global_partitions())
+
+
+@pytest.mark.real_redis
+def test_an_idle_worker_runs_a_post_on_its_wake_up_call_and_stops_on_sigterm(
+    r, store_url
+):
+    # With no sweep due for an hour, only the post's wake-up call can bring its
+    # job to an idle worker. On one server the idle worker waits on the wake-up
+    # shards (an operator sees it among Redis's blocked clients) rather than
+    # asking them fifty times a second; a stop still comes within its bounded wait.
+    url, cluster = store_url
+    author = make_user("author")
+    readers = add_followers(author.id, 20)
+    worker = start_worker(url, cluster=cluster, sweep_seconds=3600)
+    try:
+        if cluster:
+            time.sleep(3)  # started, swept once, idle
+        else:
+            wait_for(
+                lambda: r.info("clients")["blocked_clients"] == 1,
+                timeout=30,
+                what="the worker to wait for a wake-up call",
+            )
+        status = services.status_create(author=author, text="woken")
+        wait_for(
+            lambda: homes_holding(status.id, readers) == 20,
+            timeout=10,
+            what="every home",
+        )
+        wait_for(queues_empty, timeout=10, what="the job to be done")
+        asked = time.monotonic()
+        worker.send_signal(signal.SIGTERM)
+        assert worker.wait(timeout=10) == 0
+        assert time.monotonic() - asked < 3
+    finally:
+        stop_worker(worker)
