@@ -353,3 +353,77 @@ def test_the_half_load_offers_half_of_the_median_saturated_home():
     # A window that served nothing (a failed run) is not a reading.
     saturated[1]["home_idle_after"] = {"rps": 0.0}
     assert offered_rate(saturated, 0.5)["rate"] == 220.0
+
+
+def test_the_paced_traffic_reads_every_answer_and_keeps_connections_alive():
+    # bench/traffic.py's open loop and posters read each answer whole, whether its
+    # length is given, chunked, or the end of the connection, and send the next
+    # request on a connection that is still open, as browsers and wrk do, rather
+    # than on a new one each time.
+    import http.server
+    import socketserver
+    import threading
+
+    from bench import traffic
+
+    connections = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def setup(self):
+            connections.append(self.client_address)
+            super().setup()
+
+        def log_message(self, *args):
+            pass
+
+        def do_GET(self):
+            body = b"x" * 5000
+            self.send_response(200)
+            if self.path == "/chunked":
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                for part in (body[:3000], body[3000:]):
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(part), part))
+                self.wfile.write(b"0\r\n\r\n")
+            elif self.path == "/close":
+                self.send_header("Connection", "close")
+                self.end_headers()
+                self.wfile.write(body)
+                self.close_connection = True
+            else:
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+        def do_POST(self):
+            self.rfile.read(int(self.headers["Content-Length"]))
+            self.send_response(302)
+            self.send_header("Location", "/")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+    class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
+        daemon_threads = True
+
+    server = Server(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_port}"
+    try:
+        for path in ("/", "/chunked"):
+            connections.clear()
+            run = traffic.open_loop(base, path, "c=1", 100, 0.5)
+            assert run["codes"] == {"200": 50}
+            assert 1 <= len(connections) < 10, path
+        connections.clear()
+        run = traffic.open_loop(base, "/close", "c=1", 100, 0.5)
+        assert run["codes"] == {"200": 50}
+        assert len(connections) == 50
+        connections.clear()
+        posted = traffic.posters(base, ["c=1", "c=2"], "t", 0.05, 0.5)
+        assert set(posted["codes"]) == {"302"} and posted["requests"] >= 4
+        assert len(connections) == 2
+    finally:
+        server.shutdown()
+        server.server_close()
