@@ -343,36 +343,38 @@ def _leave_redis(took: float) -> None:
         time.sleep(took * (1 - share) / share)
 
 
+def _post_state_queue(pipe, *, author_id: int, sid: int) -> None:
+    """Queue what a post job reads first: the status, whether its author is
+    private, and how the author's statuses reach homes (pushed or pulled)."""
+    pipe.hmget(keys.status(sid), Status.IMMUTABLE)
+    pipe.hexists(account_keys.user(author_id), User.PRIVATE_FIELD)
+    pipe.get(keys.fanout_mode(author_id))
+
+
 def run_post(job: jobs.Job) -> None:
     author_id, sid = job.args
-    status = Status.from_fields(
-        sid, get_redis().hmget(keys.status(sid), Status.IMMUTABLE)
+    fields, private, mode = pipeline_run(
+        lambda pipe: _post_state_queue(pipe, author_id=author_id, sid=sid),
+        confirm=False,
     )
+    status = Status.from_fields(sid, fields)
     if status is None:
         # Deleted (its hash goes first; it existed before this job was recorded):
         # nothing of it is published again. Its removal job sweeps what got out.
         return
     # A reply's link to its parent, a repost's to its original, in case the
     # request died before it (`timeline.social`); a repost that loses is gone.
-    if (
-        job.cursor == "0"
-        and status is not None
-        and not social.link_posted(status=status)
-    ):
+    if job.cursor == "0" and not social.link_posted(status=status):
         return
-    if (
-        job.cursor == "0"
-        and (status is None or status.repost_of is None)
-        and not get_redis().hexists(account_keys.user(author_id), User.PRIVATE_FIELD)
-    ):
-        # A private author's statuses stay out of it and out of tag pages (a turn
-        # to private after this read is swept by its own job, due once this one had
-        # time to finish), and reposts too (`services.status_create`).
-        pipeline_run(lambda pipe: services.global_add_queue(pipe, sids=[sid]))
-        services.status_tags_add(sid=sid)
-    if get_redis().get(keys.fanout_mode(author_id)) == "pull":
+    if job.cursor == "0" and status.repost_of is None and not private:
+        # A private author's statuses stay out of the global timeline and out of
+        # tag pages (a turn to private after this read is swept by its own job,
+        # due once this one had time to finish), and reposts too
+        # (`services.status_create`).
+        services.status_publish(status=status)
+    if mode == "pull":
         return  # every follower's home merges the author's outbox instead
-    reply_uid = status.reply_uid if status is not None else None
+    reply_uid = status.reply_uid
 
     if not is_cluster():
         _push_walk(job, author_id, sid=sid, reply_uid=reply_uid)

@@ -630,32 +630,38 @@ return added
 )
 
 
-def status_tags_add(*, sid: int) -> list[str]:
-    """Add a public status to the timelines of its tags and count it in its hour's
-    trends; returns the tags it was new to (counted once, so a rerun counts nothing).
+def status_publish(*, status: Status) -> list[str]:
+    """Add a public status to the global timeline and to the timelines of its tags,
+    and count it in its hour's trends; returns the tags it was new to (counted
+    once, so a rerun counts nothing). One round trip, and one more to count new
+    tags.
 
-    Run by the post's fan-out job (`timeline.fanout.run_post`), not the request:
-    the job is durable, so a crash cannot skip a tag, and the count is taken where
-    it can be taken once. A status deleted meanwhile is taken back out (the delete
-    removes it from its tags after its hash is gone; this checks the hash after its
-    adds, so whichever runs second removes it).
+    Run by the post's fan-out job (`timeline.fanout.run_post`), with the status it
+    read, not by the request: the job is durable, so a crash cannot skip a tag,
+    and the count is taken where it can be taken once. A status deleted meanwhile
+    is taken back out of its tags (the delete removes it from its tags after its
+    hash is gone; this checks the hash after its adds, so whichever runs second
+    removes it) and out of the global timeline by its removal's job.
     """
-    status = Status.from_fields(sid, get_redis().hmget(keys.status(sid), Status.FIELDS))
-    tags = richtext.hashtags(status.text) if status is not None else []
-    if status is None or not tags:
-        return []
+    sid = status.id
+    tags = richtext.hashtags(status.text)
 
     def add(pipe) -> None:
+        global_add_queue(pipe, sids=[sid])
         for tag in tags:
             _TAG_ADD.queue(
                 pipe,
                 keys=[keys.tag_timeline(tag)],
                 args=[settings.TAG_TIMELINE_CAP, sid],
             )
-        pipe.barrier()
-        pipe.exists(keys.status(sid))
+        if tags:
+            pipe.barrier()
+            pipe.exists(keys.status(sid))
 
-    *added, exists = pipeline_run(add)
+    if not tags:
+        pipeline_run(add)
+        return []
+    _, *added, exists = pipeline_run(add)
     if not exists:
         pipeline_run(lambda pipe: tags_remove_queue(pipe, statuses=[status]))
         return []

@@ -11,7 +11,10 @@ the next time it is queued, and leaves the failed jobs.
 
 from __future__ import annotations
 
+import pytest
+
 from tests.helpers import make_user, run_jobs
+from tests.roundtrips import RoundTripCounter
 from timeline import fanout, jobs, keys, services
 
 
@@ -187,3 +190,26 @@ def test_the_sweep_finds_every_slot_with_a_due_job_and_no_other(r):
         assert jobs.done(job)
     assert jobs.due_slots() == []
     assert jobs.due_slots(now=later) == [5000]
+
+
+@pytest.mark.real_redis
+@pytest.mark.single_server
+def test_a_plain_posts_job_costs_its_worker_five_round_trips(r):
+    # A status with no tag, by a public author with a few followers: the worker
+    # leases the job, reads the status with its author's privacy and mode, adds it
+    # to the global timeline, writes the homes, and marks the job done. Every post
+    # pays these, beside the pages on the same cores.
+    author = make_user("author")
+    readers = [make_user(f"reader{n}") for n in range(3)]
+    for reader in readers:
+        services.follow_create(follower=reader, followee_id=author.id)
+    run_jobs()
+    services.status_create(author=author, text="warm")
+    run_jobs()
+    status = services.status_create(author=author, text="plain")
+    slot = keys.slot_of_user(author.id)
+    with RoundTripCounter() as counter:
+        (job,) = jobs.claim(slot=slot, limit=1)
+        assert fanout.job_run(job)
+    assert counter.count == 5
+    assert r.zscore(keys.home(readers[2].id), status.id) is not None

@@ -217,7 +217,7 @@ def test_a_delete_racing_the_tags_fan_out_leaves_nothing(r, alice, monkeypatch):
         return real(text)
 
     monkeypatch.setattr(richtext, "hashtags", delete_meanwhile)
-    assert services.status_tags_add(sid=status.id) == []
+    assert services.status_publish(status=status) == []
     assert tagged(r, "race") == []
     monkeypatch.undo()
     run_jobs()
@@ -235,8 +235,8 @@ def test_the_global_page_shows_the_trending_tags(r, alice, bob):
         ("/tags/zzz/", "zzz", "1"),
     ]
     # Counted once: the job's tag step run again adds nothing.
-    for sid in tagged(r, "python"):
-        assert services.status_tags_add(sid=sid) == []
+    for status in services.statuses_read([int(sid) for sid in tagged(r, "python")]):
+        assert services.status_publish(status=status) == []
     hour = int(time.time() // 3600)
     assert r.zscore(keys.trends(hour), "python") == 2
     assert 0 < r.ttl(keys.trends(hour)) <= (settings.TRENDS_HOURS + 1) * 3600
