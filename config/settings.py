@@ -115,6 +115,9 @@ PROFILE_IN_COMMON_SCAN = env.int("PROFILE_IN_COMMON_SCAN", default=500)
 # (1.15-1.33x) but in `bench/fanout.py` posts under load waited longer (POST p99 152
 # against 96 ms with back-to-back posters): pages first.
 FANOUT_BATCH = env.int("FANOUT_BATCH", default=50_000 if REDIS_CLUSTER else 1000)
+# On one server, followers per step while the steps are slowed (the machine busy,
+# FANOUT_REDIS_SHARE below): a page's command waits behind a shorter script.
+FANOUT_BATCH_SLOWED = env.int("FANOUT_BATCH_SLOWED", default=250)
 # While the machine a fan-out worker runs on has no CPU to spare, the share of the
 # worker's time that a job's steps keep Redis at work (after a step that took t, it
 # waits t * (1 - share) / share); with CPU to spare, steps run back to back. Where

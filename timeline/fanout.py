@@ -351,6 +351,18 @@ def _post_state_queue(pipe, *, author_id: int, sid: int) -> None:
     pipe.get(keys.fanout_mode(author_id))
 
 
+def _step_size() -> int:
+    """Followers a push step carries: FANOUT_BATCH, or FANOUT_BATCH_SLOWED while
+    the steps are slowed (`_leave_redis`). Redis runs a step's script whole while
+    the pages' commands wait behind it: on a busy machine a quarter of the step
+    keeps those waits a quarter as long, for about a quarter more Redis CPU per
+    home (docs/BENCHMARKS.md); with CPU to spare, the larger step is faster."""
+    share = settings.FANOUT_REDIS_SHARE
+    if 0 < share < 1 and _pace.slow:
+        return settings.FANOUT_BATCH_SLOWED
+    return settings.FANOUT_BATCH
+
+
 def run_post(job: jobs.Job) -> None:
     author_id, sid = job.args
     fields, private, mode = pipeline_run(
@@ -395,7 +407,7 @@ def _push_walk(job: jobs.Job, author_id: int, *, sid: int, reply_uid) -> None:
     step's script (one server runs them in order). A job cut short resumes from
     the cursor recorded, writing at most two steps' homes again (idempotent)."""
     score, _, member = (job.cursor if job.cursor != "0" else "").partition(" ")
-    size = settings.FANOUT_BATCH
+    size = 0  # each step's: `_step_size()`
     args = services.homes_push_args(
         author_id=author_id, sids=[sid], reply_uid=reply_uid
     )
@@ -425,6 +437,7 @@ def _push_walk(job: jobs.Job, author_id: int, *, sid: int, reply_uid) -> None:
         )
 
     while True:
+        size = _step_size()
         started = time.perf_counter()
         replies = pipeline_run(step)
         _leave_redis(time.perf_counter() - started)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.helpers import make_user, run_jobs
 from timeline import fanout
 
 
@@ -94,3 +95,34 @@ def test_a_slowed_step_is_followed_by_its_share_of_waiting(
     monkeypatch.setattr(fanout.time, "sleep", waits.append)
     fanout._leave_redis(0.01)
     assert waits == ([] if wait is None else [pytest.approx(wait)])
+
+
+@pytest.mark.single_server
+@pytest.mark.parametrize(("slow", "steps"), [(True, 10), (False, 3)])
+def test_a_slowed_job_writes_its_homes_in_smaller_steps(
+    r, settings, monkeypatch, slow, steps
+):
+    # Redis runs a step's script whole before any page's command waiting behind
+    # it: while the machine is busy (the steps slowed) a step carries
+    # FANOUT_BATCH_SLOWED followers, so a page waits behind a shorter one; with
+    # CPU to spare, FANOUT_BATCH. Either way every home gets the status.
+    from tests.timeline.test_fanout_crashes import add_followers, homes_holding
+    from timeline import services
+
+    settings.FANOUT_BATCH, settings.FANOUT_BATCH_SLOWED = 40, 10
+    settings.FANOUT_REDIS_SHARE = 0.25
+    author = make_user("author")
+    readers = add_followers(author.id, 95)
+    run_jobs()
+    monkeypatch.setattr(fanout._pace, "slowed", lambda took: slow)
+    monkeypatch.setattr(fanout._pace, "slow", slow)
+    monkeypatch.setattr(fanout.time, "sleep", lambda seconds: None)
+    taken: list[float] = []
+    leave = fanout._leave_redis
+    monkeypatch.setattr(
+        fanout, "_leave_redis", lambda took: taken.append(took) or leave(took)
+    )
+    status = services.status_create(author=author, text="to 95 homes")
+    run_jobs()
+    assert len(taken) == steps
+    assert homes_holding(status.id, readers) == 95
