@@ -357,10 +357,11 @@ def _step_size() -> int:
     the pages' commands wait behind it: on a busy machine a quarter of the step
     keeps those waits a quarter as long, for about a quarter more Redis CPU per
     home (docs/BENCHMARKS.md); with CPU to spare, the larger step is faster."""
+    size = settings.FANOUT_BATCH
     share = settings.FANOUT_REDIS_SHARE
     if 0 < share < 1 and _pace.slow:
-        return settings.FANOUT_BATCH_SLOWED
-    return settings.FANOUT_BATCH
+        size = min(size, settings.FANOUT_BATCH_SLOWED)  # never larger when slowed
+    return max(1, size)
 
 
 def run_post(job: jobs.Job) -> None:

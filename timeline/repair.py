@@ -13,7 +13,7 @@ SCAN (every master of a Cluster) in pipelined batches:
   removes it first, so such a reference is never a write in progress, but for the
   followers' homes while the delete's removal job is still queued (it is on its
   way: not reported) and for the moment a tag's fan-out racing a delete takes to
-  see it (`status_tags_add`); repair removes it.
+  see it (`status_publish`); repair removes it.
 - **statuses missing from a home that should hold them**: for an active reader
   (their `seen:{u}` stamp lives) and a pushed followee, what every way of filling
   a home guarantees (`_check_homes`): the followee's newest FOLLOW_BACKFILL

@@ -599,7 +599,7 @@ def status_remove(*, author_id: int, status: Status) -> None:
         )
         global_remove_queue(pipe, sids=[sid])
         # After the hash: a fan-out adding it to a tag meanwhile checks the hash
-        # once its adds are done and takes them back (`status_tags_add`).
+        # once its adds are done and takes them back (`status_publish`).
         tags_remove_queue(pipe, statuses=[status])
         # Its "mentioned you" go from the mentioned users' stores, each in its own
         # slot: the page skips them, but the unread badge counts groups. At once

@@ -2,7 +2,7 @@
 hours, this one included, most used first.
 
 Each hour's counts (`keys.trends(hour)`) are written by a post's fan-out job
-(`services.status_tags_add`). Adding them up is a worker's step: every fan-out
+(`services.status_publish`). Adding them up is a worker's step: every fan-out
 worker, about every TRENDS_REFRESH_SECONDS / 4, reads the hours, adds them up and
 has a script write the sum as one short string when the last is
 TRENDS_REFRESH_SECONDS old (`keys.trends_top(hour)`; `refresh`: one worker's write

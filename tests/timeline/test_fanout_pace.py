@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from tests.helpers import make_user, run_jobs
-from timeline import fanout
+from timeline import fanout, keys
 
 
 class Machine:
@@ -98,24 +98,39 @@ def test_a_slowed_step_is_followed_by_its_share_of_waiting(
 
 
 @pytest.mark.single_server
-@pytest.mark.parametrize(("slow", "steps"), [(True, 10), (False, 3)])
+@pytest.mark.parametrize(
+    ("batch", "slow", "steps"),
+    [(40, True, 10), (40, False, 3), (8, True, 12), ("alternate", None, 4)],
+)
 def test_a_slowed_job_writes_its_homes_in_smaller_steps(
-    r, settings, monkeypatch, slow, steps
+    r, settings, monkeypatch, batch, slow, steps
 ):
     # Redis runs a step's script whole before any page's command waiting behind
     # it: while the machine is busy (the steps slowed) a step carries
     # FANOUT_BATCH_SLOWED followers, so a page waits behind a shorter one; with
-    # CPU to spare, FANOUT_BATCH. Either way every home gets the status.
+    # CPU to spare, FANOUT_BATCH; never more than FANOUT_BATCH. Either way, and
+    # when the machine turns busy and idle again between steps, every home gets
+    # the status once.
     from tests.timeline.test_fanout_crashes import add_followers, homes_holding
     from timeline import services
 
-    settings.FANOUT_BATCH, settings.FANOUT_BATCH_SLOWED = 40, 10
+    settings.FANOUT_BATCH = 40 if batch == "alternate" else batch
+    settings.FANOUT_BATCH_SLOWED = 10
     settings.FANOUT_REDIS_SHARE = 0.25
     author = make_user("author")
     readers = add_followers(author.id, 95)
     run_jobs()
-    monkeypatch.setattr(fanout._pace, "slowed", lambda took: slow)
-    monkeypatch.setattr(fanout._pace, "slow", slow)
+    if batch == "alternate":  # 10 slowed, 40, 10 slowed, the last 35
+
+        def slowed(took: float) -> bool:
+            fanout._pace.slow = not fanout._pace.slow
+            return fanout._pace.slow
+
+        monkeypatch.setattr(fanout._pace, "slowed", slowed)
+        monkeypatch.setattr(fanout._pace, "slow", True)
+    else:
+        monkeypatch.setattr(fanout._pace, "slowed", lambda took: slow)
+        monkeypatch.setattr(fanout._pace, "slow", slow)
     monkeypatch.setattr(fanout.time, "sleep", lambda seconds: None)
     taken: list[float] = []
     leave = fanout._leave_redis
@@ -126,3 +141,4 @@ def test_a_slowed_job_writes_its_homes_in_smaller_steps(
     run_jobs()
     assert len(taken) == steps
     assert homes_holding(status.id, readers) == 95
+    assert all(r.zrange(keys.home(uid), 0, -1) == [str(status.id)] for uid in readers)
