@@ -337,6 +337,8 @@ def offered_rate(saturated: list[dict], share: float) -> dict:
         for window in ("home_idle", "home_idle_after")
         if run.get(window) and run[window]["rps"] > 0
     )
+    if not readings:
+        raise RuntimeError("the saturated home served nothing: no rate to offer")
     return {"rate": share * statistics.median(readings), "readings": readings}
 
 

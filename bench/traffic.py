@@ -39,8 +39,11 @@ async def _answer(reader: asyncio.StreamReader) -> tuple[int, bool]:
     status, *fields = head.split("\r\n")
     headers = dict(f.partition(":")[::2] for f in fields if f)
     headers = {name.strip(): value.strip() for name, value in headers.items()}
+    code = int(status.split()[1])
     close = headers.get("connection") == "close"
-    if "chunked" in headers.get("transfer-encoding", ""):
+    if code in (204, 304) or code < 200:
+        pass  # no body
+    elif "chunked" in headers.get("transfer-encoding", ""):
         while size := int((await reader.readline()).split(b";")[0], 16):
             await reader.readexactly(size + 2)
         await reader.readline()  # the blank line after the last chunk
@@ -49,7 +52,7 @@ async def _answer(reader: asyncio.StreamReader) -> tuple[int, bool]:
     else:
         await reader.read()  # the answer ends with the connection
         close = True
-    return int(status.split()[1]), close
+    return code, close
 
 
 class _Connections:
@@ -63,14 +66,29 @@ class _Connections:
         self.idle: list[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = []
 
     async def send(self, raw: bytes) -> int:
-        """Send one request; its status once the answer is read whole."""
-        if self.idle:
+        """Send one request; its status once the answer is read whole. A kept
+        connection that the server closed meanwhile (its keep-alive timeout) before
+        any answer came is replaced, and the request sent again on a new one."""
+        reused = bool(self.idle)
+        if reused:
             reader, writer = self.idle.pop()
         else:
             reader, writer = await asyncio.open_connection(self.host, self.port)
         try:
             writer.write(raw)
             status, close = await _answer(reader)
+        except (ConnectionError, asyncio.IncompleteReadError) as error:
+            writer.close()
+            answered = getattr(error, "partial", b"")
+            if not reused or answered:
+                raise
+            reader, writer = await asyncio.open_connection(self.host, self.port)
+            try:
+                writer.write(raw)
+                status, close = await _answer(reader)
+            except BaseException:
+                writer.close()
+                raise
         except BaseException:
             writer.close()
             raise

@@ -359,7 +359,7 @@ def test_the_paced_traffic_reads_every_answer_and_keeps_connections_alive():
     # bench/traffic.py's open loop and posters read each answer whole, whether its
     # length is given, chunked, or the end of the connection, and send the next
     # request on a connection that is still open, as browsers and wrk do, rather
-    # than on a new one each time.
+    # than on a new one each time; one the server dropped is replaced.
     import http.server
     import socketserver
     import threading
@@ -387,6 +387,11 @@ def test_the_paced_traffic_reads_every_answer_and_keeps_connections_alive():
                 for part in (body[:3000], body[3000:]):
                     self.wfile.write(b"%x\r\n%s\r\n" % (len(part), part))
                 self.wfile.write(b"0\r\n\r\n")
+            elif self.path == "/drop":  # then closes without saying so
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+                self.close_connection = True
             elif self.path == "/close":
                 self.send_header("Connection", "close")
                 self.end_headers()
@@ -420,6 +425,10 @@ def test_the_paced_traffic_reads_every_answer_and_keeps_connections_alive():
         run = traffic.open_loop(base, "/close", "c=1", 100, 0.5)
         assert run["codes"] == {"200": 50}
         assert len(connections) == 50
+        # A kept connection the server dropped meanwhile: sent again on a new one.
+        connections.clear()
+        run = traffic.open_loop(base, "/drop", "c=1", 100, 0.5)
+        assert run["codes"] == {"200": 50}
         connections.clear()
         posted = traffic.posters(base, ["c=1", "c=2"], "t", 0.05, 0.5)
         assert set(posted["codes"]) == {"302"} and posted["requests"] >= 4
