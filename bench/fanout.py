@@ -20,8 +20,9 @@ pushed), then measures:
    p50/p99, home p99 against the same wrk run without the posts (idle). Three
    runs: the home saturated (wrk as fast as answered) with posters back to back,
    then pausing 200 ms; and the home offered `--home-load` (0.5) of what it served
-   saturated (the median of those runs' four idle readings), the posters pausing: a site with headroom, the same load offered idle
-   and busy, so its p99s compare the fan-out's cost, not a longer queue.
+   saturated (the median of those runs' four idle readings), the posters pausing:
+   a site with headroom, the same load offered idle and busy, so its p99s compare
+   the fan-out's cost, not a longer queue.
 3. **A home's cost against the pulled authors it merges** (0, 1, 5, 10, 20): wrk on
    the home of readers who follow that many authors in pull mode; req/s and Redis
    CPU per page.

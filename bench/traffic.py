@@ -69,29 +69,21 @@ class _Connections:
         """Send one request; its status once the answer is read whole. A kept
         connection that the server closed meanwhile (its keep-alive timeout) before
         any answer came is replaced, and the request sent again on a new one."""
-        reused = bool(self.idle)
-        if reused:
-            reader, writer = self.idle.pop()
-        else:
-            reader, writer = await asyncio.open_connection(self.host, self.port)
-        try:
-            writer.write(raw)
-            status, close = await _answer(reader)
-        except (ConnectionError, asyncio.IncompleteReadError) as error:
-            writer.close()
-            answered = getattr(error, "partial", b"")
-            if not reused or answered:
-                raise
-            reader, writer = await asyncio.open_connection(self.host, self.port)
+        kept = self.idle.pop() if self.idle else None
+        while True:
+            reader, writer = kept or await asyncio.open_connection(self.host, self.port)
             try:
                 writer.write(raw)
                 status, close = await _answer(reader)
+                break
+            except (ConnectionError, asyncio.IncompleteReadError) as error:
+                writer.close()
+                if kept is None or getattr(error, "partial", b""):
+                    raise
+                kept = None  # dropped before answering: again, on a new one
             except BaseException:
                 writer.close()
                 raise
-        except BaseException:
-            writer.close()
-            raise
         if close:
             writer.close()
         else:

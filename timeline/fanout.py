@@ -408,7 +408,6 @@ def _push_walk(job: jobs.Job, author_id: int, *, sid: int, reply_uid) -> None:
     step's script (one server runs them in order). A job cut short resumes from
     the cursor recorded, writing at most two steps' homes again (idempotent)."""
     score, _, member = (job.cursor if job.cursor != "0" else "").partition(" ")
-    size = 0  # each step's: `_step_size()`
     args = services.homes_push_args(
         author_id=author_id, sids=[sid], reply_uid=reply_uid
     )
@@ -438,7 +437,7 @@ def _push_walk(job: jobs.Job, author_id: int, *, sid: int, reply_uid) -> None:
         )
 
     while True:
-        size = _step_size()
+        size = _step_size()  # each step's, read by `step`
         started = time.perf_counter()
         replies = pipeline_run(step)
         _leave_redis(time.perf_counter() - started)

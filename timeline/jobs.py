@@ -292,6 +292,16 @@ def wakeups_pop(*, count: int = 8) -> list[int]:
     return sorted({int(member) for reply in replies for member, _ in reply})
 
 
+def wakeup_wait(*, timeout: float) -> list[int]:
+    """One server: wait up to `timeout` s for a wake-up call on any shard (one
+    blocking pop over all of them); the slot it announces, or [] if none came. An
+    idle worker waits here rather than asking the shards every JOB_POLL_SECONDS,
+    which cost it 4% of a core doing nothing (docs/BENCHMARKS.md). A Cluster's
+    shards lie on different nodes, where one blocking pop cannot wait on them all."""
+    reply = get_redis().bzpopmin(keys.job_ready_shards(), timeout=timeout)
+    return [int(reply[1])] if reply else []
+
+
 # KEYS: slot queues (a chunk of them, on one server). ARGV: now (ms). The positions
 # (from 1) of the queues that hold a job due by then: one script call reads a
 # thousand queues, where a pipelined read cost the worker a parsed reply each.
@@ -308,16 +318,6 @@ return due
 SWEEP_CHUNK = 1024  # queues per script call: about a millisecond of Redis's time
 
 
-def wakeup_wait(*, timeout: float) -> list[int]:
-    """One server: wait up to `timeout` s for a wake-up call on any shard (one
-    blocking pop over all of them); the slot it announces, or [] if none came. An
-    idle worker waits here rather than asking the shards every JOB_POLL_SECONDS,
-    which cost it 4% of a core doing nothing (docs/BENCHMARKS.md). A Cluster's
-    shards lie on different nodes, where one blocking pop cannot wait on them all."""
-    reply = get_redis().bzpopmin(keys.job_ready_shards(), timeout=timeout)
-    return [int(reply[1])] if reply else []
-
-
 def due_slots(*, now: int | None = None) -> list[int]:
     """The slots whose queue holds a due job (the sweep).
 
@@ -328,7 +328,6 @@ def due_slots(*, now: int | None = None) -> list[int]:
     reads one slot's keys only: one pipelined read per node, a command a queue.
     """
     at = now if now is not None else now_ms()
-    slots = range(keys.CLUSTER_SLOTS)
     if not is_cluster():
         queues = keys.job_queues()
         starts = range(0, keys.CLUSTER_SLOTS, SWEEP_CHUNK)
@@ -345,6 +344,7 @@ def due_slots(*, now: int | None = None) -> list[int]:
             for start, due in zip(starts, replies, strict=True)
             for position in due
         ]
+    slots = range(keys.CLUSTER_SLOTS)
 
     def read(pipe) -> None:
         for slot in slots:

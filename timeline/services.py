@@ -658,10 +658,10 @@ def status_publish(*, status: Status) -> list[str]:
             pipe.barrier()
             pipe.exists(keys.status(sid))
 
+    replies = pipeline_run(add)
     if not tags:
-        pipeline_run(add)
         return []
-    _, *added, exists = pipeline_run(add)
+    _, *added, exists = replies
     if not exists:
         pipeline_run(lambda pipe: tags_remove_queue(pipe, statuses=[status]))
         return []
