@@ -34,7 +34,7 @@ three commands' worth of Lua around sorted sets:
   16 at once, `wakeup_wait`; on a Cluster they ask every JOB_POLL_SECONDS). Losing
   one (its node failed just then) only delays the job to the next **sweep**, which
   every worker runs every JOB_SWEEP_SECONDS over the 16,384 slot queues: one round
-  trip (`due_slots`).
+  trip per server or Cluster node (`due_slots`).
 
 Nothing here knows what a job does: `timeline.fanout` runs them.
 """
@@ -45,6 +45,7 @@ import secrets
 import time
 from dataclasses import dataclass
 
+import redis
 from django.conf import settings
 
 from config.pipelines import LuaScript, pipeline_run
@@ -315,21 +316,37 @@ end
 return due
 """
 )
+# A Cluster's version: ARGV: now (ms), then the queues of slots one node serves.
+# A script may read any key its node serves when it declares none (declared keys
+# must share a slot): a key the node does not serve (its slot moved) is an error,
+# never a silent miss. One command per queue: a command's keys share a slot.
+_DUE_ON_NODE = LuaScript(
+    """
+local due = {}
+for i = 2, #ARGV do
+  if redis.call('ZCOUNT', ARGV[i], '-inf', ARGV[1]) > 0 then due[#due + 1] = i - 1 end
+end
+return due
+"""
+)
 SWEEP_CHUNK = 1024  # queues per script call: about a millisecond of Redis's time
 
 
 def due_slots(*, now: int | None = None) -> list[int]:
     """The slots whose queue holds a due job (the sweep).
 
-    On one server every queue is read, SWEEP_CHUNK queues a script call, all in one
-    round trip; between calls Redis serves other clients. The 16,384 queues read by
-    as many pipelined commands cost a worker about 250 ms of CPU a sweep, every
-    JOB_SWEEP_SECONDS, beside the pages (docs/BENCHMARKS.md). On a Cluster a script
-    reads one slot's keys only: one pipelined read per node, a command a queue.
+    Every queue is read by scripts, SWEEP_CHUNK queues a call, in one round trip
+    per server; between calls Redis serves other clients. The 16,384 queues read
+    by as many pipelined commands cost a worker about 250 ms of CPU a sweep (a reply
+    to parse each), every JOB_SWEEP_SECONDS, beside the pages (docs/BENCHMARKS.md).
+    On a Cluster each primary reads the queues of the slots it serves
+    (`_DUE_ON_NODE`); a node whose slots moved since this worker last asked is
+    read as before, a command a queue, redirected where the queues now are.
     """
     at = now if now is not None else now_ms()
-    if not is_cluster():
-        queues = keys.job_queues()
+    queues = keys.job_queues()
+    client = get_redis()
+    if not is_cluster(client):
         starts = range(0, keys.CLUSTER_SLOTS, SWEEP_CHUNK)
 
         def sweep(pipe) -> None:
@@ -344,7 +361,31 @@ def due_slots(*, now: int | None = None) -> list[int]:
             for start, due in zip(starts, replies, strict=True)
             for position in due
         ]
-    slots = range(keys.CLUSTER_SLOTS)
+    from config.cluster import node_send, primaries_slots
+
+    found: list[int] = []
+    for node, slots in primaries_slots(client):
+        chunks = [slots[i : i + SWEEP_CHUNK] for i in range(0, len(slots), SWEEP_CHUNK)]
+        stack = [
+            (("EVALSHA", _DUE_ON_NODE.sha, 0, at, *(queues[s] for s in chunk)), {})
+            for chunk in chunks
+        ]
+        try:
+            replies = node_send(client, node, stack)
+        except redis.exceptions.ResponseError:  # a slot moved, or is moving
+            found += _due_by_command(slots, at)
+            continue
+        found += [
+            chunk[position - 1]
+            for chunk, due in zip(chunks, replies, strict=True)
+            for position in due
+        ]
+    return sorted(found)
+
+
+def _due_by_command(slots: list[int], at: int) -> list[int]:
+    """The sweep of these slots' queues by one pipelined read each (a Cluster
+    sends each to the node that serves it now)."""
 
     def read(pipe) -> None:
         for slot in slots:

@@ -175,8 +175,9 @@ def test_the_sweep_finds_every_slot_with_a_due_job_and_no_other(r):
     # The sweep is how a worker finds a job whose wake-up call was lost, a retry
     # whose backoff ran out, or a dead worker's lease: every one of the 16,384 slot
     # queues is read, from the first slot to the last, and a job not yet due is
-    # left until it is.
-    due_now = [0, 1, 1023, 1024, 8191, 16383]
+    # left until it is. (On a 3-master Cluster, 5460 | 5461 and 10922 | 10923 are
+    # where one node's slots end and the next one's begin.)
+    due_now = [0, 1, 1023, 1024, 5460, 5461, 8191, 10922, 10923, 16383]
     for slot in due_now:
         jobs.enqueue(slot=slot, jid=f"post:1:{slot}")
     jobs.enqueue(slot=5000, jid="post:1:5000")
@@ -190,6 +191,33 @@ def test_the_sweep_finds_every_slot_with_a_due_job_and_no_other(r):
         assert jobs.done(job)
     assert jobs.due_slots() == []
     assert jobs.due_slots(now=later) == [5000]
+
+
+@pytest.mark.cluster
+def test_the_sweep_finds_due_jobs_where_the_slot_map_is_out_of_date(r):
+    # A resharding moved slots since this worker last asked the cluster where
+    # they are: the node its map names for them no longer serves them. The
+    # sweep still finds every due job, there and on the other nodes.
+    manager = r.nodes_manager
+    first, second, *_ = sorted(
+        {nodes[0].name: nodes[0] for nodes in manager.slots_cache.values()}.values(),
+        key=lambda node: node.name,
+    )
+    moved = [s for s, nodes in manager.slots_cache.items() if nodes[0] is first][:50]
+    elsewhere = next(
+        s for s, nodes in manager.slots_cache.items() if nodes[0] is second
+    )
+    due_now = sorted([moved[0], moved[-1], elsewhere])
+    for slot in due_now:
+        jobs.enqueue(slot=slot, jid=f"post:1:{slot}")
+    stale = dict(manager.slots_cache)
+    for slot in moved:
+        stale[slot] = [second]
+    manager.slots_cache = stale
+    try:
+        assert jobs.due_slots() == due_now
+    finally:
+        manager.initialize()
 
 
 @pytest.mark.real_redis
