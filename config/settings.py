@@ -149,9 +149,6 @@ JOB_RETRY_MAX_SECONDS = env.int("JOB_RETRY_MAX_SECONDS", default=300)
 JOB_FAILED_CAP = env.int("JOB_FAILED_CAP", default=1000)
 # How often each worker reads every queue for due jobs whose wake-up call was lost.
 JOB_SWEEP_SECONDS = env.float("JOB_SWEEP_SECONDS", default=5.0)
-# On a Cluster, how long an idle worker waits before looking for wake-up calls
-# again (on one server it waits on them: `timeline.jobs.wakeup_wait`).
-JOB_POLL_SECONDS = env.float("JOB_POLL_SECONDS", default=0.02)
 # A follow or unfollow records its job this long ahead: the request finishes the
 # work itself and cancels the job; only a request that died midway leaves it to run.
 JOB_FOLLOW_GRACE_SECONDS = env.int("JOB_FOLLOW_GRACE_SECONDS", default=10)

@@ -954,6 +954,7 @@ class Worker:
     def __init__(self, *, stop: threading.Event | None = None):
         self.stop = stop or threading.Event()
         self.finished = 0
+        self.listeners: ShardListeners | None = None  # a Cluster's, once idle
 
     def run(self) -> None:
         next_sweep = next_trends = 0.0
@@ -986,20 +987,88 @@ class Worker:
     # cannot interrupt the wait) comes within it.
     WAIT_MAX = 1.0
 
+    def _wait_max(self) -> float:
+        return min(self.WAIT_MAX, settings.REDIS_SOCKET_TIMEOUT / 2)
+
     def _idle(self, until: float) -> set[int]:
         """Wait for work until the monotonic time `until` (the next sweep or sum of
-        the trends): on one server for a wake-up call (`jobs.wakeup_wait`), under
-        the client's socket timeout; on a Cluster, JOB_POLL_SECONDS. The slots
-        announced meanwhile."""
+        the trends), for a wake-up call, within the client's socket timeout: on one
+        server with one blocking pop over every shard (`jobs.wakeup_wait`); on a
+        Cluster, whose shards lie on different nodes, through `ShardListeners`. The
+        slots announced meanwhile."""
+        timeout = min(self._wait_max(), max(0.01, until - time.monotonic()))
         if is_cluster():
-            self.stop.wait(settings.JOB_POLL_SECONDS)
-            return set()
-        timeout = min(
-            self.WAIT_MAX,
-            settings.REDIS_SOCKET_TIMEOUT / 2,
-            max(0.01, until - time.monotonic()),
-        )
+            if self.listeners is None:
+                self.listeners = ShardListeners(self.stop, wait=self._wait_max())
+            return self.listeners.wait(timeout)
         return set(jobs.wakeup_wait(timeout=timeout))
+
+
+class ShardListeners:
+    """A Cluster's idle worker waits for wake-up calls with a thread per shard, each
+    in a blocking pop on its own shard (one pop cannot wait on keys of different
+    slots): asking the 16 shards every 20 ms instead cost an idle worker about 5%
+    of a core (docs/BENCHMARKS.md). The threads wait only while the worker is idle
+    (`wait`); a call one of them takes just as the worker went busy is put back
+    for another worker (`jobs.wakeup_return`). One the worker has not yet used
+    when it stops is lost to it; the next sweep finds the job."""
+
+    def __init__(self, stop: threading.Event, *, wait: float):
+        self.stop = stop
+        self.seconds = wait
+        self.idle = threading.Event()
+        self.lock = threading.Lock()
+        self.ready = threading.Condition(self.lock)
+        self.taken: set[int] = set()
+        self.threads = [
+            threading.Thread(
+                target=self._listen, args=(shard,), name=f"wake-{shard}", daemon=True
+            )
+            for shard in keys.job_ready_shards()
+        ]
+        for thread in self.threads:
+            thread.start()
+
+    def join(self) -> None:
+        """Once `stop` is set: wait for the threads to end (within `wait` s)."""
+        for thread in self.threads:
+            thread.join()
+
+    def wait(self, timeout: float) -> set[int]:
+        """Wait up to `timeout` s for wake-up calls; the slots they announce."""
+        with self.ready:
+            if not self.taken:
+                self.idle.set()
+                self.ready.wait(timeout)
+                self.idle.clear()
+            taken, self.taken = self.taken, set()
+        return taken
+
+    def _listen(self, shard: str) -> None:
+        while not self.stop.is_set():
+            if not self.idle.wait(self.seconds):
+                continue
+            try:
+                call = jobs.shard_wait(shard, timeout=self.seconds)
+            except OUTAGES as error:
+                log.warning(
+                    "fan-out worker: no wake-up calls from %s (%r)", shard, error
+                )
+                self.stop.wait(1.0)
+                continue
+            if call is not None:
+                self.hand_over(shard, *call)
+
+    def hand_over(self, shard: str, slot: int, queued: float) -> None:
+        """Give the worker a wake-up call taken from `shard`, or, if it is no
+        longer waiting, put the call back where another worker finds it."""
+        with self.ready:
+            if self.idle.is_set():
+                self.taken.add(slot)
+                self.ready.notify()
+                return
+        with contextlib.suppress(*OUTAGES):  # else the sweep finds the job
+            jobs.wakeup_return(shard, slot=slot, queued=queued)
 
 
 def _trends_refresh() -> None:

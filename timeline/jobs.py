@@ -31,7 +31,8 @@ three commands' worth of Lua around sorted sets:
   due again later, from its cursor, and the wait is not counted as an attempt.
 - **wake-up calls**: after the atomic step, the writer adds the slot to one of 16
   `jobs:ready:{r<n>}` zsets; idle workers pop them (on one server they wait on all
-  16 at once, `wakeup_wait`; on a Cluster they ask every JOB_POLL_SECONDS). Losing
+  16 at once, `wakeup_wait`; on a Cluster, where the shards lie on different nodes,
+  a thread per shard waits on it, `shard_wait`). Losing
   one (its node failed just then) only delays the job to the next **sweep**, which
   every worker runs every JOB_SWEEP_SECONDS over the 16,384 slot queues: one round
   trip per server or Cluster node (`due_slots`).
@@ -296,11 +297,26 @@ def wakeups_pop(*, count: int = 8) -> list[int]:
 def wakeup_wait(*, timeout: float) -> list[int]:
     """One server: wait up to `timeout` s for a wake-up call on any shard (one
     blocking pop over all of them); the slot it announces, or [] if none came. An
-    idle worker waits here rather than asking the shards every JOB_POLL_SECONDS,
-    which cost it 4% of a core doing nothing (docs/BENCHMARKS.md). A Cluster's
-    shards lie on different nodes, where one blocking pop cannot wait on them all."""
+    idle worker waits here rather than asking the shards every 20 ms, which cost
+    it 4% of a core doing nothing (docs/BENCHMARKS.md). A Cluster's shards lie on
+    different nodes, where one blocking pop cannot wait on them all (`shard_wait`)."""
     reply = get_redis().bzpopmin(keys.job_ready_shards(), timeout=timeout)
     return [int(reply[1])] if reply else []
+
+
+def shard_wait(shard: str, *, timeout: float) -> tuple[int, float] | None:
+    """Wait up to `timeout` s for a wake-up call on one shard (a Cluster's idle
+    worker waits on each shard in a thread of its own: `fanout.ShardListeners`);
+    the slot it announces and when it was queued (ms), or None."""
+    reply = get_redis().bzpopmin(shard, timeout=timeout)
+    return (int(reply[1]), reply[2]) if reply else None
+
+
+def wakeup_return(shard: str, *, slot: int, queued: float) -> None:
+    """Put back a wake-up call taken by a worker that went busy before it could
+    use it, as it was (unless the shard got an earlier one meanwhile), so that
+    another worker takes it."""
+    get_redis().zadd(shard, {slot: queued}, lt=True)
 
 
 # KEYS: slot queues (a chunk of them, on one server). ARGV: now (ms). The positions

@@ -430,22 +430,24 @@ def test_an_idle_worker_runs_a_post_on_its_wake_up_call_and_stops_on_sigterm(
     r, store_url
 ):
     # With no sweep due for an hour, only the post's wake-up call can bring its
-    # job to an idle worker. On one server the idle worker waits on the wake-up
-    # shards (an operator sees it among Redis's blocked clients) rather than
-    # asking them fifty times a second; a stop still comes within its bounded wait.
+    # job to an idle worker. The idle worker waits on the wake-up shards (an
+    # operator sees it among Redis's blocked clients: one on one server, one per
+    # shard on a Cluster, whose shards lie on different nodes) rather than asking
+    # them fifty times a second; a stop still comes within its bounded wait.
     url, cluster = store_url
     author = make_user("author")
     readers = add_followers(author.id, 20)
     worker = start_worker(url, cluster=cluster, sweep_seconds=3600)
+    servers = [n.redis_connection for n in r.get_primaries()] if cluster else [r]
     try:
-        if cluster:
-            time.sleep(3)  # started, swept once, idle
-        else:
-            wait_for(
-                lambda: r.info("clients")["blocked_clients"] == 1,
-                timeout=30,
-                what="the worker to wait for a wake-up call",
-            )
+        wait_for(
+            lambda: (
+                sum(s.info("clients")["blocked_clients"] for s in servers)
+                == (keys.JOB_READY_SHARDS if cluster else 1)
+            ),
+            timeout=30,
+            what="the worker to wait for a wake-up call",
+        )
         status = services.status_create(author=author, text="woken")
         wait_for(
             lambda: homes_holding(status.id, readers) == 20,

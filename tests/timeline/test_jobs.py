@@ -11,6 +11,9 @@ the next time it is queued, and leaves the failed jobs.
 
 from __future__ import annotations
 
+import threading
+import time
+
 import pytest
 
 from tests.helpers import make_user, run_jobs
@@ -241,3 +244,30 @@ def test_a_plain_posts_job_costs_its_worker_five_round_trips(r):
         assert fanout.job_run(job)
     assert counter.count == 5
     assert r.zscore(keys.home(readers[2].id), status.id) is not None
+
+
+@pytest.mark.real_redis
+def test_an_idle_workers_wake_up_calls_reach_it_and_a_late_one_stays_for_others(r):
+    # A Cluster's idle worker waits on every wake-up shard, a thread each (one
+    # blocking pop cannot wait on shards of different nodes). A call queued while
+    # it waits reaches it and leaves the shard; a call its thread takes just as
+    # the worker went busy is put back, as it was, for another worker to take.
+    stop = threading.Event()
+    listeners = fanout.ShardListeners(stop, wait=0.5)
+    try:
+        slot = 4242
+        shard = keys.job_ready(slot)
+        queued = jobs.now_ms()
+        r.zadd(shard, {slot: queued})
+        assert listeners.wait(5.0) == {slot}
+        assert r.zcard(shard) == 0
+
+        listeners.hand_over(shard, slot, queued)  # the worker is not waiting
+        # (Its threads still waiting may take it again, and put it back again.)
+        time.sleep(0.6)  # every thread's wait has ended
+        assert r.zscore(shard, slot) == queued
+        assert jobs.wakeups_pop() == [slot]
+        assert listeners.wait(0.2) == set()  # nothing was left for it
+    finally:
+        stop.set()
+        listeners.join()
