@@ -49,14 +49,14 @@ def persistence_settled(timeout: float = 300) -> None:
     r = get_redis()
     if not any(int(info["aof_enabled"]) for info in _info("persistence")):
         return
-    try:
-        if is_cluster(r):
-            r.bgrewriteaof(target_nodes=redis.RedisCluster.PRIMARIES)
-        else:
-            r.bgrewriteaof()
-    except redis.ResponseError as error:
-        if "already in progress" not in str(error):
-            raise  # one the server started by itself: waited for below
+    # Each master on its own (redis-py routes BGREWRITEAOF to no node of a Cluster).
+    servers = [n.redis_connection for n in r.get_primaries()] if is_cluster(r) else [r]
+    for server in servers:
+        try:
+            server.bgrewriteaof()
+        except redis.ResponseError as error:
+            if "already in progress" not in str(error):
+                raise  # one the server started by itself: waited for below
     deadline = time.monotonic() + timeout
     busy = (
         "aof_rewrite_in_progress",

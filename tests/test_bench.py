@@ -443,3 +443,23 @@ def test_the_paced_traffic_reads_every_answer_and_keeps_connections_alive():
     finally:
         server.shutdown()
         server.server_close()
+
+
+@pytest.mark.cluster
+def test_the_fanout_benchmark_settles_every_masters_aof_on_a_cluster(r):
+    # `bench/fanout.py --cluster` settles persistence after its setup writes, on
+    # each master (redis-py sends BGREWRITEAOF to no node of a Cluster by itself).
+    masters = [node.redis_connection for node in r.get_primaries()]
+    for master in masters:
+        master.config_set("appendonly", "yes")
+    try:
+        store.persistence_settled(timeout=60)
+        for master in masters:
+            info = master.info("persistence")
+            assert int(info["aof_enabled"]) == 1
+            assert int(info["aof_rewrite_in_progress"]) == 0
+            assert int(info["aof_rewrite_scheduled"]) == 0
+            assert int(info["aof_last_rewrite_time_sec"]) >= 0  # one ran
+    finally:
+        for master in masters:
+            master.config_set("appendonly", "no")
