@@ -256,8 +256,16 @@ def node_send(
     Cluster lets a script read any key its node serves, as long as the script
     declares no keys of different slots). The first error reply is raised; a node
     that lost the scripts is sent them, and the script calls run again."""
+    global _primaries
     try:
         return _send(client.get_redis_connection(node), stack, confirm=False)
     except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError):
+        _stale.set()
+        raise
+    except redis.exceptions.ResponseError:
+        # A slot moved (or is moving): the next pipeline asks the cluster for its
+        # slots again, and the next grouping follows. (redis-py also edits its
+        # slot map in place on a MOVED, which `primaries_slots` would not see.)
+        _primaries = None
         _stale.set()
         raise

@@ -957,6 +957,13 @@ class Worker:
         self.listeners: ShardListeners | None = None  # a Cluster's, once idle
 
     def run(self) -> None:
+        try:
+            self._loop()
+        finally:
+            if self.listeners is not None:
+                self.listeners.close()
+
+    def _loop(self) -> None:
         next_sweep = next_trends = 0.0
         revisit: set[int] = set()
         while not self.stop.is_set():
@@ -1009,9 +1016,11 @@ class ShardListeners:
     in a blocking pop on its own shard (one pop cannot wait on keys of different
     slots): asking the 16 shards every 20 ms instead cost an idle worker about 5%
     of a core (docs/BENCHMARKS.md). The threads wait only while the worker is idle
-    (`wait`); a call one of them takes just as the worker went busy is put back
-    for another worker (`jobs.wakeup_return`). One the worker has not yet used
-    when it stops is lost to it; the next sweep finds the job."""
+    (`wait`); a call one of them takes just as the worker went busy, or that the
+    worker has not used when it stops (`close`), is put back for another worker
+    (`jobs.wakeup_return`). While a node does not answer, every thread pauses,
+    a second and then longer, up to JOB_SWEEP_SECONDS, and one logs it (the sweep
+    still finds every job)."""
 
     def __init__(self, stop: threading.Event, *, wait: float):
         self.stop = stop
@@ -1019,7 +1028,9 @@ class ShardListeners:
         self.idle = threading.Event()
         self.lock = threading.Lock()
         self.ready = threading.Condition(self.lock)
-        self.taken: set[int] = set()
+        self.taken: dict[int, tuple[str, float]] = {}  # slot -> shard, queued
+        self.quiet_until = 0.0  # monotonic: no thread asks before then
+        self.pause = 1.0
         self.threads = [
             threading.Thread(
                 target=self._listen, args=(shard,), name=f"wake-{shard}", daemon=True
@@ -1029,11 +1040,6 @@ class ShardListeners:
         for thread in self.threads:
             thread.start()
 
-    def join(self) -> None:
-        """Once `stop` is set: wait for the threads to end (within `wait` s)."""
-        for thread in self.threads:
-            thread.join()
-
     def wait(self, timeout: float) -> set[int]:
         """Wait up to `timeout` s for wake-up calls; the slots they announce."""
         with self.ready:
@@ -1041,30 +1047,58 @@ class ShardListeners:
                 self.idle.set()
                 self.ready.wait(timeout)
                 self.idle.clear()
-            taken, self.taken = self.taken, set()
+            taken, self.taken = set(self.taken), {}
         return taken
+
+    def close(self) -> None:
+        """Once `stop` is set: wait for the threads to end (within `wait` s), and
+        put back the calls taken and not used."""
+        for thread in self.threads:
+            thread.join()
+        with self.ready:
+            taken, self.taken = self.taken, {}
+        with contextlib.suppress(*OUTAGES):  # else the sweep finds the jobs
+            for slot, (shard, queued) in taken.items():
+                jobs.wakeup_return(shard, slot=slot, queued=queued)
 
     def _listen(self, shard: str) -> None:
         while not self.stop.is_set():
+            quiet = self.quiet_until - time.monotonic()
+            if quiet > 0:
+                self.stop.wait(quiet)
+                continue
             if not self.idle.wait(self.seconds):
                 continue
             try:
                 call = jobs.shard_wait(shard, timeout=self.seconds)
             except OUTAGES as error:
-                log.warning(
-                    "fan-out worker: no wake-up calls from %s (%r)", shard, error
-                )
-                self.stop.wait(1.0)
+                self._outage(error)
                 continue
+            except Exception:  # a bug: said, and the thread goes on
+                log.exception("fan-out worker: waiting on %s failed", shard)
+                self._outage(None)
+                continue
+            self.pause = 1.0
             if call is not None:
                 self.hand_over(shard, *call)
+
+    def _outage(self, error: BaseException | None) -> None:
+        """Pause every thread; the first to find the outage says so."""
+        with self.lock:
+            now = time.monotonic()
+            if now < self.quiet_until:
+                return  # another thread found it
+            self.quiet_until = now + self.pause
+            self.pause = min(2 * self.pause, max(1.0, settings.JOB_SWEEP_SECONDS))
+        if error is not None:
+            log.warning("fan-out worker: no wake-up calls (%r)", error)
 
     def hand_over(self, shard: str, slot: int, queued: float) -> None:
         """Give the worker a wake-up call taken from `shard`, or, if it is no
         longer waiting, put the call back where another worker finds it."""
         with self.ready:
-            if self.idle.is_set():
-                self.taken.add(slot)
+            if self.idle.is_set() and not self.stop.is_set():
+                self.taken[slot] = (shard, queued)
                 self.ready.notify()
                 return
         with contextlib.suppress(*OUTAGES):  # else the sweep finds the job

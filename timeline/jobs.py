@@ -42,6 +42,7 @@ Nothing here knows what a job does: `timeline.fanout` runs them.
 
 from __future__ import annotations
 
+import logging
 import secrets
 import time
 from dataclasses import dataclass
@@ -52,6 +53,8 @@ from django.conf import settings
 from config.pipelines import LuaScript, pipeline_run
 from config.redis import get_redis, is_cluster
 from timeline import keys
+
+log = logging.getLogger(__name__)
 
 # A job's bookkeeping, the fields `<id>#<f>` of its slot's `jobdata` hash: s when it
 # was queued (ms), a attempts, t the lease's token, c cursor, e last error, q queued
@@ -388,7 +391,8 @@ def due_slots(*, now: int | None = None) -> list[int]:
         ]
         try:
             replies = node_send(client, node, stack)
-        except redis.exceptions.ResponseError:  # a slot moved, or is moving
+        except redis.exceptions.ResponseError as error:  # a slot moved, or is moving
+            log.warning("sweep: %s read queue by queue (%s)", node.name, error)
             found += _due_by_command(slots, at)
             continue
         found += [

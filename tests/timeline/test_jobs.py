@@ -15,6 +15,7 @@ import threading
 import time
 
 import pytest
+import redis
 
 from tests.helpers import make_user, run_jobs
 from tests.roundtrips import RoundTripCounter
@@ -196,31 +197,60 @@ def test_the_sweep_finds_every_slot_with_a_due_job_and_no_other(r):
     assert jobs.due_slots(now=later) == [5000]
 
 
+def _move_slot(r, slot: int, source, target) -> None:
+    """Move an empty slot from one master to another, as a resharding does."""
+    ids = {
+        node.name: node.redis_connection.execute_command("CLUSTER", "MYID")
+        for node in r.get_primaries()
+    }
+    src, dst = source.redis_connection, target.redis_connection
+    dst.execute_command("CLUSTER", "SETSLOT", slot, "IMPORTING", ids[source.name])
+    src.execute_command("CLUSTER", "SETSLOT", slot, "MIGRATING", ids[target.name])
+    for node in sorted(r.get_primaries(), key=lambda n: n is not target):
+        node.redis_connection.execute_command(
+            "CLUSTER", "SETSLOT", slot, "NODE", ids[target.name]
+        )
+
+
 @pytest.mark.cluster
-def test_the_sweep_finds_due_jobs_where_the_slot_map_is_out_of_date(r):
-    # A resharding moved slots since this worker last asked the cluster where
-    # they are: the node its map names for them no longer serves them. The
-    # sweep still finds every due job, there and on the other nodes.
-    manager = r.nodes_manager
-    first, second, *_ = sorted(
-        {nodes[0].name: nodes[0] for nodes in manager.slots_cache.values()}.values(),
-        key=lambda node: node.name,
+def test_the_sweep_finds_due_jobs_in_a_slot_that_moved(r, monkeypatch):
+    # A resharding moved a slot since this worker last grouped the slots by node,
+    # and a command of its own since learned the slot's new place (redis-py
+    # edits its map in place). The sweep still finds every due job, there and
+    # elsewhere; the node that no longer serves the slot is read queue by queue
+    # once, and the next sweep reads every node by script again.
+    jobs.due_slots()  # the slots grouped by node
+    by_queue = []
+    real = jobs._due_by_command
+    monkeypatch.setattr(
+        jobs, "_due_by_command", lambda slots, at: by_queue.append(1) or real(slots, at)
     )
-    moved = [s for s, nodes in manager.slots_cache.items() if nodes[0] is first][:50]
-    elsewhere = next(
-        s for s, nodes in manager.slots_cache.items() if nodes[0] is second
-    )
-    due_now = sorted([moved[0], moved[-1], elsewhere])
-    for slot in due_now:
-        jobs.enqueue(slot=slot, jid=f"post:1:{slot}")
-    stale = dict(manager.slots_cache)
-    for slot in moved:
-        stale[slot] = [second]
-    manager.slots_cache = stale
+    first, second, *_ = sorted(r.get_primaries(), key=lambda node: node.name)
+    served = r.nodes_manager.slots_cache.items()
+    moved = next(slot for slot, nodes in served if nodes[0] is first)
+    elsewhere = next(slot for slot, nodes in served if nodes[0] is second)
+    _move_slot(r, moved, first, second)
     try:
-        assert jobs.due_slots() == due_now
+        r.zcard(keys.job_queue(moved))  # MOVED: redis-py's map now says `second`
+        for slot in (moved, elsewhere):
+            jobs.enqueue(slot=slot, jid=f"post:1:{slot}")
+        assert jobs.due_slots() == sorted([moved, elsewhere])
+        assert by_queue == [1]
+        assert jobs.due_slots() == sorted([moved, elsewhere])
+        assert by_queue == [1]
     finally:
-        manager.initialize()
+        r.delete(keys.job_queue(moved), keys.job_data(moved))
+        _move_slot(r, moved, second, first)
+        r.nodes_manager.initialize()
+
+
+@pytest.mark.cluster
+def test_a_sweep_reads_every_node_by_script_while_the_slot_map_holds(r, monkeypatch):
+    # Queue by queue is only for a node whose slots moved: it costs a worker
+    # about 35 times the CPU (docs/BENCHMARKS.md).
+    monkeypatch.setattr(jobs, "_due_by_command", lambda slots, at: pytest.fail())
+    jobs.enqueue(slot=0, jid="post:1:0")
+    assert jobs.due_slots() == [0]
 
 
 @pytest.mark.real_redis
@@ -270,4 +300,33 @@ def test_an_idle_workers_wake_up_calls_reach_it_and_a_late_one_stays_for_others(
         assert listeners.wait(0.2) == set()  # nothing was left for it
     finally:
         stop.set()
-        listeners.join()
+        listeners.close()
+
+
+@pytest.mark.fake_redis
+def test_listeners_that_lose_their_node_pause_together_and_say_so_once(
+    monkeypatch, caplog
+):
+    # A node stops answering: the 16 threads of an idle worker find it, and the
+    # operator reads one line, not sixteen a second; none asks again for a second.
+    asked = []
+
+    def down(shard, *, timeout):
+        asked.append(time.monotonic())
+        raise redis.ConnectionError("node down")
+
+    monkeypatch.setattr(jobs, "shard_wait", down)
+    stop = threading.Event()
+    listeners = fanout.ShardListeners(stop, wait=0.2)
+    try:
+        with caplog.at_level("WARNING", logger="timeline.fanout"):
+            listeners.idle.set()
+            time.sleep(0.6)
+        warned = [r for r in caplog.records if "no wake-up calls" in r.getMessage()]
+        assert len(warned) == 1
+        assert 1 <= len(asked) <= keys.JOB_READY_SHARDS
+        assert max(asked) - min(asked) < 0.3  # all in the first moment, then paused
+    finally:
+        listeners.idle.clear()
+        stop.set()
+        listeners.close()
