@@ -957,13 +957,20 @@ class Worker:
         self.listeners: ShardListeners | None = None  # a Cluster's, once idle
 
     def run(self) -> None:
+        unhandled: set[int] = set()
         try:
-            self._loop()
+            unhandled = self._loop()
         finally:
             if self.listeners is not None:
                 self.listeners.close()
+            if unhandled:
+                # Wake-up calls taken and not acted on: announced again, for
+                # another worker now rather than the next sweep.
+                with contextlib.suppress(*OUTAGES):
+                    jobs.wake_again(unhandled)
 
-    def _loop(self) -> None:
+    def _loop(self) -> set[int]:
+        """Run until `stop`; return the slots announced and not yet looked at."""
         next_sweep = next_trends = 0.0
         revisit: set[int] = set()
         while not self.stop.is_set():
@@ -978,9 +985,10 @@ class Worker:
                     # soon after it is an interval old (one worker writes it).
                     next_trends = time.monotonic() + settings.TRENDS_REFRESH_SECONDS / 4
                     _trends_refresh()
-                for slot in sorted(slots):
+                ordered = sorted(slots)
+                for i, slot in enumerate(ordered):
                     if self.stop.is_set():
-                        return
+                        return set(ordered[i:]) | revisit
                     for job in jobs.claim(slot=slot, limit=1):
                         self.finished += job_run(job)
                         revisit.add(slot)  # more may be due there
@@ -989,6 +997,7 @@ class Worker:
             except OUTAGES as error:
                 log.warning("fan-out worker: Redis is not answering (%r)", error)
                 self.stop.wait(1.0)
+        return revisit
 
     # The longest an idle worker waits for a wake-up call at a time: a stop (it
     # cannot interrupt the wait) comes within it.

@@ -286,6 +286,16 @@ def wake_queue(pipe, *, slot: int) -> None:
     pipe.zadd(keys.job_ready(slot), {slot: now_ms()}, lt=True)
 
 
+def wake_again(slots) -> None:
+    """Announce these slots again (a stopping worker's calls not acted on)."""
+
+    def wake(pipe) -> None:
+        for slot in sorted(slots):
+            wake_queue(pipe, slot=slot)
+
+    pipeline_run(wake)
+
+
 def wakeups_pop(*, count: int = 8) -> list[int]:
     """Take up to `count` wake-up calls from every shard: slots with work, maybe."""
 

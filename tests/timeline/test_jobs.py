@@ -330,3 +330,35 @@ def test_listeners_that_lose_their_node_pause_together_and_say_so_once(
         listeners.idle.clear()
         stop.set()
         listeners.close()
+
+
+@pytest.mark.real_redis
+def test_a_worker_stopped_with_a_wake_up_call_in_hand_announces_it_again(
+    r, monkeypatch
+):
+    # An idle worker takes a wake-up call just as it is told to stop: the call is
+    # back in its shard for another worker, not left to the next sweep.
+    worker = fanout.Worker()
+    waiting = threading.Event()
+    real_idle = fanout.Worker._idle
+
+    def idle_then_stop(self, until):
+        waiting.set()
+        got = real_idle(self, until)
+        if got:
+            self.stop.set()  # SIGTERM, as the call came
+        return got
+
+    monkeypatch.setattr(fanout.Worker, "_idle", idle_then_stop)
+    thread = threading.Thread(target=worker.run)
+    thread.start()
+    try:
+        assert waiting.wait(10)
+        slot = 4242
+        r.zadd(keys.job_ready(slot), {slot: jobs.now_ms()})
+        thread.join(10)
+        assert not thread.is_alive()
+        assert r.zscore(keys.job_ready(slot), slot) is not None
+    finally:
+        worker.stop.set()
+        thread.join(10)
