@@ -149,8 +149,9 @@ JOB_RETRY_MAX_SECONDS = env.int("JOB_RETRY_MAX_SECONDS", default=300)
 JOB_FAILED_CAP = env.int("JOB_FAILED_CAP", default=1000)
 # How often each worker reads every queue for due jobs whose wake-up call was lost.
 JOB_SWEEP_SECONDS = env.float("JOB_SWEEP_SECONDS", default=5.0)
-# A follow or unfollow records its job this long ahead: the request finishes the
-# work itself and cancels the job; only a request that died midway leaves it to run.
+# A follow or unfollow (a block, a privacy change, a like or unlike) records its job
+# this long ahead: the request finishes the work itself and cancels the job; only a
+# request that died midway leaves it to run.
 JOB_FOLLOW_GRACE_SECONDS = env.int("JOB_FOLLOW_GRACE_SECONDS", default=10)
 # runserver starts a fan-out worker thread of its own (set to false when you run
 # `manage.py fanout_worker` beside it).

@@ -661,3 +661,24 @@ return 1
 def cancel_queue(pipe, *, slot: int, jid: str) -> None:
     """Queue the removal of a job whose work its owner has finished itself."""
     _CANCEL.queue(pipe, keys=slot_keys(slot), args=[jid])
+
+
+# KEYS: queue, data. ARGV: id. `_CANCEL`, unless the job was queued again since it
+# was queued anew (`#q`): a later change, whose request may not have finished its
+# own part, is owed that run. Returns 1 when removed.
+_CANCEL_UNLESS_AGAIN = LuaScript(
+    FORGET
+    + """
+if redis.call('HEXISTS', KEYS[2], ARGV[1] .. '#q') == 1 then return 0 end
+redis.call('ZREM', KEYS[1], ARGV[1])
+forget(KEYS[2], ARGV[1])
+return 1
+"""
+)
+
+
+def cancel_unless_again_queue(pipe, *, slot: int, jid: str) -> None:
+    """Queue the removal of a job whose work the request that queued it has
+    finished itself, unless another change queued it again meanwhile (requests
+    that share a job id with no lock between them: a like and an unlike)."""
+    _CANCEL_UNLESS_AGAIN.queue(pipe, keys=slot_keys(slot), args=[jid])

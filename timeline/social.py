@@ -14,11 +14,14 @@ the status itself.
   status's slot in the same script. A crash between leaves an entry in `liked`
   that points at no like (undone by nothing, harmful to nothing); the retry
   completes it. The author's "liked your status" is in the author's slot: the
-  request tells them, and the job tells them again (idempotent), so a request cut
-  short after the like still tells them. An unlike goes the other way round: the
-  status's side first, queuing the same job, which then takes the notification
-  back; each telling checks afterwards that the like still stands
-  (`like_tell`), so a late one never outlives the unlike it raced.
+  request tells them, and the job, due JOB_FOLLOW_GRACE_SECONDS later, tells them
+  again (idempotent), so a request cut short after the like still tells them; a
+  request that finished takes its job back (unless an unlike queued it again
+  meanwhile), so a like costs no worker anything. An unlike goes the other way
+  round: the status's side first, queuing the same job, then takes the
+  notification back itself, then the job; each telling checks afterwards that
+  the like still stands (`like_tell`), so a late one never outlives the unlike it
+  raced.
 - **A repost** is a status of the reposter's (`services.status_create` with
   `repost_of`): it reaches homes through the ordinary fan-out, and is linked to the
   original in `reposts:{status:<original>}` (reposter -> the repost's id) by the
@@ -43,6 +46,8 @@ from __future__ import annotations
 
 import time
 
+from django.conf import settings
+
 from accounts import keys as account_keys
 from accounts import limits
 from accounts.domain import User
@@ -53,16 +58,17 @@ from timeline.domain import MAX_STATUS_ID, Forbidden, NotFound, Status
 
 # KEYS: a status hash, one of its zsets, the job queue and data of the status's slot
 # (same slot). ARGV: member, score, the count field, a job's id ('' for none), now
-# (ms). Adds the member while the status exists, counting it once, and queues the
-# job when it added it (a like's notification: `like_job_run`), in the same step.
-# Returns 1 when added, 0 when it was there, -1 when the status is gone.
+# (ms), when the job is due (ms). Adds the member while the status exists, counting
+# it once, and queues the job when it added it (a like's notification:
+# `like_job_run`), in the same step. Returns 1 when added, 0 when it was there, -1
+# when the status is gone.
 _COUNTED_ADD = LuaScript(
     jobs.ENQUEUE
     + """
 if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
 if redis.call('ZADD', KEYS[2], 'NX', ARGV[2], ARGV[1]) == 1 then
   redis.call('HINCRBY', KEYS[1], ARGV[3], 1)
-  if ARGV[4] ~= '' then enqueue(KEYS[3], KEYS[4], ARGV[4], ARGV[5], ARGV[5]) end
+  if ARGV[4] ~= '' then enqueue(KEYS[3], KEYS[4], ARGV[4], ARGV[6], ARGV[5]) end
   return 1
 end
 return 0
@@ -71,8 +77,9 @@ return 0
 
 # KEYS: a status hash, one of its zsets, the job queue and data of the status's slot.
 # ARGV: member, the count field, the score the member must have ('' for any), a
-# job's id ('' for none), now (ms). Removes the member, uncounting it while the
-# status exists, and queues the job when it removed it. Returns 1 when removed.
+# job's id ('' for none), now (ms), when the job is due (ms). Removes the member,
+# uncounting it while the status exists, and queues the job when it removed it.
+# Returns 1 when removed.
 _COUNTED_REMOVE = LuaScript(
     jobs.ENQUEUE
     + """
@@ -84,7 +91,7 @@ if redis.call('ZREM', KEYS[2], ARGV[1]) == 0 then return 0 end
 if redis.call('EXISTS', KEYS[1]) == 1 then
   redis.call('HINCRBY', KEYS[1], ARGV[2], -1)
 end
-if ARGV[4] ~= '' then enqueue(KEYS[3], KEYS[4], ARGV[4], ARGV[5], ARGV[5]) end
+if ARGV[4] ~= '' then enqueue(KEYS[3], KEYS[4], ARGV[4], ARGV[6], ARGV[5]) end
 return 1
 """
 )
@@ -146,20 +153,13 @@ def _counted_add(
     job: str | None = None,
 ) -> int:
     """Add a member to one of the status's zsets, counted (`_COUNTED_ADD`); with
-    `job`, queue that job in the status's slot if it was added, and wake a worker."""
+    `job`, queue that job in the status's slot if it was added (`_job_due`)."""
     slot = _status_slot(sid)
-
-    def add(pipe) -> None:
-        _COUNTED_ADD.queue(
-            pipe,
-            keys=[keys.status(sid), zset, *jobs.slot_keys(slot)],
-            args=[member, score, field, job or "", jobs.now_ms()],
-        )
-        if job is not None:
-            pipe.barrier()
-            jobs.wake_queue(pipe, slot=slot)
-
-    return pipeline_run(add)[0]
+    now = jobs.now_ms()
+    return _COUNTED_ADD(
+        keys=[keys.status(sid), zset, *jobs.slot_keys(slot)],
+        args=[member, score, field, job or "", now, _job_due(now)],
+    )
 
 
 def _counted_remove_queue(
@@ -173,8 +173,8 @@ def _counted_remove_queue(
     job: str | None = None,
 ) -> None:
     """Queue the counted removal of a member (`_COUNTED_REMOVE`); with `job`, that
-    job is queued in the status's slot if it was removed (the caller wakes a worker
-    after a barrier)."""
+    job is queued in the status's slot if it was removed (`_job_due`)."""
+    now = jobs.now_ms()
     _COUNTED_REMOVE.queue(
         pipe,
         keys=[keys.status(sid), zset, *jobs.slot_keys(_status_slot(sid))],
@@ -183,9 +183,18 @@ def _counted_remove_queue(
             field,
             "" if score is None else score,
             job or "",
-            jobs.now_ms(),
+            now,
+            _job_due(now),
         ],
     )
+
+
+def _job_due(now: int) -> int:
+    """When a like's or an unlike's job is due: after its request had time to do
+    the job's work itself and take the job back (`jobs.cancel_unless_again_queue`),
+    as a follow's request does. Only a request cut short leaves it to a worker:
+    each like cost a worker's job before (docs/BENCHMARKS.md)."""
+    return now + settings.JOB_FOLLOW_GRACE_SECONDS * 1000
 
 
 def like_job_id(liker: int, sid: int) -> str:
@@ -219,15 +228,23 @@ def status_like(*, user: User, sid: int, limit: limits.Limit | None = None) -> b
         raise NotFound(target.id)
     if added == 1:
         like_tell(
-            liker=user.id, sid=target.id, author=target.author_id, at_ms=now // 1000
+            liker=user.id,
+            sid=target.id,
+            author=target.author_id,
+            at_ms=now // 1000,
+            done=True,
         )
     return added == 1
 
 
-def like_tell(*, liker: int, sid: int, author: int, at_ms: int) -> None:
+def like_tell(
+    *, liker: int, sid: int, author: int, at_ms: int, done: bool = False
+) -> None:
     """Tell the author of status `sid` that `liker` liked it (idempotent), then
     check that the like still stands: an unlike or a deletion that came between
-    the two slots' steps takes the notification back (theirs may have run first)."""
+    the two slots' steps takes the notification back (theirs may have run first).
+    With `done` (the like's request), the like's job is taken back with that
+    check, unless an unlike queued it again meanwhile (its run is then owed)."""
 
     def tell(pipe) -> None:
         notifications.notify_queue(
@@ -236,8 +253,12 @@ def like_tell(*, liker: int, sid: int, author: int, at_ms: int) -> None:
         pipe.barrier()
         pipe.zscore(keys.likes(sid), liker)
         pipe.exists(keys.status(sid))
+        if done:
+            jobs.cancel_unless_again_queue(
+                pipe, slot=_status_slot(sid), jid=like_job_id(liker, sid)
+            )
 
-    _, standing, exists = pipeline_run(tell)
+    _, standing, exists, *_ = pipeline_run(tell)
     if standing is None or not exists:
         _like_untell(liker=liker, sid=sid, author=author)
 
@@ -298,7 +319,11 @@ def status_unlike(*, user: User, sid: int, limit: limits.Limit | None = None) ->
             notifications.unnotify_queue(
                 pipe, recipient=int(author), kind="like", actor=user.id, sid=target
             )
-        jobs.wake_queue(pipe, slot=_status_slot(target))
+        pipe.barrier()
+        # Done: the job is taken back, unless a like queued it again meanwhile.
+        jobs.cancel_unless_again_queue(
+            pipe, slot=_status_slot(target), jid=like_job_id(user.id, target)
+        )
 
     removed, *_ = pipeline_run(unlike)
     return bool(removed)

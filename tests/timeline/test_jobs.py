@@ -17,6 +17,7 @@ import time
 import pytest
 import redis
 
+from config.pipelines import pipeline_run
 from tests.helpers import make_user, run_jobs
 from tests.roundtrips import RoundTripCounter
 from timeline import fanout, jobs, keys, services
@@ -362,3 +363,20 @@ def test_a_worker_stopped_with_a_wake_up_call_in_hand_announces_it_again(
     finally:
         worker.stop.set()
         thread.join(10)
+
+
+def test_a_request_takes_back_its_job_unless_another_change_queued_it_again(r):
+    # A like's request queues the like's job and, once it has done the job's
+    # work itself, takes it back. If an unlike queued the same job again
+    # meanwhile (no lock between them), the job stays: the unlike's request may
+    # have died before its own part, and the worker owes it that run.
+    slot, jid = 77, "like:1:2"
+    jobs.enqueue(slot=slot, jid=jid)
+    pipeline_run(lambda pipe: jobs.cancel_unless_again_queue(pipe, slot=slot, jid=jid))
+    assert jobs.queued_ids(slot=slot, prefix="like:") == []
+    assert r.hlen(keys.job_data(slot)) == 0  # its bookkeeping went with it
+
+    jobs.enqueue(slot=slot, jid=jid)
+    jobs.enqueue(slot=slot, jid=jid)  # the other change
+    pipeline_run(lambda pipe: jobs.cancel_unless_again_queue(pipe, slot=slot, jid=jid))
+    assert [i for i, _ in jobs.queued_ids(slot=slot, prefix="like:")] == [jid]

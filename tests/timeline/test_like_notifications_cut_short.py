@@ -1,11 +1,14 @@
 """A like cut short by Redis (a round trip never sent, or its reply lost): the like
 stands, and its author is still told "X liked your status" once the fan-out
-worker has run; an unlike that races the telling leaves no notification behind.
-(`timeline.social`: the like's job, queued with the like in the status's slot.)"""
+worker has run the like's job (due JOB_FOLLOW_GRACE_SECONDS after the like: a
+request that finishes takes it back); an unlike that races the telling leaves no
+notification behind. (`timeline.social`: the like's job, queued with the like in
+the status's slot.) A like or an unlike that finished leaves no job behind."""
 
 from __future__ import annotations
 
 import pytest
+from django.conf import settings
 
 from accounts.selectors import user_get_by_username
 from config import cluster, pipelines
@@ -16,7 +19,13 @@ from tests.helpers import (
     notifications_shown,
     run_jobs,
 )
-from timeline import blocks, keys, notifications, services, social
+from timeline import blocks, jobs, keys, notifications, services, social
+
+
+def run_jobs_after_grace() -> None:
+    """Run the jobs due once a request's grace is over, as a worker then would."""
+    later = jobs.now_ms() + settings.JOB_FOLLOW_GRACE_SECONDS * 1000 + 1
+    run_jobs(sweep=True, now=later)
 
 
 def runs(script):
@@ -54,8 +63,9 @@ def test_a_like_whose_notification_is_never_sent_still_tells_its_author(
     assert fired and response.status_code == 503
     assert liked_texts() == []  # nothing told yet: the job owes it
     run_jobs()
+    assert liked_texts() == []  # its request may still be finishing
     assert fan.post(f"/s/{author_status.id}/like/").status_code == 302
-    run_jobs()
+    run_jobs_after_grace()
     fan_id = user_get_by_username(username="fan").id
     assert r.zscore(keys.likes(author_status.id), fan_id) is not None
     assert liked_texts() == ["@fan liked your status. like me"]
@@ -70,9 +80,7 @@ def test_a_like_whose_reply_is_lost_after_it_was_counted_still_tells_its_author(
     with cut_short(runs(social._COUNTED_ADD), after=True) as fired:
         response = fan.post(f"/s/{author_status.id}/like/")
     assert fired and response.status_code == 503
-    # On a Cluster the worker's wake-up call, sent after that step, was lost with
-    # it: the job is found by the sweep every worker makes now and then.
-    run_jobs(sweep=True)
+    run_jobs_after_grace()
     assert r.hget(keys.status(author_status.id), "likes") == "1"
     assert liked_texts() == ["@fan liked your status. like me"]
 
@@ -93,7 +101,7 @@ def test_a_like_cut_short_tells_nothing_once_undone_or_across_a_block(r, author_
     author = user_get_by_username(username="author")
     other = user_get_by_username(username="other")
     blocks.block_create(blocker=author, blocked_id=other.id)
-    run_jobs()
+    run_jobs_after_grace()
     assert liked_texts() == []
     assert r.exists(keys.notifications(author.id)) == 0
 
@@ -127,7 +135,24 @@ def test_an_unlike_that_lands_before_the_likes_notification_takes_it_back(
         assert social.status_like(user=fan, sid=author_status.id) is True
     assert raced
     assert liked_texts() == []
-    run_jobs()
+    run_jobs_after_grace()
     assert liked_texts() == []
     assert r.exists(keys.notifications(author_status.author_id)) == 0
     assert r.zcard(keys.likes(author_status.id)) == 0
+
+
+def test_a_like_and_an_unlike_that_finished_leave_no_job_to_the_workers(
+    r, author_status
+):
+    """The request did the job's work itself (told the author, then took it
+    back), so it takes back the job it queued: no worker runs anything for it."""
+    fan = logged_in_client("fan")
+    slot = social._status_slot(author_status.id)
+    assert fan.post(f"/s/{author_status.id}/like/").status_code == 302
+    assert liked_texts() == ["@fan liked your status. like me"]
+    assert jobs.queued_ids(slot=slot, prefix="like:") == []
+    assert fan.post(f"/s/{author_status.id}/unlike/").status_code == 302
+    assert liked_texts() == []
+    assert jobs.queued_ids(slot=slot, prefix="like:") == []
+    run_jobs_after_grace()
+    assert liked_texts() == []
