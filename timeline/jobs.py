@@ -58,10 +58,12 @@ log = logging.getLogger(__name__)
 
 # A job's bookkeeping, the fields `<id>#<f>` of its slot's `jobdata` hash: s when it
 # was queued (ms), a attempts, t the lease's token, c cursor, e last error, q queued
-# again after its current run began (the due time that asked for, ms). Scripts name
+# again after its current run began (the due time that asked for, ms), o the nonce of
+# the request that queued it anew, where that request may take it back
+# (`cancel_unless_again_queue`; absent in jobs queued before it existed). Scripts name
 # the fields they use; the lists of them all (FORGET, ENQUEUE's fresh start) come
 # from here, so a field added here is never left behind.
-_FIELDS = ("s", "a", "t", "c", "e", "q")
+_FIELDS = ("s", "a", "t", "c", "e", "q", "o")
 
 
 def _hdel(fields: tuple[str, ...]) -> str:
@@ -71,7 +73,8 @@ def _hdel(fields: tuple[str, ...]) -> str:
 
 
 # A Lua function that scripts owning a change embed to queue the work it owes:
-# enqueue(queue key, data key, job id, due ms, now ms). Safe to repeat: a job already
+# enqueue(queue key, data key, job id, due ms, now ms[, owner nonce: recorded when
+# the job is queued anew]). Safe to repeat: a job already
 # queued keeps its place (held by a worker, its lease), attempts and cursor, but is
 # marked queued again (`#q`, the earliest due asked for): the worker that holds it
 # may have read what this change altered, or even be past its last step, so its
@@ -81,10 +84,11 @@ def _hdel(fields: tuple[str, ...]) -> str:
 # past the limit, a cursor, an error) must not carry over; it leaves the failed
 # jobs when it is next claimed.
 ENQUEUE = f"""
-local function enqueue(queue, data, id, due, now)
+local function enqueue(queue, data, id, due, now, owner)
   if redis.call('ZADD', queue, 'NX', due, id) == 1 then
     {_hdel(tuple(f for f in _FIELDS if f != "s"))}
     redis.call('HSET', data, id .. '#s', now)
+    if owner and owner ~= '' then redis.call('HSET', data, id .. '#o', owner) end
   else
     local again = redis.call('HGET', data, id .. '#q')
     if not again or tonumber(due) < tonumber(again) then
@@ -663,13 +667,17 @@ def cancel_queue(pipe, *, slot: int, jid: str) -> None:
     _CANCEL.queue(pipe, keys=slot_keys(slot), args=[jid])
 
 
-# KEYS: queue, data. ARGV: id. `_CANCEL`, unless the job was queued again since it
-# was queued anew (`#q`): a later change, whose request may not have finished its
-# own part, is owed that run. Returns 1 when removed.
+# KEYS: queue, data. ARGV: id, owner. `_CANCEL`, only by the request that queued the
+# job anew (its nonce in `#o`), and unless the job was queued again since (`#q`: a
+# later change, whose request may not have finished its own part, is owed that run)
+# or a worker holds it (`#t`: its run may have read the state before this
+# request's change, and finishes it). Returns 1 when removed.
 _CANCEL_UNLESS_AGAIN = LuaScript(
     FORGET
     + """
+if redis.call('HGET', KEYS[2], ARGV[1] .. '#o') ~= ARGV[2] then return 0 end
 if redis.call('HEXISTS', KEYS[2], ARGV[1] .. '#q') == 1 then return 0 end
+if redis.call('HEXISTS', KEYS[2], ARGV[1] .. '#t') == 1 then return 0 end
 redis.call('ZREM', KEYS[1], ARGV[1])
 forget(KEYS[2], ARGV[1])
 return 1
@@ -677,8 +685,9 @@ return 1
 )
 
 
-def cancel_unless_again_queue(pipe, *, slot: int, jid: str) -> None:
-    """Queue the removal of a job whose work the request that queued it has
-    finished itself, unless another change queued it again meanwhile (requests
-    that share a job id with no lock between them: a like and an unlike)."""
-    _CANCEL_UNLESS_AGAIN.queue(pipe, keys=slot_keys(slot), args=[jid])
+def cancel_unless_again_queue(pipe, *, slot: int, jid: str, owner: str) -> None:
+    """Queue the removal of a job whose work the request that queued it anew
+    (`owner`: its nonce, given to ENQUEUE) has finished itself, unless another
+    change queued it again meanwhile or a worker holds it (requests that share a
+    job id with no lock between them: a like and an unlike)."""
+    _CANCEL_UNLESS_AGAIN.queue(pipe, keys=slot_keys(slot), args=[jid, owner])

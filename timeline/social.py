@@ -44,6 +44,7 @@ approved the viewer) refuses acting on it too (`status_target`).
 
 from __future__ import annotations
 
+import secrets
 import time
 
 from django.conf import settings
@@ -58,7 +59,8 @@ from timeline.domain import MAX_STATUS_ID, Forbidden, NotFound, Status
 
 # KEYS: a status hash, one of its zsets, the job queue and data of the status's slot
 # (same slot). ARGV: member, score, the count field, a job's id ('' for none), now
-# (ms), when the job is due (ms). Adds the member while the status exists, counting
+# (ms), when the job is due (ms), the job's owner (a request's nonce). Adds the
+# member while the status exists, counting
 # it once, and queues the job when it added it (a like's notification:
 # `like_job_run`), in the same step. Returns 1 when added, 0 when it was there, -1
 # when the status is gone.
@@ -68,7 +70,9 @@ _COUNTED_ADD = LuaScript(
 if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
 if redis.call('ZADD', KEYS[2], 'NX', ARGV[2], ARGV[1]) == 1 then
   redis.call('HINCRBY', KEYS[1], ARGV[3], 1)
-  if ARGV[4] ~= '' then enqueue(KEYS[3], KEYS[4], ARGV[4], ARGV[6], ARGV[5]) end
+  if ARGV[4] ~= '' then
+    enqueue(KEYS[3], KEYS[4], ARGV[4], ARGV[6], ARGV[5], ARGV[7])
+  end
   return 1
 end
 return 0
@@ -77,9 +81,9 @@ return 0
 
 # KEYS: a status hash, one of its zsets, the job queue and data of the status's slot.
 # ARGV: member, the count field, the score the member must have ('' for any), a
-# job's id ('' for none), now (ms), when the job is due (ms). Removes the member,
-# uncounting it while the status exists, and queues the job when it removed it.
-# Returns 1 when removed.
+# job's id ('' for none), now (ms), when the job is due (ms), the job's owner (a
+# request's nonce, `jobs.cancel_unless_again_queue`). Removes the member, uncounting
+# it while the status exists, and queues the job. Returns 1 when removed.
 _COUNTED_REMOVE = LuaScript(
     jobs.ENQUEUE
     + """
@@ -87,11 +91,14 @@ if ARGV[3] ~= '' then
   local score = redis.call('ZSCORE', KEYS[2], ARGV[1])
   if not score or tonumber(score) ~= tonumber(ARGV[3]) then return 0 end
 end
+-- The job is queued even when there is nothing to remove: the caller's next steps
+-- (an unlike's) run all the same, and a like that lands between them queues the
+-- job again, so that its request does not take it back (its run is owed).
+if ARGV[4] ~= '' then enqueue(KEYS[3], KEYS[4], ARGV[4], ARGV[6], ARGV[5], ARGV[7]) end
 if redis.call('ZREM', KEYS[2], ARGV[1]) == 0 then return 0 end
 if redis.call('EXISTS', KEYS[1]) == 1 then
   redis.call('HINCRBY', KEYS[1], ARGV[2], -1)
 end
-if ARGV[4] ~= '' then enqueue(KEYS[3], KEYS[4], ARGV[4], ARGV[6], ARGV[5]) end
 return 1
 """
 )
@@ -151,6 +158,7 @@ def _counted_add(
     field: str,
     *,
     job: str | None = None,
+    owner: str = "",
 ) -> int:
     """Add a member to one of the status's zsets, counted (`_COUNTED_ADD`); with
     `job`, queue that job in the status's slot if it was added (`_job_due`)."""
@@ -158,7 +166,7 @@ def _counted_add(
     now = jobs.now_ms()
     return _COUNTED_ADD(
         keys=[keys.status(sid), zset, *jobs.slot_keys(slot)],
-        args=[member, score, field, job or "", now, _job_due(now)],
+        args=[member, score, field, job or "", now, _job_due(now), owner],
     )
 
 
@@ -171,6 +179,7 @@ def _counted_remove_queue(
     score: int | None = None,
     *,
     job: str | None = None,
+    owner: str = "",
 ) -> None:
     """Queue the counted removal of a member (`_COUNTED_REMOVE`); with `job`, that
     job is queued in the status's slot if it was removed (`_job_due`)."""
@@ -185,6 +194,7 @@ def _counted_remove_queue(
             job or "",
             now,
             _job_due(now),
+            owner,
         ],
     )
 
@@ -222,6 +232,7 @@ def status_like(*, user: User, sid: int, limit: limits.Limit | None = None) -> b
         now,
         "likes",
         job=like_job_id(user.id, target.id),
+        owner=(owner := secrets.token_hex(8)),
     )
     if added < 0:
         get_redis().zrem(keys.liked(user.id), target.id)
@@ -232,19 +243,18 @@ def status_like(*, user: User, sid: int, limit: limits.Limit | None = None) -> b
             sid=target.id,
             author=target.author_id,
             at_ms=now // 1000,
-            done=True,
+            done=owner,
         )
     return added == 1
 
 
-def like_tell(
-    *, liker: int, sid: int, author: int, at_ms: int, done: bool = False
-) -> None:
+def like_tell(*, liker: int, sid: int, author: int, at_ms: int, done: str = "") -> None:
     """Tell the author of status `sid` that `liker` liked it (idempotent), then
     check that the like still stands: an unlike or a deletion that came between
     the two slots' steps takes the notification back (theirs may have run first).
-    With `done` (the like's request), the like's job is taken back with that
-    check, unless an unlike queued it again meanwhile (its run is then owed)."""
+    With `done` (the like's request: its nonce), the like's job is taken back with
+    that check, if that request queued it anew and nothing since needs its run
+    (`jobs.cancel_unless_again_queue`)."""
 
     def tell(pipe) -> None:
         notifications.notify_queue(
@@ -255,7 +265,7 @@ def like_tell(
         pipe.exists(keys.status(sid))
         if done:
             jobs.cancel_unless_again_queue(
-                pipe, slot=_status_slot(sid), jid=like_job_id(liker, sid)
+                pipe, slot=_status_slot(sid), jid=like_job_id(liker, sid), owner=done
             )
 
     _, standing, exists, *_ = pipeline_run(tell)
@@ -300,6 +310,7 @@ def status_unlike(*, user: User, sid: int, limit: limits.Limit | None = None) ->
     target = _original_id(sid)
 
     author = get_redis().hget(keys.status(target), "uid")
+    owner = secrets.token_hex(8)
 
     def unlike(pipe) -> None:
         # The like's job again, with the undo: it takes back a notification of the
@@ -311,6 +322,7 @@ def status_unlike(*, user: User, sid: int, limit: limits.Limit | None = None) ->
             user.id,
             "likes",
             job=like_job_id(user.id, target),
+            owner=owner,
         )
         pipe.barrier()
         pipe.zrem(keys.liked(user.id), target)
@@ -322,7 +334,10 @@ def status_unlike(*, user: User, sid: int, limit: limits.Limit | None = None) ->
         pipe.barrier()
         # Done: the job is taken back, unless a like queued it again meanwhile.
         jobs.cancel_unless_again_queue(
-            pipe, slot=_status_slot(target), jid=like_job_id(user.id, target)
+            pipe,
+            slot=_status_slot(target),
+            jid=like_job_id(user.id, target),
+            owner=owner,
         )
 
     removed, *_ = pipeline_run(unlike)

@@ -17,7 +17,7 @@ import time
 import pytest
 import redis
 
-from config.pipelines import pipeline_run
+from config.pipelines import LuaScript, pipeline_run
 from tests.helpers import make_user, run_jobs
 from tests.roundtrips import RoundTripCounter
 from timeline import fanout, jobs, keys, services
@@ -365,18 +365,59 @@ def test_a_worker_stopped_with_a_wake_up_call_in_hand_announces_it_again(
         thread.join(10)
 
 
-def test_a_request_takes_back_its_job_unless_another_change_queued_it_again(r):
-    # A like's request queues the like's job and, once it has done the job's
-    # work itself, takes it back. If an unlike queued the same job again
-    # meanwhile (no lock between them), the job stays: the unlike's request may
-    # have died before its own part, and the worker owes it that run.
+# A request's own step queuing a job, with the request's nonce (as a like does).
+_ENQUEUE_OWNED = LuaScript(
+    jobs.ENQUEUE
+    + """
+enqueue(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[2], ARGV[3])
+return 1
+"""
+)
+
+
+def test_a_request_takes_back_only_its_own_job_and_only_while_nobody_else_needs_it(
+    r,
+):
+    # A like's request queues the like's job and, once it has done the job's work
+    # itself, takes it back. It leaves it where another request queued it anew
+    # (an unlike that found no like, whose next steps still run), where another
+    # change queued it again meanwhile (an unlike whose request may have died
+    # before its own part), or where a worker holds it (its run may have read the
+    # state before the request's change): the worker owes those runs.
     slot, jid = 77, "like:1:2"
-    jobs.enqueue(slot=slot, jid=jid)
-    pipeline_run(lambda pipe: jobs.cancel_unless_again_queue(pipe, slot=slot, jid=jid))
-    assert jobs.queued_ids(slot=slot, prefix="like:") == []
+
+    def queue(owner: str) -> None:
+        _ENQUEUE_OWNED(keys=jobs.slot_keys(slot), args=[jid, jobs.now_ms(), owner])
+
+    def take_back(owner: str) -> None:
+        pipeline_run(
+            lambda pipe: jobs.cancel_unless_again_queue(
+                pipe, slot=slot, jid=jid, owner=owner
+            )
+        )
+
+    def queued() -> list[str]:
+        return [i for i, _ in jobs.queued_ids(slot=slot, prefix="like:")]
+
+    queue("mine")
+    take_back("mine")
+    assert queued() == []
     assert r.hlen(keys.job_data(slot)) == 0  # its bookkeeping went with it
 
-    jobs.enqueue(slot=slot, jid=jid)
-    jobs.enqueue(slot=slot, jid=jid)  # the other change
-    pipeline_run(lambda pipe: jobs.cancel_unless_again_queue(pipe, slot=slot, jid=jid))
-    assert [i for i, _ in jobs.queued_ids(slot=slot, prefix="like:")] == [jid]
+    queue("theirs")
+    take_back("mine")
+    assert queued() == [jid]
+    take_back("theirs")
+
+    queue("mine")
+    queue("theirs")  # the other change
+    take_back("mine")
+    assert queued() == [jid]
+    (held,) = jobs.claim(slot=slot, limit=1)
+    assert jobs.done(held)  # the run owed
+    queue("mine")
+    (held,) = jobs.claim(slot=slot, limit=1, now=jobs.now_ms() + 1)
+    take_back("mine")
+    assert queued() == [jid]
+    assert jobs.done(held)
+    assert queued() == []

@@ -8,10 +8,13 @@ the status's slot.) A like or an unlike that finished leaves no job behind."""
 from __future__ import annotations
 
 import pytest
+import redis
 from django.conf import settings
 
 from accounts.selectors import user_get_by_username
 from config import cluster, pipelines
+from config.pipelines import pipeline_run
+from config.redis import get_redis
 from tests.helpers import (
     cut_short,
     logged_in_client,
@@ -19,7 +22,11 @@ from tests.helpers import (
     notifications_shown,
     run_jobs,
 )
-from timeline import blocks, jobs, keys, notifications, services, social
+from timeline import blocks, fanout, jobs, keys, notifications, services, social
+
+
+def _later() -> int:
+    return jobs.now_ms() + settings.JOB_FOLLOW_GRACE_SECONDS * 1000 + 1
 
 
 def run_jobs_after_grace() -> None:
@@ -156,3 +163,180 @@ def test_a_like_and_an_unlike_that_finished_leave_no_job_to_the_workers(
     assert jobs.queued_ids(slot=slot, prefix="like:") == []
     run_jobs_after_grace()
     assert liked_texts() == []
+
+
+# Races between a like's request, an unlike's and a worker, each step a round trip
+# of its own as on a Cluster (on one server a pipeline's stages go in one).
+
+
+def hook(predicate, action, *, before=False):
+    """Run `action` once, right before / right after the first round trip matching."""
+    originals = pipelines._exchange, cluster._exchange
+    done = []
+
+    def wrap(send):
+        def exchange(node, stack):
+            if done or not predicate([a for a, _ in stack]):
+                return send(node, stack)
+            done.append(1)
+            if before:
+                action()
+                return send(node, stack)
+            replies = send(node, stack)()
+            action()
+            return lambda: replies
+
+        return exchange
+
+    m = pytest.MonkeyPatch()
+    m.setattr(pipelines, "_exchange", wrap(originals[0]))
+    m.setattr(cluster, "_exchange", wrap(originals[1]))
+    return m, done
+
+
+def final_state(r, sid, fan):
+    run_jobs_after_grace()
+    return r.zscore(keys.likes(sid), fan.id) is not None, liked_texts()
+
+
+def test_a_relike_cut_short_inside_an_unlike_that_found_no_like_is_told(
+    r, author_status
+):
+    """A second unlike finds no like (its first step, a round trip of its own on
+    a Cluster); a like then counts and tells the author and dies before taking
+    its job back; the unlike goes on: it takes the notification back, and must
+    not take back the like's job. The like stands: the author is told again."""
+    fan = user_get_by_username(username="fan")
+    sid = author_status.id
+    assert social.status_like(user=fan, sid=sid)
+    assert social.status_unlike(user=fan, sid=sid)
+
+    def relike_cut_short():
+        with (
+            cut_short(runs(jobs._CANCEL_UNLESS_AGAIN), after=False) as fired,
+            pytest.raises(redis.ConnectionError),
+        ):
+            social.status_like(user=fan, sid=sid)
+        assert fired
+
+    m, done = hook(runs(social._COUNTED_REMOVE), relike_cut_short)
+    try:
+        assert social.status_unlike(user=fan, sid=sid) is False
+    finally:
+        m.undo()
+    assert done
+    assert final_state(r, sid, fan) == (True, ["@fan liked your status. like me"])
+
+
+def test_the_same_with_its_steps_written_out(r, author_status):
+    """The steps of the test above as a Cluster orders them, on any backend."""
+    fan = user_get_by_username(username="fan")
+    author = author_status.author_id
+    sid = author_status.id
+    slot, jid = social._status_slot(sid), social.like_job_id(fan.id, sid)
+    assert social.status_like(user=fan, sid=sid)
+    assert social.status_unlike(user=fan, sid=sid)
+    # U' stage 1: nothing to remove
+    assert (
+        pipeline_run(
+            lambda p: social._counted_remove_queue(
+                p, sid, keys.likes(sid), fan.id, "likes", job=jid
+            )
+        )[0]
+        == 0
+    )
+    # re-like A: liked, counted add (job fresh), tell; dies before its check+cancel
+    get_redis().zadd(keys.liked(fan.id), {sid: 1}, nx=True)
+    assert social._counted_add(sid, keys.likes(sid), fan.id, 1, "likes", job=jid) == 1
+    pipeline_run(
+        lambda p: notifications.notify_queue(
+            p, recipient=author, kind="like", actor=fan.id, sid=sid, at_ms=1
+        )
+    )
+    # U' stage 2 and 3
+    pipeline_run(
+        lambda p: notifications.unnotify_queue(
+            p, recipient=author, kind="like", actor=fan.id, sid=sid
+        )
+    )
+    pipeline_run(
+        lambda p: jobs.cancel_unless_again_queue(p, slot=slot, jid=jid, owner="nope")
+    )
+    assert final_state(r, sid, fan) == (True, ["@fan liked your status. like me"])
+
+
+def test_an_unlike_leaves_the_job_a_worker_holds_so_a_late_untell_is_undone(
+    r, author_status
+):
+    """A like cut short leaves its job; an unlike queues it again; the job falls
+    due and a worker takes it just before the unlike takes it back (and must not),
+    and reads "no like"; a like then runs in full, and the worker's untelling
+    lands last. The like stands: the author is told in the end."""
+    fan = user_get_by_username(username="fan")
+    sid = author_status.id
+    slot = social._status_slot(sid)
+    client = logged_in_client("fan", raise_request_exception=False)
+    with cut_short(runs(social._COUNTED_ADD), after=True) as fired:
+        assert client.post(f"/s/{sid}/like/").status_code == 503
+    assert fired
+    held = []
+    m, done = hook(
+        runs(jobs._CANCEL_UNLESS_AGAIN),
+        lambda: held.extend(jobs.claim(slot=slot, limit=1, now=_later())),
+        before=True,
+    )
+    try:
+        assert social.status_unlike(user=fan, sid=sid) is True
+    finally:
+        m.undo()
+    assert held, "the worker claimed J"
+    original_untell = social._like_untell
+
+    def slow_untell(**kw):
+        assert social.status_like(user=fan, sid=sid) is True  # X, in full
+        original_untell(**kw)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(social, "_like_untell", slow_untell)
+        fanout.job_run(held[0])
+    assert final_state(r, sid, fan) == (True, ["@fan liked your status. like me"])
+
+
+def test_a_like_leaves_the_job_a_worker_holds_so_a_lost_telling_is_undone(
+    r, author_status
+):
+    """A like cut short leaves its job; an unlike, then a like run; a worker takes
+    the job as that like tells, and reads the like; the like's request must not
+    take the job back from it. An unlike then runs in full, and the worker's
+    telling loses its reply: its retry undoes it. No "liked your status" stays."""
+    fan = user_get_by_username(username="fan")
+    sid = author_status.id
+    slot = social._status_slot(sid)
+    client = logged_in_client("fan", raise_request_exception=False)
+    with cut_short(runs(social._COUNTED_ADD), after=True) as fired:
+        assert client.post(f"/s/{sid}/like/").status_code == 503
+    assert fired
+    assert social.status_unlike(user=fan, sid=sid) is True
+    held = []
+    m, done = hook(
+        runs(notifications._NOTIFY),
+        lambda: held.extend(jobs.claim(slot=slot, limit=1, now=_later())),
+        before=True,
+    )
+    try:
+        assert social.status_like(user=fan, sid=sid) is True  # R
+    finally:
+        m.undo()
+    assert held
+    # worker reads state now (like stands) -> will tell; first X unlikes in full
+    orig = social.like_tell
+
+    def tell_after_unlike(**kw):
+        assert social.status_unlike(user=fan, sid=sid) is True  # X
+        with cut_short(runs(notifications._NOTIFY), after=True):
+            orig(**kw)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(social, "like_tell", tell_after_unlike)
+        assert fanout.job_run(held[0]) is False
+    assert final_state(r, sid, fan) == (False, [])
