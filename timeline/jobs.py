@@ -111,7 +111,8 @@ end
 # job queued again since its last run began (`#q`) starts from the beginning; one
 # leased is no longer among the failed jobs (its id failed for good before and was
 # queued anew). A failure dropped past the cap takes its fields along, unless its
-# id is queued anew (they are the new job's now).
+# id is queued anew (they are the new job's now). A job leased is no request's to take
+# back any more (`#o`): even once its run failed and waits for a retry.
 _CLAIM = LuaScript(
     FORGET
     + """
@@ -121,6 +122,7 @@ local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, limit)
 local out = {}
 for _, id in ipairs(due) do
   local attempts = redis.call('HINCRBY', KEYS[2], id .. '#a', 1)
+  redis.call('HDEL', KEYS[2], id .. '#o')  -- a worker's now: no request takes it back
   if attempts > max_attempts then
     redis.call('ZREM', KEYS[1], id)
     redis.call('HDEL', KEYS[2], id .. '#t')

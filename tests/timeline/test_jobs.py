@@ -382,8 +382,8 @@ def test_a_request_takes_back_only_its_own_job_and_only_while_nobody_else_needs_
     # itself, takes it back. It leaves it where another request queued it anew
     # (an unlike that found no like, whose next steps still run), where another
     # change queued it again meanwhile (an unlike whose request may have died
-    # before its own part), or where a worker holds it (its run may have read the
-    # state before the request's change): the worker owes those runs.
+    # before its own part), or once a worker took it (its run may have read the
+    # state before the request's change, and a failed run is owed its retry).
     slot, jid = 77, "like:1:2"
 
     def queue(owner: str) -> None:
@@ -419,5 +419,6 @@ def test_a_request_takes_back_only_its_own_job_and_only_while_nobody_else_needs_
     (held,) = jobs.claim(slot=slot, limit=1, now=jobs.now_ms() + 1)
     take_back("mine")
     assert queued() == [jid]
-    assert jobs.done(held)
-    assert queued() == []
+    jobs.retry_later(held, error="the author's node did not answer")
+    take_back("mine")  # its run failed: the retry is owed
+    assert queued() == [jid]
