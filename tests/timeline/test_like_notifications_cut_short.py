@@ -194,6 +194,32 @@ def hook(predicate, action, *, before=False):
     return m, done
 
 
+def like_cut_short_after_its_count(sid: int) -> None:
+    """The fan's like, whose reply is lost once it was counted: its job is left."""
+    client = logged_in_client("fan", raise_request_exception=False)
+    with cut_short(runs(social._COUNTED_ADD), after=True) as fired:
+        assert client.post(f"/s/{sid}/like/").status_code == 503
+    assert fired
+
+
+def taken_by_a_worker(slot: int, *, just_before, of) -> list:
+    """Run a request `of()` (which must change something) while a worker takes
+    the slot's job just before the request's round trip that runs `just_before`;
+    the jobs the worker took."""
+    held: list = []
+    m, done = hook(
+        runs(just_before),
+        lambda: held.extend(jobs.claim(slot=slot, limit=1, now=_later())),
+        before=True,
+    )
+    try:
+        assert of() is True
+    finally:
+        m.undo()
+    assert done and held
+    return held
+
+
 def final_state(r, sid, fan):
     run_jobs_after_grace()
     return r.zscore(keys.likes(sid), fan.id) is not None, liked_texts()
@@ -228,39 +254,49 @@ def test_a_relike_cut_short_inside_an_unlike_that_found_no_like_is_told(
     assert final_state(r, sid, fan) == (True, ["@fan liked your status. like me"])
 
 
-def test_the_same_with_its_steps_written_out(r, author_status):
-    """The steps of the test above as a Cluster orders them, on any backend."""
+def test_a_like_in_full_between_the_steps_of_an_unlike_that_found_none_is_told(
+    r, author_status
+):
+    """A second unlike finds no like; a like then runs in full between its steps;
+    the unlike goes on and takes the notification back. The like stands, so the
+    job its first step queued, which the like could not take back, tells the
+    author again. (Each step a round trip of its own, as on a Cluster.)"""
     fan = user_get_by_username(username="fan")
     author = author_status.author_id
     sid = author_status.id
     slot, jid = social._status_slot(sid), social.like_job_id(fan.id, sid)
     assert social.status_like(user=fan, sid=sid)
     assert social.status_unlike(user=fan, sid=sid)
-    # U' stage 1: nothing to remove
-    assert (
-        pipeline_run(
-            lambda p: social._counted_remove_queue(
-                p, sid, keys.likes(sid), fan.id, "likes", job=jid
-            )
-        )[0]
-        == 0
+    # The second unlike's first step: no like to remove (its job is queued).
+    removed = pipeline_run(
+        lambda p: social._counted_remove_queue(
+            p, sid, keys.likes(sid), fan.id, "likes", job=jid, owner="unlike"
+        )
     )
-    # re-like A: liked, counted add (job fresh), tell; dies before its check+cancel
+    assert removed == [0]
+    # A like, in full: recorded, counted (the job queued again), told, and its
+    # job taken back, which it may not be: the unlike queued it.
     get_redis().zadd(keys.liked(fan.id), {sid: 1}, nx=True)
-    assert social._counted_add(sid, keys.likes(sid), fan.id, 1, "likes", job=jid) == 1
+    added = social._counted_add(
+        sid, keys.likes(sid), fan.id, 1, "likes", job=jid, owner="like"
+    )
+    assert added == 1
     pipeline_run(
         lambda p: notifications.notify_queue(
             p, recipient=author, kind="like", actor=fan.id, sid=sid, at_ms=1
         )
     )
-    # U' stage 2 and 3
+    pipeline_run(
+        lambda p: jobs.cancel_unless_again_queue(p, slot=slot, jid=jid, owner="like")
+    )
+    # The unlike's next steps: the notification taken back, then its job.
     pipeline_run(
         lambda p: notifications.unnotify_queue(
             p, recipient=author, kind="like", actor=fan.id, sid=sid
         )
     )
     pipeline_run(
-        lambda p: jobs.cancel_unless_again_queue(p, slot=slot, jid=jid, owner="nope")
+        lambda p: jobs.cancel_unless_again_queue(p, slot=slot, jid=jid, owner="unlike")
     )
     assert final_state(r, sid, fan) == (True, ["@fan liked your status. like me"])
 
@@ -275,25 +311,16 @@ def test_an_unlike_leaves_the_job_a_worker_holds_so_a_late_untell_is_undone(
     fan = user_get_by_username(username="fan")
     sid = author_status.id
     slot = social._status_slot(sid)
-    client = logged_in_client("fan", raise_request_exception=False)
-    with cut_short(runs(social._COUNTED_ADD), after=True) as fired:
-        assert client.post(f"/s/{sid}/like/").status_code == 503
-    assert fired
-    held = []
-    m, done = hook(
-        runs(jobs._CANCEL_UNLESS_AGAIN),
-        lambda: held.extend(jobs.claim(slot=slot, limit=1, now=_later())),
-        before=True,
+    like_cut_short_after_its_count(sid)
+    held = taken_by_a_worker(
+        slot,
+        just_before=jobs._CANCEL_UNLESS_AGAIN,
+        of=lambda: social.status_unlike(user=fan, sid=sid),
     )
-    try:
-        assert social.status_unlike(user=fan, sid=sid) is True
-    finally:
-        m.undo()
-    assert held, "the worker claimed J"
     original_untell = social._like_untell
 
     def slow_untell(**kw):
-        assert social.status_like(user=fan, sid=sid) is True  # X, in full
+        assert social.status_like(user=fan, sid=sid) is True  # a like, in full
         original_untell(**kw)
 
     with pytest.MonkeyPatch.context() as mp:
@@ -312,27 +339,18 @@ def test_a_like_leaves_the_job_a_worker_holds_so_a_lost_telling_is_undone(
     fan = user_get_by_username(username="fan")
     sid = author_status.id
     slot = social._status_slot(sid)
-    client = logged_in_client("fan", raise_request_exception=False)
-    with cut_short(runs(social._COUNTED_ADD), after=True) as fired:
-        assert client.post(f"/s/{sid}/like/").status_code == 503
-    assert fired
+    like_cut_short_after_its_count(sid)
     assert social.status_unlike(user=fan, sid=sid) is True
-    held = []
-    m, done = hook(
-        runs(notifications._NOTIFY),
-        lambda: held.extend(jobs.claim(slot=slot, limit=1, now=_later())),
-        before=True,
+    held = taken_by_a_worker(
+        slot,
+        just_before=notifications._NOTIFY,
+        of=lambda: social.status_like(user=fan, sid=sid),
     )
-    try:
-        assert social.status_like(user=fan, sid=sid) is True  # R
-    finally:
-        m.undo()
-    assert held
-    # worker reads state now (like stands) -> will tell; first X unlikes in full
+    # The worker read that the like stands; before it tells, an unlike runs.
     orig = social.like_tell
 
     def tell_after_unlike(**kw):
-        assert social.status_unlike(user=fan, sid=sid) is True  # X
+        assert social.status_unlike(user=fan, sid=sid) is True
         with cut_short(runs(notifications._NOTIFY), after=True):
             orig(**kw)
 
