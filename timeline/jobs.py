@@ -652,11 +652,19 @@ def failed_requeue() -> int:
     return n
 
 
-# KEYS: queue, data. ARGV: id. Remove a job whatever its state (its owner finished
-# the work itself, or made it pointless).
+# KEYS: queue, data. ARGV: id, and an owner or none. Without an owner, remove a job
+# whatever its state (its owner finished the work itself, or made it pointless).
+# With one, only if that request queued the job anew (its nonce in `#o`, which a
+# worker's claim clears: a run taken, even one that failed, is owed) and no change
+# queued it again since (`#q`: its request may not have finished its own part).
+# Returns 1 when removed.
 _CANCEL = LuaScript(
     FORGET
     + """
+if ARGV[2] then
+  if redis.call('HGET', KEYS[2], ARGV[1] .. '#o') ~= ARGV[2] then return 0 end
+  if redis.call('HEXISTS', KEYS[2], ARGV[1] .. '#q') == 1 then return 0 end
+end
 redis.call('ZREM', KEYS[1], ARGV[1])
 forget(KEYS[2], ARGV[1])
 return 1
@@ -669,27 +677,9 @@ def cancel_queue(pipe, *, slot: int, jid: str) -> None:
     _CANCEL.queue(pipe, keys=slot_keys(slot), args=[jid])
 
 
-# KEYS: queue, data. ARGV: id, owner. `_CANCEL`, only by the request that queued the
-# job anew (its nonce in `#o`), and unless the job was queued again since (`#q`: a
-# later change, whose request may not have finished its own part, is owed that run)
-# or a worker holds it (`#t`: its run may have read the state before this
-# request's change, and finishes it). Returns 1 when removed.
-_CANCEL_UNLESS_AGAIN = LuaScript(
-    FORGET
-    + """
-if redis.call('HGET', KEYS[2], ARGV[1] .. '#o') ~= ARGV[2] then return 0 end
-if redis.call('HEXISTS', KEYS[2], ARGV[1] .. '#q') == 1 then return 0 end
-if redis.call('HEXISTS', KEYS[2], ARGV[1] .. '#t') == 1 then return 0 end
-redis.call('ZREM', KEYS[1], ARGV[1])
-forget(KEYS[2], ARGV[1])
-return 1
-"""
-)
-
-
 def cancel_unless_again_queue(pipe, *, slot: int, jid: str, owner: str) -> None:
     """Queue the removal of a job whose work the request that queued it anew
     (`owner`: its nonce, given to ENQUEUE) has finished itself, unless another
-    change queued it again meanwhile or a worker holds it (requests that share a
+    change queued it again meanwhile or a worker took it (requests that share a
     job id with no lock between them: a like and an unlike)."""
-    _CANCEL_UNLESS_AGAIN.queue(pipe, keys=slot_keys(slot), args=[jid, owner])
+    _CANCEL.queue(pipe, keys=slot_keys(slot), args=[jid, owner])

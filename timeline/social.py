@@ -16,8 +16,9 @@ the status itself.
   completes it. The author's "liked your status" is in the author's slot: the
   request tells them, and the job, due JOB_FOLLOW_GRACE_SECONDS later, tells them
   again (idempotent), so a request cut short after the like still tells them; a
-  request that finished takes its job back (unless an unlike queued it again
-  meanwhile), so a like costs no worker anything. An unlike goes the other way
+  request that finished takes its job back (`jobs.cancel_unless_again_queue`:
+  unless another change or a worker needs its run), so a like costs no worker
+  anything. An unlike goes the other way
   round: the status's side first, queuing the same job, then takes the
   notification back itself, then the job; each telling checks afterwards that
   the like still stands (`like_tell`), so a late one never outlives the unlike it
@@ -60,10 +61,9 @@ from timeline.domain import MAX_STATUS_ID, Forbidden, NotFound, Status
 # KEYS: a status hash, one of its zsets, the job queue and data of the status's slot
 # (same slot). ARGV: member, score, the count field, a job's id ('' for none), now
 # (ms), when the job is due (ms), the job's owner (a request's nonce). Adds the
-# member while the status exists, counting
-# it once, and queues the job when it added it (a like's notification:
-# `like_job_run`), in the same step. Returns 1 when added, 0 when it was there, -1
-# when the status is gone.
+# member while the status exists, counting it once, and queues the job when it
+# added it (a like's notification: `like_job_run`), in the same step. Returns 1
+# when added, 0 when it was there, -1 when the status is gone.
 _COUNTED_ADD = LuaScript(
     jobs.ENQUEUE
     + """
@@ -182,7 +182,7 @@ def _counted_remove_queue(
     owner: str = "",
 ) -> None:
     """Queue the counted removal of a member (`_COUNTED_REMOVE`); with `job`, that
-    job is queued in the status's slot if it was removed (`_job_due`)."""
+    job is queued in the status's slot, removed or not (`_job_due`)."""
     now = jobs.now_ms()
     _COUNTED_REMOVE.queue(
         pipe,
@@ -332,7 +332,7 @@ def status_unlike(*, user: User, sid: int, limit: limits.Limit | None = None) ->
                 pipe, recipient=int(author), kind="like", actor=user.id, sid=target
             )
         pipe.barrier()
-        # Done: the job is taken back, unless a like queued it again meanwhile.
+        # Done: the job is taken back, unless a like or a worker needs its run.
         jobs.cancel_unless_again_queue(
             pipe,
             slot=_status_slot(target),

@@ -11,6 +11,7 @@ import pytest
 import redis
 from django.conf import settings
 
+from accounts.domain import User
 from accounts.selectors import user_get_by_username
 from config import cluster, pipelines
 from config.pipelines import pipeline_run
@@ -23,6 +24,7 @@ from tests.helpers import (
     run_jobs,
 )
 from timeline import blocks, fanout, jobs, keys, notifications, services, social
+from timeline.domain import Status
 
 
 def _later() -> int:
@@ -194,12 +196,15 @@ def hook(predicate, action, *, before=False):
     return m, done
 
 
-def like_cut_short_after_its_count(sid: int) -> None:
-    """The fan's like, whose reply is lost once it was counted: its job is left."""
+def like_cut_short_after_its_count(status: Status) -> tuple[User, int, int]:
+    """The fan's like, whose reply is lost once it was counted: its job is left.
+    The fan, the status's id and its slot."""
+    sid = status.id
     client = logged_in_client("fan", raise_request_exception=False)
     with cut_short(runs(social._COUNTED_ADD), after=True) as fired:
         assert client.post(f"/s/{sid}/like/").status_code == 503
     assert fired
+    return user_get_by_username(username="fan"), sid, social._status_slot(sid)
 
 
 def taken_by_a_worker(slot: int, *, just_before, of) -> list:
@@ -239,7 +244,7 @@ def test_a_relike_cut_short_inside_an_unlike_that_found_no_like_is_told(
 
     def relike_cut_short():
         with (
-            cut_short(runs(jobs._CANCEL_UNLESS_AGAIN), after=False) as fired,
+            cut_short(runs(jobs._CANCEL), after=False) as fired,
             pytest.raises(redis.ConnectionError),
         ):
             social.status_like(user=fan, sid=sid)
@@ -308,13 +313,10 @@ def test_an_unlike_leaves_the_job_a_worker_holds_so_a_late_untell_is_undone(
     due and a worker takes it just before the unlike takes it back (and must not),
     and reads "no like"; a like then runs in full, and the worker's untelling
     lands last. The like stands: the author is told in the end."""
-    fan = user_get_by_username(username="fan")
-    sid = author_status.id
-    slot = social._status_slot(sid)
-    like_cut_short_after_its_count(sid)
+    fan, sid, slot = like_cut_short_after_its_count(author_status)
     held = taken_by_a_worker(
         slot,
-        just_before=jobs._CANCEL_UNLESS_AGAIN,
+        just_before=jobs._CANCEL,
         of=lambda: social.status_unlike(user=fan, sid=sid),
     )
     original_untell = social._like_untell
@@ -336,10 +338,7 @@ def test_a_like_leaves_the_job_a_worker_holds_so_a_lost_telling_is_undone(
     the job as that like tells, and reads the like; the like's request must not
     take the job back from it. An unlike then runs in full, and the worker's
     telling loses its reply: its retry undoes it. No "liked your status" stays."""
-    fan = user_get_by_username(username="fan")
-    sid = author_status.id
-    slot = social._status_slot(sid)
-    like_cut_short_after_its_count(sid)
+    fan, sid, slot = like_cut_short_after_its_count(author_status)
     assert social.status_unlike(user=fan, sid=sid) is True
     held = taken_by_a_worker(
         slot,
