@@ -22,7 +22,8 @@ the status itself.
   round: the status's side first, queuing the same job, then takes the
   notification back itself, then the job; each telling checks afterwards that
   the like still stands (`like_tell`), so a late one never outlives the unlike it
-  raced.
+  raced, and the unlike checks afterwards that none stands again, so its late
+  untelling (a request stalled past the grace) never outlives a newer like.
 - **A repost** is a status of the reposter's (`services.status_create` with
   `repost_of`): it reaches homes through the ordinary fan-out, and is linked to the
   original in `reposts:{status:<original>}` (reposter -> the repost's id) by the
@@ -332,15 +333,25 @@ def status_unlike(*, user: User, sid: int, limit: limits.Limit | None = None) ->
                 pipe, recipient=int(author), kind="like", actor=user.id, sid=target
             )
         pipe.barrier()
-        # Done: the job is taken back, unless a like or a worker needs its run.
+        # Done: the job is taken back, unless a like or a worker needs its run;
+        # and a like that stands after the notification went is told again.
         jobs.cancel_unless_again_queue(
             pipe,
             slot=_status_slot(target),
             jid=like_job_id(user.id, target),
             owner=owner,
         )
+        pipe.zscore(keys.likes(target), user.id)
 
-    removed, *_ = pipeline_run(unlike)
+    removed, *_, liked_at = pipeline_run(unlike)
+    if liked_at is not None and author is not None:
+        # A like came after this unlike's first step and told the author before
+        # its second took "the" notification back: this request may have stalled
+        # past the grace, when the job it queued has run already and the like took
+        # back its own, so nobody else would tell them again.
+        like_tell(
+            liker=user.id, sid=target, author=int(author), at_ms=int(liked_at) // 1000
+        )
     return bool(removed)
 
 

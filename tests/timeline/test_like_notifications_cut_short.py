@@ -357,3 +357,29 @@ def test_a_like_leaves_the_job_a_worker_holds_so_a_lost_telling_is_undone(
         mp.setattr(social, "like_tell", tell_after_unlike)
         assert fanout.job_run(held[0]) is False
     assert final_state(r, sid, fan) == (False, [])
+
+
+def test_an_unlike_stalled_past_the_grace_leaves_a_newer_like_told(r, author_status):
+    """An unlike's request stalls after its first step (the like removed, its job
+    queued) for longer than JOB_FOLLOW_GRACE_SECONDS: a worker runs the job (no
+    like: nothing to tell), and the fan likes again, in full (told, its own job
+    taken back). Then the stalled unlike goes on and takes back "the" notification,
+    which is the new like's. The new like stands, so the author must still read
+    it. (The stall falls between round trips of the unlike, as on a Cluster; on
+    one server its steps go in one, so there the like simply comes after it.)"""
+    fan = user_get_by_username(username="fan")
+    sid = author_status.id
+    assert social.status_like(user=fan, sid=sid)
+
+    def grace_over_then_a_like():
+        run_jobs_after_grace()
+        assert social.status_like(user=fan, sid=sid) is True
+        assert liked_texts() == ["@fan liked your status. like me"]
+
+    m, done = hook(runs(social._COUNTED_REMOVE), grace_over_then_a_like)
+    try:
+        assert social.status_unlike(user=fan, sid=sid) is True
+    finally:
+        m.undo()
+    assert done
+    assert final_state(r, sid, fan) == (True, ["@fan liked your status. like me"])
