@@ -405,16 +405,35 @@ def status_unrepost(*, user: User, sid: int, limit: limits.Limit | None = None) 
         )
     )
     if repost is not None and repost.repost_uid:
-        pipeline_run(
-            lambda pipe: notifications.unnotify_queue(
+
+        def untell(pipe) -> None:
+            notifications.unnotify_queue(
                 pipe,
                 recipient=repost.repost_uid,
                 kind="repost",
                 actor=user.id,
                 sid=original,
             )
-        )
+            pipe.barrier()
+            pipe.zscore(keys.reposts(original), user.id)
+
+        _, newer = pipeline_run(untell)
+        _repost_tell_again(newer)
     return True
+
+
+def _repost_tell_again(newer: float | None) -> None:
+    """After taking back a "reposted your status" (an undo, a deleted repost's
+    unlink job), read whether its actor reposts the original again (`newer`: the
+    repost's id in the original's `reposts`, read after the untelling): a repost
+    made since told the author before "the" notification went, and its request
+    and job may both be over (the undo stalled, the unlink job ran late), so
+    nobody else would tell them again."""
+    if newer is None:
+        return
+    row = get_redis().hmget(keys.status(int(newer)), Status.IMMUTABLE)
+    if (again := Status.from_fields(int(newer), row)) is not None:
+        status_notify(status=again)
 
 
 def link_posted(*, status: Status) -> bool:
@@ -569,8 +588,12 @@ def status_unlink(
                 actor=author_id,
                 sid=original,
             )
+            pipe.barrier()
+            pipe.zscore(keys.reposts(original), author_id)
 
-    pipeline_run(forget)
+    *_, newer = pipeline_run(forget)
+    if "repost" in told:
+        _repost_tell_again(newer)
     while likers := [int(u) for u in r.zrange(keys.likes(sid), 0, UNLINK_BATCH - 1)]:
 
         def forget(pipe, likers=likers) -> None:

@@ -383,3 +383,58 @@ def test_an_unlike_stalled_past_the_grace_leaves_a_newer_like_told(r, author_sta
         m.undo()
     assert done
     assert final_state(r, sid, fan) == (True, ["@fan liked your status. like me"])
+
+
+def test_an_unrepost_stalled_past_its_jobs_leaves_a_newer_repost_told(
+    r, author_status
+):
+    """The same for a repost: the fan's undo of a repost stalls just before it
+    takes the author's "reposted your status" back; meanwhile the jobs run and the
+    fan reposts again, in full (the author told by the request and by the new
+    repost's job). The stalled undo then takes back "the" notification, which is
+    the new repost's. The new repost stands, so the author must still read it."""
+    fan = user_get_by_username(username="fan")
+    sid = author_status.id
+    assert social.status_repost(user=fan, sid=sid) is not None
+    run_jobs()
+
+    def jobs_then_a_repost():
+        run_jobs_after_grace()
+        assert social.status_repost(user=fan, sid=sid) is not None
+        run_jobs_after_grace()
+
+    m, done = hook(runs(notifications._UNNOTIFY), jobs_then_a_repost, before=True)
+    try:
+        assert social.status_unrepost(user=fan, sid=sid) is True
+    finally:
+        m.undo()
+    assert done
+    run_jobs_after_grace()
+    assert r.zscore(keys.reposts(sid), fan.id) is not None
+    told = notifications_shown(logged_in_client("author"))
+    assert told == ["@fan reposted your status. like me"]
+
+
+def test_an_undone_reposts_unlink_job_run_late_leaves_a_newer_repost_told(
+    r, author_status
+):
+    """The fan undoes a repost and reposts again at once; two workers run the
+    jobs, and the undone repost's unlink job (which takes back its "reposted your
+    status", as for any deleted repost) ends after the new repost told the author.
+    The new repost stands, so the author must still read it."""
+    fan = user_get_by_username(username="fan")
+    sid = author_status.id
+    assert social.status_repost(user=fan, sid=sid) is not None
+    run_jobs()
+    assert social.status_unrepost(user=fan, sid=sid) is True
+    assert social.status_repost(user=fan, sid=sid) is not None
+    slot = social.keys.slot_of_user(fan.id)
+    held = jobs.claim(slot=slot, limit=100, now=_later())
+    unlinks = [job for job in held if job.id.startswith("unlink:")]
+    assert unlinks
+    for job in sorted(held, key=lambda job: job.id.startswith("unlink:")):
+        fanout.job_run(job)
+    run_jobs_after_grace()
+    assert r.zscore(keys.reposts(sid), fan.id) is not None
+    told = notifications_shown(logged_in_client("author"))
+    assert told == ["@fan reposted your status. like me"]
