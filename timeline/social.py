@@ -249,13 +249,29 @@ def status_like(*, user: User, sid: int, limit: limits.Limit | None = None) -> b
     return added == 1
 
 
-def like_tell(*, liker: int, sid: int, author: int, at_ms: int, done: str = "") -> None:
+# How often a telling that found its like (or repost) undone, or an untelling that
+# found one again, turns round. Past it the notification is left as the last turn
+# made it, which is wrong only when the like flipped that many times between
+# consecutive round trips of one chain: the next change tells or untells again.
+RETELLS = 3
+
+
+def like_tell(
+    *,
+    liker: int,
+    sid: int,
+    author: int,
+    at_ms: int,
+    done: str = "",
+    again: int = RETELLS,
+) -> None:
     """Tell the author of status `sid` that `liker` liked it (idempotent), then
     check that the like still stands: an unlike or a deletion that came between
     the two slots' steps takes the notification back (theirs may have run first).
     With `done` (the like's request: its nonce), the like's job is taken back with
     that check, if that request queued it anew and nothing since needs its run
-    (`jobs.cancel_unless_again_queue`)."""
+    (`jobs.cancel_unless_again_queue`). `again`: how many more times a telling and
+    an untelling may answer each other's check (`RETELLS`)."""
 
     def tell(pipe) -> None:
         notifications.notify_queue(
@@ -271,15 +287,32 @@ def like_tell(*, liker: int, sid: int, author: int, at_ms: int, done: str = "") 
 
     _, standing, exists, *_ = pipeline_run(tell)
     if standing is None or not exists:
-        _like_untell(liker=liker, sid=sid, author=author)
+        _like_untell(liker=liker, sid=sid, author=author, again=again - 1)
 
 
-def _like_untell(*, liker: int, sid: int, author: int) -> None:
-    pipeline_run(
-        lambda pipe: notifications.unnotify_queue(
+def _like_untell(*, liker: int, sid: int, author: int, again: int = RETELLS) -> None:
+    """Take the author's notification of a like back, then check that no like
+    stands (again): one made since may have told them before this landed, its
+    request and job both over (this one stalled past the grace), so it is told
+    again (`like_tell`, which checks in turn)."""
+
+    def untell(pipe) -> None:
+        notifications.unnotify_queue(
             pipe, recipient=author, kind="like", actor=liker, sid=sid
         )
-    )
+        pipe.barrier()
+        pipe.zscore(keys.likes(sid), liker)
+        pipe.exists(keys.status(sid))
+
+    _, liked_at, exists = pipeline_run(untell)
+    if liked_at is not None and exists and again > 0:
+        like_tell(
+            liker=liker,
+            sid=sid,
+            author=author,
+            at_ms=int(liked_at) // 1000,
+            again=again,
+        )
 
 
 def like_job_run(job: jobs.Job) -> None:
@@ -398,42 +431,70 @@ def status_unrepost(*, user: User, sid: int, limit: limits.Limit | None = None) 
     repost = Status.from_fields(repost_id, row)
     if repost is not None:
         services.status_remove(author_id=user.id, status=repost)
-    # At once for the pages; the repost's unlink job does it again if this is lost.
-    pipeline_run(
-        lambda pipe: _counted_remove_queue(
-            pipe, original, keys.reposts(original), user.id, "reposts", repost_id
-        )
-    )
-    if repost is not None and repost.repost_uid:
+    told = repost.repost_uid if repost is not None else None
 
-        def untell(pipe) -> None:
+    def finish(pipe) -> None:
+        if told:
+            # Before the link goes: while it stands no second repost is made, so
+            # none can be told before this lands (but one whose undo stalled here).
             notifications.unnotify_queue(
-                pipe,
-                recipient=repost.repost_uid,
-                kind="repost",
-                actor=user.id,
-                sid=original,
+                pipe, recipient=told, kind="repost", actor=user.id, sid=original
             )
             pipe.barrier()
-            pipe.zscore(keys.reposts(original), user.id)
+        # At once for the pages; the repost's unlink job does it again if this is
+        # lost. Then whether a newer repost stands.
+        _counted_remove_queue(
+            pipe, original, keys.reposts(original), user.id, "reposts", repost_id
+        )
+        pipe.zscore(keys.reposts(original), user.id)
 
-        _, newer = pipeline_run(untell)
-        _repost_tell_again(newer)
+    *_, newer = pipeline_run(finish)
+    if told:
+        _repost_tell_again(original=original, actor=user.id, author=told, newer=newer)
     return True
 
 
-def _repost_tell_again(newer: float | None) -> None:
-    """After taking back a "reposted your status" (an undo, a deleted repost's
-    unlink job), read whether its actor reposts the original again (`newer`: the
-    repost's id in the original's `reposts`, read after the untelling): a repost
-    made since told the author before "the" notification went, and its request
-    and job may both be over (the undo stalled, the unlink job ran late), so
-    nobody else would tell them again."""
-    if newer is None:
-        return
-    row = get_redis().hmget(keys.status(int(newer)), Status.IMMUTABLE)
-    if (again := Status.from_fields(int(newer), row)) is not None:
-        status_notify(status=again)
+def _repost_tell_again(
+    *, original: int, actor: int, author: int, newer: float | None
+) -> None:
+    """After taking back `actor`'s "reposted your status" from `author` (an undo,
+    a deleted repost's unlink job): `newer` is the repost of `original` that
+    `actor` has now (its id in the original's `reposts`, read after the
+    untelling). One made since told the author before "the" notification went,
+    and its request and job may both be over (the undo stalled, the unlink job
+    ran late), so it is told again. Then, as `like_tell`, the telling checks that
+    what it told of still stands: an undo or a delete removes the status's hash
+    before it takes its notification back, and the original's unlink job
+    forgets its notifications after its hash went, so a telling that finds both
+    hashes came before any such undo's; one that does not takes itself back and
+    looks again (`RETELLS` times at most)."""
+    for _ in range(RETELLS):
+        if newer is None:
+            return
+        sid = int(newer)
+        row = get_redis().hmget(keys.status(sid), Status.IMMUTABLE)
+        status = Status.from_fields(sid, row)
+        if status is None or status.repost_of != original:
+            return
+        status_notify(status=status)
+        standing, exists = pipeline_run(
+            lambda pipe, sid=sid: [
+                pipe.exists(keys.status(sid)),
+                pipe.exists(keys.status(original)),
+            ],
+            confirm=False,
+        )
+        if standing and exists:
+            return
+
+        def untell(pipe) -> None:
+            notifications.unnotify_queue(
+                pipe, recipient=author, kind="repost", actor=actor, sid=original
+            )
+            pipe.barrier()
+            pipe.zscore(keys.reposts(original), actor)
+
+        _, newer = pipeline_run(untell)
 
 
 def link_posted(*, status: Status) -> bool:
@@ -542,22 +603,6 @@ def status_unlink(
     zset."""
     r = get_redis()
 
-    def links(pipe) -> None:
-        if parent is not None:
-            _counted_remove_queue(
-                pipe,
-                parent,
-                keys.replies(parent),
-                reply_member(sid, author_id),
-                "replies",
-            )
-        if original is not None:
-            _counted_remove_queue(
-                pipe, original, keys.reposts(original), author_id, "reposts", sid
-            )
-
-    if parent is not None or original is not None:
-        pipeline_run(links)
     # The notifications it caused: the likes and reposts of it in its author's
     # store, the reply in its parent's author's, the repost in its original's
     # author's, the mentions in the mentioned users' (the delete forgot them at
@@ -588,12 +633,29 @@ def status_unlink(
                 actor=author_id,
                 sid=original,
             )
+        # Then its links (a repost's last: while it stands no second repost of
+        # the author's is made), and whether a newer repost stands.
+        if parent is not None or original is not None:
             pipe.barrier()
+        if parent is not None:
+            _counted_remove_queue(
+                pipe,
+                parent,
+                keys.replies(parent),
+                reply_member(sid, author_id),
+                "replies",
+            )
+        if original is not None:
+            _counted_remove_queue(
+                pipe, original, keys.reposts(original), author_id, "reposts", sid
+            )
             pipe.zscore(keys.reposts(original), author_id)
 
     *_, newer = pipeline_run(forget)
     if "repost" in told:
-        _repost_tell_again(newer)
+        _repost_tell_again(
+            original=original, actor=author_id, author=told["repost"], newer=newer
+        )
     while likers := [int(u) for u in r.zrange(keys.likes(sid), 0, UNLINK_BATCH - 1)]:
 
         def forget(pipe, likers=likers) -> None:

@@ -438,3 +438,87 @@ def test_an_undone_reposts_unlink_job_run_late_leaves_a_newer_repost_told(
     assert r.zscore(keys.reposts(sid), fan.id) is not None
     told = notifications_shown(logged_in_client("author"))
     assert told == ["@fan reposted your status. like me"]
+
+
+def test_a_repost_told_again_by_a_stalled_undo_is_not_left_once_undone(
+    r, author_status
+):
+    """The stalled undo above reads that a newer repost stands and tells its
+    author again; before that telling lands the fan undoes the newer repost too,
+    in full, and its unlink job runs. No "reposted your status" may stay, nor an
+    unread one the page hides. (Found by review.)"""
+    fan = user_get_by_username(username="fan")
+    sid = author_status.id
+    assert social.status_repost(user=fan, sid=sid) is not None
+    run_jobs()
+    armed: list[int] = []
+
+    def jobs_then_a_repost():
+        run_jobs_after_grace()
+        newer = social.status_repost(user=fan, sid=sid)
+        assert newer is not None
+        run_jobs_after_grace()
+        armed.append(newer.id)
+
+    original_notify = social.status_notify
+    fired: list[int] = []
+
+    def stalled_notify(*, status):
+        if armed and status.id == armed[0] and not fired:
+            fired.append(1)
+            # The undo stalls here; the fan undoes the newer repost in full and a
+            # worker runs its unlink job.
+            assert social.status_unrepost(user=fan, sid=sid) is True
+            run_jobs_after_grace()
+            assert notifications_shown(logged_in_client("author")) == []
+        original_notify(status=status)
+
+    m, done = hook(runs(notifications._UNNOTIFY), jobs_then_a_repost, before=True)
+    try:
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(social, "status_notify", stalled_notify)
+            assert social.status_unrepost(user=fan, sid=sid) is True
+    finally:
+        m.undo()
+    assert done and fired
+    run_jobs_after_grace()
+    assert r.zscore(keys.reposts(sid), fan.id) is None
+    assert notifications_shown(logged_in_client("author")) == []
+    assert r.exists(keys.notifications(author_status.author_id)) == 0
+
+
+@pytest.mark.cluster
+def test_a_likes_untelling_stalled_past_the_grace_leaves_a_newer_like_told(
+    r, author_status
+):
+    """A like's request tells the author, an unlike runs in full before its check,
+    so the check finds no like, and the request stalls before its untelling: the
+    job runs past the grace and the fan likes again, in full. The late untelling
+    takes the new like's notification back; the new like stands, so the author
+    must still read it. (Found by review; on one server the like's telling and
+    its check are one round trip, so an unlike cannot come between.)"""
+    fan = user_get_by_username(username="fan")
+    sid = author_status.id
+    original_untell = social._like_untell
+    fired: list[int] = []
+
+    def stalled_untell(**kw):
+        if not fired:
+            fired.append(1)
+            run_jobs_after_grace()
+            assert social.status_like(user=fan, sid=sid) is True
+            assert liked_texts() == ["@fan liked your status. like me"]
+        original_untell(**kw)
+
+    m, done = hook(
+        runs(notifications._NOTIFY),
+        lambda: social.status_unlike(user=fan, sid=sid),
+    )
+    try:
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(social, "_like_untell", stalled_untell)
+            assert social.status_like(user=fan, sid=sid) is True
+    finally:
+        m.undo()
+    assert done and fired
+    assert final_state(r, sid, fan) == (True, ["@fan liked your status. like me"])
