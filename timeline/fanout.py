@@ -36,7 +36,8 @@ resumable (`timeline.jobs`):
 - `approve:<owner>:<requester>`: completes the approval of a follow request to a
   private account: the requester follows (`privacy.approval_complete`).
 - `private:<uid>`: takes a newly private account's statuses out of the global
-  timeline (`privacy.private_sweep`).
+  timeline and their tags' (`privacy.private_job_run`): at once, and again after
+  the grace.
 """
 
 from __future__ import annotations
@@ -493,8 +494,7 @@ def run_approve(job: jobs.Job) -> None:
 
 
 def run_private(job: jobs.Job) -> None:
-    (uid,) = job.args
-    privacy.private_sweep(uid=uid)
+    privacy.private_job_run(job)
 
 
 # KEYS: (following, pulls) of one or more readers. ARGV: the author's uid. Each

@@ -197,14 +197,19 @@ return 1
 )
 
 # KEYS: queue, data. ARGV: id, token, due ms. A job that must wait for other work
-# (not a failure): due again later, its cursor kept, this attempt not counted.
+# (not a failure): due again later, its cursor kept, this attempt not counted; but
+# no later than a change that queued it again meanwhile asked (`#q`: its next run
+# starts from the beginning, as that change needs).
 _DEFER = LuaScript(
     """
 local id, token = ARGV[1], ARGV[2]
 if redis.call('HGET', KEYS[2], id .. '#t') ~= token then return 0 end
 redis.call('HDEL', KEYS[2], id .. '#t')
 redis.call('HINCRBY', KEYS[2], id .. '#a', -1)
-redis.call('ZADD', KEYS[1], 'XX', ARGV[3], id)
+local due = tonumber(ARGV[3])
+local again = redis.call('HGET', KEYS[2], id .. '#q')
+if again and tonumber(again) < due then due = tonumber(again) end
+redis.call('ZADD', KEYS[1], 'XX', due, id)
 return 1
 """
 )

@@ -38,7 +38,8 @@ holds a private author's statuses: the publish step says, from the author's own
 hash, whether the author is private, and the request adds the status to the global
 timeline only when not (taking it back when the account turned private meanwhile);
 the post job checks again. When an account turns private, the job `private:<uid>`
-(due after JOB_FOLLOW_GRACE_SECONDS, so any post that raced the switch has finished
+(due at once, so the public pages lose them within a worker's wake-up, and again
+JOB_FOLLOW_GRACE_SECONDS later, when any post that raced the switch has finished
 its own writes) removes its statuses from the global timeline's partitions. Tag
 pages, when they come, are to apply the same rule as the global timeline: nothing
 of a private author is added to one, and the same job sweeps them. Turning public
@@ -74,7 +75,7 @@ def privacy_job_id(uid: int) -> str:
 # field, when it turned private (unix seconds) or '' to make it public, the username
 # and deleted fields, the privacy job's id, when it is due (ms), now (ms). Sets the
 # account's privacy; a turn to private records the job that sweeps the global
-# timeline. Returns whether it changed (0 for no such live user).
+# timeline, due at once. Returns whether it changed (0 for no such live user).
 _PRIVACY_SET = LuaScript(
     jobs.ENQUEUE
     + services._LIVE
@@ -83,6 +84,11 @@ if not live(KEYS[1], ARGV[3], ARGV[4]) then return 0 end
 if ARGV[2] == '' then return redis.call('HDEL', KEYS[1], ARGV[1]) end
 if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 0 then return 0 end
 enqueue(KEYS[2], KEYS[3], ARGV[5], ARGV[6], ARGV[7])
+-- A job still waiting (an earlier switch's second sweep) is due at once again;
+-- one a worker holds is queued again (#q), which its wait honours (`jobs._DEFER`).
+if redis.call('HEXISTS', KEYS[3], ARGV[5] .. '#t') == 0 then
+  redis.call('ZADD', KEYS[2], 'LT', ARGV[6], ARGV[5])
+end
 return 1
 """
 )
@@ -109,7 +115,7 @@ def account_privacy_set(*, user: User, private: bool) -> bool:
                 str(int(time.time())) if private else "",
                 *services._live_args(),
                 privacy_job_id(user.id),
-                _due(now),
+                now,  # at once; it runs again after the grace (`private_sweep`)
                 now,
             ],
         )
@@ -153,10 +159,12 @@ def private_sweep(*, uid: int) -> int:
         ],
         confirm=False,
     )
-    if not any(oldest):
-        return 0
-    floor = min(int(rows[0][1]) for rows in oldest if rows)
-    sids = [int(s) for s in get_redis().zrangebyscore(keys.posts(uid), floor, "+inf")]
+    floor = min((int(rows[0][1]) for rows in oldest if rows), default=None)
+    sids = (
+        []
+        if floor is None
+        else [int(s) for s in get_redis().zrangebyscore(keys.posts(uid), floor, "+inf")]
+    )
     removed = 0
     for start in range(0, len(sids), 1000):
         replies = pipeline_run(
@@ -166,6 +174,27 @@ def private_sweep(*, uid: int) -> int:
         )
         removed += sum(replies)
     return removed
+
+
+def private_job_run(job: jobs.Job) -> None:
+    """Run the `private:<uid>` job (`privacy_job_id`), queued due at once by the
+    switch, so the public pages lose the account's statuses within a worker's
+    wake-up: `private_sweep`. A first run within JOB_FOLLOW_GRACE_SECONDS of the
+    switch waits (`jobs.Deferred`, its cursor marking the first sweep done) to
+    sweep again after them: a post or a post job that read the account as public
+    just before the switch may add to the global timeline or a tag after the
+    first sweep (each checks the hash again first, so only one stalled past its
+    check can)."""
+    (uid,) = job.args
+    since = get_redis().hget(account_keys.user(uid), User.PRIVATE_FIELD)
+    if since is None:
+        return  # public again, or gone
+    private_sweep(uid=uid)
+    # The switch's second, as recorded: the grace runs from its start.
+    again = (int(since) + settings.JOB_FOLLOW_GRACE_SECONDS) * 1000
+    if job.cursor == "0" and again > jobs.now_ms():
+        jobs.progress(job, cursor="1")
+        raise jobs.Deferred(again)
 
 
 # KEYS: the owner's follow requests, job queue, job data. ARGV: the requester, the

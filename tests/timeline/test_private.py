@@ -350,3 +350,93 @@ def test_check_and_repair_fix_one_sided_requests_and_leaks(r, alice, bob):
         int(s) for p in keys.global_partitions() for s in r.zrange(p, 0, -1)
     }
     assert repair.timelines_check().problems() == 0
+
+
+def test_turning_private_takes_statuses_off_the_public_pages_at_once(r, bob):
+    """Carol turns private: her statuses leave the global timeline and her tags'
+    pages as soon as a worker runs (not after JOB_FOLLOW_GRACE_SECONDS, while
+    their own pages already answer 404). A worker that read her as public just
+    before, and adds a status after that first sweep, is swept again once the
+    grace is over."""
+    def shown(client, path: str) -> list[str]:
+        return [t.split()[0] for t in texts(page(client, path))]
+
+    make_user("carol")
+    carol = logged_in_client("carol")
+    carol.post("/post/", {"text": "carol #quiet"})
+    run_jobs()
+    visitor = Client()
+    assert shown(visitor, "/timeline/") == ["carol"]
+    assert shown(visitor, "/tags/quiet/") == ["carol"]
+    carol.post("/settings/privacy/", {"private": "on"})
+    run_jobs()  # what a worker woken by the switch runs at once
+    assert shown(visitor, "/timeline/") == []
+    assert shown(visitor, "/tags/quiet/") == []
+    # A worker stalled between its check and its adds: the status lands after the
+    # first sweep.
+    late = services.status_create(
+        author=user_get_by_username(username="carol"), text="late #quiet"
+    )
+    services.status_publish(status=late)
+    assert shown(visitor, "/tags/quiet/") == ["late"]
+    grace = settings.JOB_FOLLOW_GRACE_SECONDS * 1000
+    run_jobs(sweep=True, now=jobs.now_ms() + grace + 2000)
+    assert shown(visitor, "/timeline/") == []
+    assert shown(visitor, "/tags/quiet/") == []
+
+
+def test_turning_private_again_while_the_second_sweep_waits_sweeps_at_once(r):
+    """Carol turns private (the first sweep runs; the second waits out the
+    grace), public again, posts, and private again: the new status leaves the
+    public pages as soon as a worker runs, not when the first switch's wait ends.
+    (Found by review.)"""
+
+    def shown(path: str) -> list[str]:
+        return [t.split()[0] for t in texts(page(Client(), path))]
+
+    make_user("carol")
+    carol = logged_in_client("carol")
+    carol.post("/settings/privacy/", {"private": "on"})
+    run_jobs()
+    carol.post("/settings/privacy/", {})
+    carol.post("/post/", {"text": "between #quiet"})
+    run_jobs()
+    assert shown("/timeline/") == ["between"]
+    carol.post("/settings/privacy/", {"private": "on"})
+    run_jobs()
+    assert shown("/timeline/") == []
+    assert shown("/tags/quiet/") == []
+
+
+def test_turning_private_again_while_a_worker_sweeps_sweeps_again_at_once(
+    r, monkeypatch
+):
+    """The same with the second switch landing while a worker runs the first
+    sweep, after it swept: that run's wait for the grace must not postpone the
+    sweep the second switch asked for."""
+
+    def shown(path: str) -> list[str]:
+        return [t.split()[0] for t in texts(page(Client(), path))]
+
+    make_user("carol")
+    carol = logged_in_client("carol")
+    sweep = privacy.private_sweep
+    switched = []
+
+    def sweep_then_switch_again(*, uid: int) -> int:
+        removed = sweep(uid=uid)
+        if not switched:
+            switched.append(1)
+            carol.post("/settings/privacy/", {})
+            carol.post("/post/", {"text": "between #quiet"})
+            run_jobs()
+            assert shown("/timeline/") == ["between"]
+            carol.post("/settings/privacy/", {"private": "on"})
+        return removed
+
+    monkeypatch.setattr(privacy, "private_sweep", sweep_then_switch_again)
+    carol.post("/settings/privacy/", {"private": "on"})
+    run_jobs()
+    assert switched
+    assert shown("/timeline/") == []
+    assert shown("/tags/quiet/") == []

@@ -29,7 +29,9 @@ def test_stats_do_not_count_a_job_waiting_for_its_retry_as_held(r):
 
 def test_stats_do_not_count_a_private_accounts_sweep_as_held(r):
     alice = make_user("alice")
-    privacy.account_privacy_set(user=alice, private=True)  # due after the grace
+    privacy.account_privacy_set(user=alice, private=True)
+    # Its job sweeps at once, then waits to sweep again after the grace.
+    run_jobs()
     assert worker_stats().startswith(
         "queued 1 (held by workers 0, scheduled later 1), oldest "
     )
