@@ -24,6 +24,9 @@ AVATAR_SIZE = 256  # pixels, square
 AVATAR_MAX_PIXELS = 25_000_000
 _QUALITIES = (85, 70, 55, 40, 25)
 CONTENT_TYPE = "image/webp"
+# What an upload may be: the formats the settings page names. Pillow's decoders of
+# rarer formats are never reached by an upload.
+FORMATS = ("PNG", "JPEG", "GIF", "WEBP")
 
 
 def avatar_encode(data: bytes) -> bytes:
@@ -37,10 +40,10 @@ def avatar_encode(data: bytes) -> bytes:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error", Image.DecompressionBombWarning)
-            with Image.open(io.BytesIO(data)) as probe:
+            with Image.open(io.BytesIO(data), formats=FORMATS) as probe:
                 _check_pixels(probe)
                 probe.verify()  # a truncated or corrupt file fails here
-            with Image.open(io.BytesIO(data)) as image:
+            with Image.open(io.BytesIO(data), formats=FORMATS) as image:
                 _check_pixels(image)
                 image = ImageOps.exif_transpose(image)  # upright, as shown by phones
                 image = ImageOps.fit(
@@ -53,7 +56,9 @@ def avatar_encode(data: bytes) -> bytes:
     except (Image.DecompressionBombError, Image.DecompressionBombWarning) as error:
         raise InvalidAvatar("That image has too many pixels.") from error
     except (OSError, ValueError, SyntaxError) as error:
-        raise InvalidAvatar("That file is not an image we can read.") from error
+        raise InvalidAvatar(
+            "That file is not an image we can read: upload a PNG, JPEG, GIF or WebP."
+        ) from error
     for quality in _QUALITIES:
         out = io.BytesIO()
         image.save(out, format="WEBP", quality=quality, method=4)
