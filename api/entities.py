@@ -246,7 +246,9 @@ def _base_status(
     entity = _fixed(status, urls).copy()
     entity["account"] = author
     entity["mentions"] = _mentions(status, usernames, urls)
-    entity["visibility"] = "private" if author["locked"] else "public"
+    entity["visibility"] = (
+        "private" if author["locked"] else "unlisted" if status.unlisted else "public"
+    )
     entity["reblogs_count"] = status.reposts or 0
     entity["favourites_count"] = status.likes or 0
     entity["replies_count"] = status.replies or 0

@@ -159,6 +159,11 @@ class Status:
     (lowercase name, uid) pairs, stored as compact JSON `{"name": uid}` in the
     `mentions` field (absent when none: hashes and outbox entries from before it
     read as no mentions, so no migration is needed).
+
+    `unlisted` (Mastodon's visibility): a public author's status kept off the
+    public timelines (everyone's posts, tag pages, trends), shown wherever else
+    their statuses show; the field is `1`, absent for any other status (so hashes
+    and outbox entries from before it read as listed, with no migration).
     """
 
     id: int
@@ -174,6 +179,7 @@ class Status:
     repost_of: int | None = None
     repost_uid: int | None = None
     repost_author: str = ""
+    unlisted: bool = False
     likes: int | None = field(default=None, compare=False)
     reposts: int | None = field(default=None, compare=False)
     replies: int | None = field(default=None, compare=False)
@@ -195,6 +201,7 @@ class Status:
         "repost_uid",
         "repost_author",
         "mentions",
+        "unlisted",
     )
     COUNTS: ClassVar[tuple[str, ...]] = ("likes", "reposts", "replies")
     FIELDS: ClassVar[tuple[str, ...]] = IMMUTABLE + COUNTS
@@ -210,7 +217,8 @@ class Status:
         values = list(values) + [None] * (len(cls.FIELDS) - len(values))
         uid, author, text, created, reply_to, reply_uid, reply_author = values[:7]
         thread, repost_of, repost_uid, repost_author, mentions = values[7:12]
-        likes, reposts, replies = values[12:]
+        unlisted = values[12]
+        likes, reposts, replies = values[13:]
         if uid is None or text is None:
             return None
         reposted_row = bool(repost_of)
@@ -228,6 +236,7 @@ class Status:
             repost_of=_int_or_none(repost_of),
             repost_uid=_int_or_none(repost_uid),
             repost_author=repost_author or "",
+            unlisted=bool(unlisted),
             # A repost row's own counts are not the original's: not shown.
             likes=int(likes or 0) if counted and not reposted_row else None,
             reposts=int(reposts or 0) if counted and not reposted_row else None,
@@ -271,6 +280,8 @@ class Status:
             row["mentions"] = json.dumps(
                 dict(self.mentions), separators=(",", ":"), ensure_ascii=False
             )
+        if self.unlisted:
+            row["unlisted"] = 1
         return row
 
     def to_json(self) -> str:

@@ -380,11 +380,12 @@ def run_post(job: jobs.Job) -> None:
     # request died before it (`timeline.social`); a repost that loses is gone.
     if job.cursor == "0" and not social.link_posted(status=status):
         return
-    if job.cursor == "0" and status.repost_of is None and not private:
+    public = status.repost_of is None and not status.unlisted and not private
+    if job.cursor == "0" and public:
         # A private author's statuses stay out of the global timeline and out of
         # tag pages (a turn to private after this read is swept by its own job,
-        # due once this one had time to finish), and reposts too
-        # (`services.status_create`).
+        # due once this one had time to finish), and reposts and unlisted
+        # statuses too (`services.status_create`).
         services.status_publish(status=status)
     if mode == "pull":
         return  # every follower's home merges the author's outbox instead

@@ -14,6 +14,11 @@ class StatusForm(AccessibleForm):
         widget=forms.Textarea(attrs={"rows": 3, "data-counter": "compose-counter"}),
     )
 
+    unlisted = forms.BooleanField(
+        label="Unlisted: not in everyone's posts nor on tag pages",
+        required=False,
+    )
+
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["text"].widget.attrs["data-max"] = settings.STATUS_MAX_LENGTH

@@ -79,7 +79,13 @@ def _fragments(status: Status, url) -> tuple[str, str, str, str]:
         f'<a class="permalink" href="{escape(status.original_url)}">'
         f'<time datetime="{iso}" data-relative>'
     )
-    tail = f'</time></a></div><p class="status-text">{text}</p>'
+    quiet = (
+        ' <span class="unlisted" title="Not in everyone\'s posts nor on tag pages">'
+        "Unlisted</span>"
+        if status.unlisted
+        else ""
+    )
+    tail = f'</time></a>{quiet}</div><p class="status-text">{text}</p>'
     return head, before, meta, tail
 
 

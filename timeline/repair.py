@@ -45,7 +45,8 @@ SCAN (every master of a Cluster) in pipelined batches:
   stalled past the grace between its check and its add). `follow_requests:{o}` is
   the truth: repair writes or removes the requester's side after it, and removes
   the statuses from the global timeline. A pair whose approval job is still queued
-  is work in progress, not a problem (`timeline.privacy`).
+  is work in progress, not a problem (`timeline.privacy`). An unlisted status
+  there (a worker of a release before them published it) is removed the same way.
 - **people who mute someone missing from the fan-out's index** (one server): a
   `mutes:{u}` that exists while u's bit in `muters` is clear (the push would take u
   for someone who mutes no one, `timeline.fanout`). Repair sets the bit.
@@ -143,7 +144,8 @@ class Findings:
             + some(f"{u}->{v}" for u, v, _ in self.follows_across_blocks),
             f"One-sided follow requests: {len(self.one_sided_requests)}"
             + some(f"{r}?{o}" for r, o in self.one_sided_requests),
-            f"Private statuses in the global timeline: {len(self.private_in_global)}"
+            "Private or unlisted statuses in the global timeline: "
+            f"{len(self.private_in_global)}"
             + some(self.private_in_global),
             f"People who mute someone missing from the fan-out's index: "
             f"{len(self.unmarked_muters)}" + some(self.unmarked_muters),
@@ -550,7 +552,8 @@ def _check_requests(findings: Findings, progress) -> None:
 
 
 def _check_private_in_global(findings: Findings) -> None:
-    """Statuses of private accounts in the global timeline's partitions."""
+    """Statuses of private accounts in the global timeline's partitions, and
+    unlisted statuses (published there by a worker of a release before them)."""
     partitions = keys.global_partitions()
     rows = _read(lambda pipe: [pipe.zrange(p, 0, -1) for p in partitions])
     sids = sorted({int(s) for row in rows for s in row if s != "0"})
@@ -570,8 +573,11 @@ def _check_private_in_global(findings: Findings) -> None:
     hidden = {a for a, p in zip(ordered, private, strict=True) if p}
     findings.private_in_global = [
         sid
-        for sid, a in zip(sids, authors, strict=True)
-        if a is not None and a in hidden and a not in findings.deleting
+        for sid, s, a in zip(sids, statuses, authors, strict=True)
+        if s is not None
+        and a is not None
+        and (a in hidden or s.unlisted)
+        and a not in findings.deleting
     ]
 
 

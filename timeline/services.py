@@ -304,6 +304,7 @@ def status_create(
     reply_to: Status | None = None,
     repost_of: Status | None = None,
     reserved_id: int | None = None,
+    unlisted: bool = False,
 ) -> Status:
     """Post a status: store it, publish it with its fan-out job, wake a worker.
 
@@ -317,7 +318,8 @@ def status_create(
     `reserved_id`: an id reserved beforehand (`timeline.ids.status_ids_take`) by a
     caller that must know it before the post can fail (the client API's
     Idempotency-Key): posting an id again writes the same keys, so a post retried
-    with it is made once.
+    with it is made once. `unlisted`: kept off the public timelines
+    (`Status.unlisted`; a repost is, whatever its original).
     """
     text = normalize_text(text)
     problem = text_problem(text)
@@ -366,8 +368,9 @@ def status_create(
         repost_of=repost_of.id if repost_of else None,
         repost_uid=repost_of.author_id if repost_of else None,
         repost_author=repost_of.author if repost_of else "",
+        unlisted=unlisted and repost_of is None,
     )
-    public = not author.private and repost_of is None
+    public = not author.private and repost_of is None and not status.unlisted
     slot = keys.slot_of_user(author.id)
 
     def store(pipe) -> None:

@@ -685,13 +685,19 @@ def status_reply(
     text: str,
     limit: limits.Limit | None = None,
     reserved_id: int | None = None,
+    unlisted: bool = False,
 ) -> Status:
     """Post a reply to a status (a repost's original): NotFound when it is gone or
     hidden from the author; else as `services.status_create` (`reserved_id`: the
     reply's own id, reserved beforehand)."""
     parent = status_target(user=author, sid=sid)
     reply = services.status_create(
-        author=author, text=text, limit=limit, reply_to=parent, reserved_id=reserved_id
+        author=author,
+        text=text,
+        limit=limit,
+        reply_to=parent,
+        reserved_id=reserved_id,
+        unlisted=unlisted,
     )
     link_posted(status=reply)
     return reply

@@ -65,6 +65,7 @@ def post_status(request):
                 author=request.user,
                 text=form.cleaned_data["text"],
                 limit=limits.post(request.user.id),
+                unlisted=form.cleaned_data["unlisted"],
             )
         except InvalidStatus as error:
             form.add_error("text", str(error))
@@ -141,6 +142,7 @@ def status_reply(request, sid: int):
                 sid=sid,
                 text=form.cleaned_data["text"],
                 limit=limits.post(request.user.id),
+                unlisted=form.cleaned_data["unlisted"],
             )
         except NotFound as error:
             raise Http404("No such status") from error

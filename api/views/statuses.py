@@ -69,24 +69,18 @@ def _read(request, sid: int) -> Status | None:
 def _visibility_problem(values, user) -> str | None:
     """Whether a post's requested visibility can be honoured.
 
-    The site has no per-status visibility: a status is seen as its author's
-    account is (public, or private: approved followers only). What is asked is
+    A status is seen as its author's account is (public, or private: approved
+    followers only), and a public account's status may be `unlisted`: kept off
+    the public timelines (`timeline.domain.Status.unlisted`). What is asked is
     accepted when the status will be seen by no more people than asked: `public`
-    from a public account; any but `direct` from a private one (its statuses stay
-    private). `unlisted` from a public account would show on the public timelines,
-    `private` to everyone, and `direct` to all followers: refused rather than
-    published wider than asked.
+    and `unlisted` from a public account; any but `direct` from a private one (its
+    statuses stay private). `private` from a public account would show to
+    everyone, and `direct` to all followers: refused rather than published wider
+    than asked.
     """
     visibility = param(values, "visibility") or ""
-    if visibility in ("", "public"):
+    if visibility in ("", "public", "unlisted"):
         return None
-    if visibility == "unlisted":
-        return (
-            None
-            if user.private
-            else "Visibility unlisted is not supported on this site: a public "
-            "account's statuses show on the public timelines"
-        )
     if visibility == "private":
         return (
             None
@@ -135,6 +129,7 @@ def _text_error(text: str, error: InvalidStatus) -> ApiError:
 def _post(request, values, user, reserved_id: int | None = None) -> Status:
     text = param(values, "status") or ""
     reply_to = param(values, "in_reply_to_id")
+    unlisted = param(values, "visibility") == "unlisted"
     limit = limits.post(user.id)
     try:
         if reply_to:
@@ -147,11 +142,16 @@ def _post(request, values, user, reserved_id: int | None = None) -> Status:
                     text=text,
                     limit=limit,
                     reserved_id=reserved_id,
+                    unlisted=unlisted,
                 )
             except NotFound as error:
                 raise ApiError(404, IN_REPLY_NOT_FOUND) from error
         return services.status_create(
-            author=user, text=text, limit=limit, reserved_id=reserved_id
+            author=user,
+            text=text,
+            limit=limit,
+            reserved_id=reserved_id,
+            unlisted=unlisted,
         )
     except InvalidStatus as error:
         raise _text_error(text, error) from error

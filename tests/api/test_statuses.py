@@ -145,7 +145,6 @@ def test_what_cannot_be_honoured_is_refused_not_ignored():
         {"spoiler_text": "spoilers"},
         {"visibility": "direct"},
         {"visibility": "private"},  # a public account's statuses are public
-        {"visibility": "unlisted"},  # and show on the public timelines
     ):
         response = client.post("/api/v1/statuses", {"status": "hi", **more})
         assert response.status_code == 422, more
