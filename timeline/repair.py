@@ -145,8 +145,7 @@ class Findings:
             f"One-sided follow requests: {len(self.one_sided_requests)}"
             + some(f"{r}?{o}" for r, o in self.one_sided_requests),
             "Private or unlisted statuses in the global timeline: "
-            f"{len(self.private_in_global)}"
-            + some(self.private_in_global),
+            f"{len(self.private_in_global)}" + some(self.private_in_global),
             f"People who mute someone missing from the fan-out's index: "
             f"{len(self.unmarked_muters)}" + some(self.unmarked_muters),
         ]

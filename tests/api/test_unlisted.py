@@ -100,9 +100,7 @@ def test_the_compose_box_posts_unlisted_and_keeps_the_choice_after_an_error(peop
     assert "Unlisted" in page(visitor, "/u/alice/")
 
 
-def test_check_and_repair_take_an_unlisted_status_out_of_the_global_timeline(
-    r, people
-):
+def test_check_and_repair_take_an_unlisted_status_out_of_the_global_timeline(r, people):
     """A worker still running the release before unlisted statuses publishes one
     (it reads no such field): `timelines check` reports it with the private
     statuses found there, and repair takes it out."""

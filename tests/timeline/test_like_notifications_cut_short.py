@@ -7,6 +7,8 @@ the status's slot.) A like or an unlike that finished leaves no job behind."""
 
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 import redis
 from django.conf import settings
@@ -171,8 +173,10 @@ def test_a_like_and_an_unlike_that_finished_leave_no_job_to_the_workers(
 # of its own as on a Cluster (on one server a pipeline's stages go in one).
 
 
+@contextlib.contextmanager
 def hook(predicate, action, *, before=False):
-    """Run `action` once, right before / right after the first round trip matching."""
+    """Run `action` once, right before / right after the first round trip matching,
+    while in the block; yields a list that is not empty once it ran."""
     originals = pipelines._exchange, cluster._exchange
     done = []
 
@@ -190,10 +194,10 @@ def hook(predicate, action, *, before=False):
 
         return exchange
 
-    m = pytest.MonkeyPatch()
-    m.setattr(pipelines, "_exchange", wrap(originals[0]))
-    m.setattr(cluster, "_exchange", wrap(originals[1]))
-    return m, done
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(pipelines, "_exchange", wrap(originals[0]))
+        m.setattr(cluster, "_exchange", wrap(originals[1]))
+        yield done
 
 
 def like_cut_short_after_its_count(status: Status) -> tuple[User, int, int]:
@@ -212,15 +216,12 @@ def taken_by_a_worker(slot: int, *, just_before, of) -> list:
     the slot's job just before the request's round trip that runs `just_before`;
     the jobs the worker took."""
     held: list = []
-    m, done = hook(
+    with hook(
         runs(just_before),
         lambda: held.extend(jobs.claim(slot=slot, limit=1, now=_later())),
         before=True,
-    )
-    try:
+    ) as done:
         assert of() is True
-    finally:
-        m.undo()
     assert done and held
     return held
 
@@ -250,11 +251,8 @@ def test_a_relike_cut_short_inside_an_unlike_that_found_no_like_is_told(
             social.status_like(user=fan, sid=sid)
         assert fired
 
-    m, done = hook(runs(social._COUNTED_REMOVE), relike_cut_short)
-    try:
+    with hook(runs(social._COUNTED_REMOVE), relike_cut_short) as done:
         assert social.status_unlike(user=fan, sid=sid) is False
-    finally:
-        m.undo()
     assert done
     assert final_state(r, sid, fan) == (True, ["@fan liked your status. like me"])
 
@@ -376,18 +374,13 @@ def test_an_unlike_stalled_past_the_grace_leaves_a_newer_like_told(r, author_sta
         assert social.status_like(user=fan, sid=sid) is True
         assert liked_texts() == ["@fan liked your status. like me"]
 
-    m, done = hook(runs(social._COUNTED_REMOVE), grace_over_then_a_like)
-    try:
+    with hook(runs(social._COUNTED_REMOVE), grace_over_then_a_like) as done:
         assert social.status_unlike(user=fan, sid=sid) is True
-    finally:
-        m.undo()
     assert done
     assert final_state(r, sid, fan) == (True, ["@fan liked your status. like me"])
 
 
-def test_an_unrepost_stalled_past_its_jobs_leaves_a_newer_repost_told(
-    r, author_status
-):
+def test_an_unrepost_stalled_past_its_jobs_leaves_a_newer_repost_told(r, author_status):
     """The same for a repost: the fan's undo of a repost stalls just before it
     takes the author's "reposted your status" back; meanwhile the jobs run and the
     fan reposts again, in full (the author told by the request and by the new
@@ -403,11 +396,8 @@ def test_an_unrepost_stalled_past_its_jobs_leaves_a_newer_repost_told(
         assert social.status_repost(user=fan, sid=sid) is not None
         run_jobs_after_grace()
 
-    m, done = hook(runs(notifications._UNNOTIFY), jobs_then_a_repost, before=True)
-    try:
+    with hook(runs(notifications._UNNOTIFY), jobs_then_a_repost, before=True) as done:
         assert social.status_unrepost(user=fan, sid=sid) is True
-    finally:
-        m.undo()
     assert done
     run_jobs_after_grace()
     assert r.zscore(keys.reposts(sid), fan.id) is not None
@@ -473,13 +463,12 @@ def test_a_repost_told_again_by_a_stalled_undo_is_not_left_once_undone(
             assert notifications_shown(logged_in_client("author")) == []
         original_notify(status=status)
 
-    m, done = hook(runs(notifications._UNNOTIFY), jobs_then_a_repost, before=True)
-    try:
-        with pytest.MonkeyPatch.context() as mp:
-            mp.setattr(social, "status_notify", stalled_notify)
-            assert social.status_unrepost(user=fan, sid=sid) is True
-    finally:
-        m.undo()
+    with (
+        hook(runs(notifications._UNNOTIFY), jobs_then_a_repost, before=True) as done,
+        pytest.MonkeyPatch.context() as mp,
+    ):
+        mp.setattr(social, "status_notify", stalled_notify)
+        assert social.status_unrepost(user=fan, sid=sid) is True
     assert done and fired
     run_jobs_after_grace()
     assert r.zscore(keys.reposts(sid), fan.id) is None
@@ -510,15 +499,14 @@ def test_a_likes_untelling_stalled_past_the_grace_leaves_a_newer_like_told(
             assert liked_texts() == ["@fan liked your status. like me"]
         original_untell(**kw)
 
-    m, done = hook(
-        runs(notifications._NOTIFY),
-        lambda: social.status_unlike(user=fan, sid=sid),
-    )
-    try:
-        with pytest.MonkeyPatch.context() as mp:
-            mp.setattr(social, "_like_untell", stalled_untell)
-            assert social.status_like(user=fan, sid=sid) is True
-    finally:
-        m.undo()
+    with (
+        hook(
+            runs(notifications._NOTIFY),
+            lambda: social.status_unlike(user=fan, sid=sid),
+        ) as done,
+        pytest.MonkeyPatch.context() as mp,
+    ):
+        mp.setattr(social, "_like_untell", stalled_untell)
+        assert social.status_like(user=fan, sid=sid) is True
     assert done and fired
     assert final_state(r, sid, fan) == (True, ["@fan liked your status. like me"])

@@ -358,6 +358,7 @@ def test_turning_private_takes_statuses_off_the_public_pages_at_once(r, bob):
     their own pages already answer 404). A worker that read her as public just
     before, and adds a status after that first sweep, is swept again once the
     grace is over."""
+
     def shown(client, path: str) -> list[str]:
         return [t.split()[0] for t in texts(page(client, path))]
 
