@@ -76,6 +76,7 @@ def store_snapshot(r) -> dict:
         "string": string,
         "hash": r.hgetall,
         "zset": lambda key: r.zrange(key, 0, -1, withscores=True),
+        "set": lambda key: sorted(r.smembers(key)),
     }
     found = sorted(k for k in r.scan_iter() if not k.startswith("limit:"))
     return {key: read[r.type(key)](key) for key in found}

@@ -758,7 +758,7 @@ def run_account(job: jobs.Job) -> None:
                 jobs.enqueue_queue(
                     pipe, slot=job.slot, jid=services.unlink_job_id(uid, status)
                 )
-            services.tags_remove_queue(pipe, statuses=found)
+            services.tags_remove_queue(pipe, statuses=found)  # and their trends
             pipe.barrier()
             # The hashes next: from then on every reference is skipped on read.
             for sid in sids:

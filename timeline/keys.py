@@ -77,9 +77,12 @@ account's job (`account:<uid>`) deletes every per-user key of both tables
 |                      |        | `timeline.richtext.tag_key`)              | removed by the delete, the account job and|
 |                      |        |                                           | the private sweep                         |
 | `trends:{tr}:<hour>` | zset   | case-folded tag -> how many public        | one per hour (unix time // 3600), TTL     |
-|                      |        | statuses posted that hour carry it        | TRENDS_HOURS + 1 hours; one member per tag|
-|                      |        | (counted once, when the tag timeline      | used that hour (a delete does not         |
-|                      |        | first gains the status)                   | decrement: it ages out with its hour)     |
+|                      |        | statuses posted that hour carry it and    | TRENDS_HOURS + 1 hours; one member per tag|
+|                      |        | still show on its page (counted once, by  | used that hour; a tag counted down to 0   |
+|                      |        | the post job; down when the status leaves)| goes                                      |
+| `trends:{tr}:counted:<hour>` | set | `+<sid> <tag>`: counted in the hour's | one per hour, TTL as the hour's counts;   |
+|                      |        | counts; `-<sid> <tag>`: left its tag's    | one member per tagged status and tag of   |
+|                      |        | page before its count (never counted)     | the hour (`services._TREND_COUNT`)        |
 | `trends:{tr}:top:<hour>` | string | JSON list tag, count, ... : the top   | one per hour; TTL 2 x                     |
 |                      |        | TRENDS_SHOWN tags of the TRENDS_HOURS     | TRENDS_REFRESH_SECONDS, written again by  |
 |                      |        | hours up to `<hour>`, added up by a       | a worker each interval (the global page   |
@@ -344,6 +347,13 @@ def trends(hour: int) -> str:
     """The tag counts of one hour (unix time // 3600); every hour in one slot, so a
     page reads the last few in one request to one node."""
     return f"trends:{{tr}}:{hour}"
+
+
+def trends_counted(hour: int) -> str:
+    """Which statuses one hour's tag counts took (and which left before they were
+    counted), so a count and a count-down each happen once whatever their order
+    (`services._TREND_COUNT`); in the hours' slot."""
+    return f"trends:{{tr}}:counted:{hour}"
 
 
 def trends_top(hour: int) -> str:

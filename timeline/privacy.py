@@ -127,8 +127,9 @@ def account_privacy_set(*, user: User, private: bool) -> bool:
 
 
 def _tags_sweep(uid: int) -> None:
-    """Take a private account's statuses out of the timelines of their tags: every
-    status is read (a quiet tag keeps old ones), 500 a round trip."""
+    """Take a private account's statuses out of the timelines of their tags and
+    their trends: every status is read (a quiet tag keeps old ones), 500 a round
+    trip."""
     sids = [int(s) for s in get_redis().zrange(keys.posts(uid), 0, -1)]
     for start in range(0, len(sids), 500):
         found = services.statuses_read(sids[start : start + 500])

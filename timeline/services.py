@@ -601,9 +601,6 @@ def status_remove(*, author_id: int, status: Status) -> None:
             ],
         )
         global_remove_queue(pipe, sids=[sid])
-        # After the hash: a fan-out adding it to a tag meanwhile checks the hash
-        # once its adds are done and takes them back (`status_publish`).
-        tags_remove_queue(pipe, statuses=[status])
         # Its "mentioned you" go from the mentioned users' stores, each in its own
         # slot: the page skips them, but the unread badge counts groups. At once
         # here; the unlink job, which names them in its id, forgets them again
@@ -613,6 +610,9 @@ def status_remove(*, author_id: int, status: Status) -> None:
             notifications.notifications_forget_status_queue(
                 pipe, recipient=uid, sid=sid
             )
+        # After the hash: a fan-out adding it to a tag meanwhile checks the hash
+        # once its adds are done and takes them back (`status_publish`).
+        tags_remove_queue(pipe, statuses=[status])
         pipe.barrier()
         jobs.wake_queue(pipe, slot=slot)
 
@@ -635,9 +635,10 @@ return added
 
 def status_publish(*, status: Status) -> list[str]:
     """Add a public status to the global timeline and to the timelines of its tags,
-    and count it in its hour's trends; returns the tags it was new to (counted
-    once, so a rerun counts nothing). One round trip, and one more to count new
-    tags.
+    and count it in its hour's trends; returns the tags it was new to. One round
+    trip, and one more to count it (on every run: each status counts once per tag,
+    `_TREND_COUNT`, so a rerun counts nothing, a run that died before its count is
+    counted by its retry, and a status that left its tags before is never counted).
 
     Run by the post's fan-out job (`timeline.fanout.run_post`), with the status it
     read, not by the request: the job is durable, so a crash cannot skip a tag,
@@ -668,19 +669,12 @@ def status_publish(*, status: Status) -> list[str]:
     if not exists:
         pipeline_run(lambda pipe: tags_remove_queue(pipe, statuses=[status]))
         return []
-    new = [tag for tag, was_added in zip(tags, added, strict=True) if was_added]
-    hour = int(status.created // 3600)
-    # The hour's counts live until it leaves the window the global page reads.
-    expires = (hour + settings.TRENDS_HOURS + 1) * 3600
-    if new and expires > time.time():
-
-        def count(pipe) -> None:
-            for tag in new:
-                pipe.zincrby(keys.trends(hour), 1, tag)
-            pipe.expireat(keys.trends(hour), expires)
-
-        pipeline_run(count)
-    return new
+    # Every tag, on every run: counted once (`_TREND_COUNT`), so a run that died
+    # after its adds is counted by its retry, and not at all once the status left.
+    pipeline_run(
+        lambda pipe: trends_count_queue(pipe, status=status, tags=tags, up=True)
+    )
+    return [tag for tag, was_added in zip(tags, added, strict=True) if was_added]
 
 
 def statuses_read(
@@ -699,14 +693,66 @@ def statuses_read(
     ]
 
 
+# KEYS: an hour's tag counts, its record (`keys.trends_counted`). ARGV: 1 to count a
+# status, -1 to count it down (it left its tag's page), the tag, the status id, when
+# the hour's keys expire (unix s). Each status counts once per tag, whatever runs
+# first and however often: a count-down before its count leaves a mark that keeps
+# the count from ever happening. Returns 1 when the count changed.
+_TREND_COUNT = LuaScript(
+    """
+local tag, at = ARGV[2], ARGV[4]
+local counted, left = '+' .. ARGV[3] .. ' ' .. tag, '-' .. ARGV[3] .. ' ' .. tag
+local changed = 0
+if ARGV[1] == '1' then
+  if redis.call('SISMEMBER', KEYS[2], left) == 0
+      and redis.call('SADD', KEYS[2], counted) == 1 then
+    redis.call('ZINCRBY', KEYS[1], 1, tag)
+    changed = 1
+  end
+elseif redis.call('SREM', KEYS[2], counted) == 1 then
+  if tonumber(redis.call('ZINCRBY', KEYS[1], -1, tag)) <= 0 then
+    redis.call('ZREM', KEYS[1], tag)
+  end
+  changed = 1
+else
+  redis.call('SADD', KEYS[2], left)
+end
+redis.call('EXPIREAT', KEYS[1], at)
+redis.call('EXPIREAT', KEYS[2], at)
+return changed
+"""
+)
+
+
+def trends_count_queue(pipe, *, status: Status, tags: list[str], up: bool) -> None:
+    """Queue the count (`up`) or the count-down of a status in its hour's trends,
+    for each of these tags (`_TREND_COUNT`); nothing once the hour has left the
+    window the trends read."""
+    hour = int(status.created // 3600)
+    # The hour's counts live until it leaves the window the global page reads.
+    expires = (hour + settings.TRENDS_HOURS + 1) * 3600
+    if expires <= time.time():
+        return
+    for tag in tags:
+        _TREND_COUNT.queue(
+            pipe,
+            keys=[keys.trends(hour), keys.trends_counted(hour)],
+            args=[1 if up else -1, tag, status.id, expires],
+        )
+
+
 def tags_remove_queue(pipe, *, statuses: list[Status]) -> None:
-    """Queue the removal of statuses from the timelines of their tags (the trends
-    keep their counts: an hour's count is of statuses posted, and ages out). Every
-    tag a status may be filed under (`richtext.filed_tags`), as older rules filed."""
+    """Queue the removal of statuses from the timelines of their tags (every tag a
+    status may be filed under, `richtext.filed_tags`, as older rules filed), and
+    from their hours' trends (`trends_count_queue`: a deleted or hidden status stops
+    making its tags trend)."""
     by_tag: dict[str, list[int]] = {}
     for status in statuses:
         for tag in richtext.filed_tags(status.text):
             by_tag.setdefault(tag, []).append(status.id)
+        trends_count_queue(
+            pipe, status=status, tags=richtext.hashtags(status.text), up=False
+        )
     for tag, sids in by_tag.items():
         pipe.zrem(keys.tag_timeline(tag), *sids)
 

@@ -2,7 +2,9 @@
 hours, this one included, most used first.
 
 Each hour's counts (`keys.trends(hour)`) are written by a post's fan-out job
-(`services.status_publish`). Adding them up is a worker's step: every fan-out
+(`services.status_publish`), and counted down when a status leaves its tags' pages
+(`services.tags_remove`: deleted, or its account deleted or turned private); a tag
+counted down to nothing is not shown. Adding them up is a worker's step: every fan-out
 worker, about every TRENDS_REFRESH_SECONDS / 4, reads the hours, adds them up and
 has a script write the sum as one short string when the last is
 TRENDS_REFRESH_SECONDS old (`keys.trends_top(hour)`; `refresh`: one worker's write
@@ -82,7 +84,12 @@ def _top(hours: Iterable[Iterable[tuple[str, float]]]) -> list[Trend]:
     for hour in hours:
         for tag, count in hour:
             counts[tag] += int(count)
-    top = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    # Counted down to nothing: its statuses were deleted or hidden
+    # (`services.tags_remove`).
+    top = sorted(
+        ((tag, n) for tag, n in counts.items() if n > 0),
+        key=lambda item: (-item[1], item[0]),
+    )
     return [Trend(tag=tag, count=n) for tag, n in top[:TRENDS_SHOWN]]
 
 
