@@ -81,8 +81,8 @@ account's job (`account:<uid>`) deletes every per-user key of both tables
 |                      |        | still show on its page (counted once, by  | used that hour; a tag counted down to 0   |
 |                      |        | the post job; down when the status leaves)| goes                                      |
 | `trends:{tr}:counted:<hour>` | set | `+<sid> <tag>`: counted in the hour's | one per hour, TTL as the hour's counts;   |
-|                      |        | counts; `-<sid> <tag>`: left its tag's    | one member per tagged status and tag of   |
-|                      |        | page before its count (never counted)     | the hour (`services._TREND_COUNT`)        |
+|                      |        | counts; `-<sid> <tag>`: deleted (never    | one member per tagged status and tag of   |
+|                      |        | counted again)                            | the hour (`services._TREND_COUNT`)        |
 | `trends:{tr}:top:<hour>` | string | JSON list tag, count, ... : the top   | one per hour; TTL 2 x                     |
 |                      |        | TRENDS_SHOWN tags of the TRENDS_HOURS     | TRENDS_REFRESH_SECONDS, written again by  |
 |                      |        | hours up to `<hour>`, added up by a       | a worker each interval (the global page   |

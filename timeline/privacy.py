@@ -134,7 +134,9 @@ def _tags_sweep(uid: int) -> None:
     for start in range(0, len(sids), 500):
         found = services.statuses_read(sids[start : start + 500])
         pipeline_run(
-            lambda pipe, found=found: services.tags_remove_queue(pipe, statuses=found)
+            lambda pipe, found=found: services.tags_remove_queue(
+                pipe, statuses=found, final=False
+            )
         )
 
 

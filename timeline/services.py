@@ -694,10 +694,11 @@ def statuses_read(
 
 
 # KEYS: an hour's tag counts, its record (`keys.trends_counted`). ARGV: 1 to count a
-# status, -1 to count it down (it left its tag's page), the tag, the status id, when
-# the hour's keys expire (unix s). Each status counts once per tag, whatever runs
-# first and however often: a count-down before its count leaves a mark that keeps
-# the count from ever happening. Returns 1 when the count changed.
+# status, -1 to count it down for good (deleted), 0 to count it down (hidden: its
+# account turned private, which can be undone), the tag, the status id, when the
+# hour's keys expire (unix s). Each status counts once per tag, whatever runs first
+# and however often, and a deleted one leaves a mark that keeps any later count
+# out (a late or retried post job). Returns 1 when the count changed.
 _TREND_COUNT = LuaScript(
     """
 local tag, at = ARGV[2], ARGV[4]
@@ -709,13 +710,14 @@ if ARGV[1] == '1' then
     redis.call('ZINCRBY', KEYS[1], 1, tag)
     changed = 1
   end
-elseif redis.call('SREM', KEYS[2], counted) == 1 then
-  if tonumber(redis.call('ZINCRBY', KEYS[1], -1, tag)) <= 0 then
-    redis.call('ZREM', KEYS[1], tag)
-  end
-  changed = 1
 else
-  redis.call('SADD', KEYS[2], left)
+  if redis.call('SREM', KEYS[2], counted) == 1 then
+    if tonumber(redis.call('ZINCRBY', KEYS[1], -1, tag)) <= 0 then
+      redis.call('ZREM', KEYS[1], tag)
+    end
+    changed = 1
+  end
+  if ARGV[1] == '-1' then redis.call('SADD', KEYS[2], left) end
 end
 redis.call('EXPIREAT', KEYS[1], at)
 redis.call('EXPIREAT', KEYS[2], at)
@@ -724,10 +726,12 @@ return changed
 )
 
 
-def trends_count_queue(pipe, *, status: Status, tags: list[str], up: bool) -> None:
+def trends_count_queue(
+    pipe, *, status: Status, tags: list[str], up: bool, final: bool = True
+) -> None:
     """Queue the count (`up`) or the count-down of a status in its hour's trends,
-    for each of these tags (`_TREND_COUNT`); nothing once the hour has left the
-    window the trends read."""
+    for each of these tags (`_TREND_COUNT`; `final`: for good, as for a deleted
+    status); nothing once the hour has left the window the trends read."""
     hour = int(status.created // 3600)
     # The hour's counts live until it leaves the window the global page reads.
     expires = (hour + settings.TRENDS_HOURS + 1) * 3600
@@ -737,22 +741,28 @@ def trends_count_queue(pipe, *, status: Status, tags: list[str], up: bool) -> No
         _TREND_COUNT.queue(
             pipe,
             keys=[keys.trends(hour), keys.trends_counted(hour)],
-            args=[1 if up else -1, tag, status.id, expires],
+            args=[1 if up else (-1 if final else 0), tag, status.id, expires],
         )
 
 
-def tags_remove_queue(pipe, *, statuses: list[Status]) -> None:
+def tags_remove_queue(pipe, *, statuses: list[Status], final: bool = True) -> None:
     """Queue the removal of statuses from the timelines of their tags (every tag a
     status may be filed under, `richtext.filed_tags`, as older rules filed), and
     from their hours' trends (`trends_count_queue`: a deleted or hidden status stops
-    making its tags trend)."""
+    making its tags trend; `final` but for a status hidden by a turn to private,
+    which can be undone). Reposts and unlisted statuses were never counted."""
     by_tag: dict[str, list[int]] = {}
     for status in statuses:
         for tag in richtext.filed_tags(status.text):
             by_tag.setdefault(tag, []).append(status.id)
-        trends_count_queue(
-            pipe, status=status, tags=richtext.hashtags(status.text), up=False
-        )
+        if status.repost_of is None and not status.unlisted:
+            trends_count_queue(
+                pipe,
+                status=status,
+                tags=richtext.hashtags(status.text),
+                up=False,
+                final=final,
+            )
     for tag, sids in by_tag.items():
         pipe.zrem(keys.tag_timeline(tag), *sids)
 

@@ -15,6 +15,7 @@ from django.test import Client
 
 from accounts.selectors import user_get_by_username
 from config import pipelines
+from config.pipelines import pipeline_run
 from config.redis import is_cluster
 from tests.helpers import logged_in_client, make_user, page, run_jobs, status_ids
 from tests.roundtrips import RoundTripCounter
@@ -550,3 +551,40 @@ def test_a_post_job_that_died_before_its_count_is_counted_by_its_retry(
     assert trend_list(Client()) == [("hot", "2")]
     services.status_remove(author_id=author.id, status=status)
     assert trend_list(Client()) == [("hot", "1")]
+
+
+def _status_of(r, name: str, text: str):
+    uid = user(name).id
+    found = services.statuses_read([int(s) for s in r.zrange(keys.posts(uid), 0, -1)])
+    return next(s for s in found if s.text == text)
+
+
+def test_a_status_hidden_and_shown_again_before_its_job_counts_once_it_shows(
+    r, alice, bob
+):
+    """Alice posts; before its job runs she turns private (the sweep runs at once)
+    and public again: the job then puts the status on its tag's page, where it
+    counts in the trends. (Found by review: a turn to private can be undone, so it
+    leaves no mark that keeps a later count out, as a delete does.)"""
+    bob.post("/post/", {"text": "#hot bob"})
+    run_jobs()
+    alice.post("/post/", {"text": "#hot alice"})  # its job not run yet
+    privacy.account_privacy_set(user=user("alice"), private=True)
+    privacy.private_sweep(uid=user("alice").id)
+    privacy.account_privacy_set(user=user("alice"), private=False)
+    run_jobs()
+    assert _status_of(r, "alice", "#hot alice").id in tagged(r, "hot")
+    assert trend_list(Client()) == [("hot", "2")]
+
+
+def test_a_deleted_status_counted_again_by_a_late_job_does_not_count(r, alice):
+    """The account's deletion takes a status off its tags (counted down) before
+    its hash goes; a retried post job that runs in between adds it again and counts
+    it again. Once deleted it must not count. (Found by review.)"""
+    alice.post("/post/", {"text": "#hot alice"})
+    run_jobs()
+    status = _status_of(r, "alice", "#hot alice")
+    pipeline_run(lambda pipe: services.tags_remove_queue(pipe, statuses=[status]))
+    services.status_publish(status=status)  # the late job: the hash still exists
+    r.delete(keys.status(status.id))
+    assert trend_list(Client()) == []
