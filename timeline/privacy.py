@@ -115,7 +115,7 @@ def account_privacy_set(*, user: User, private: bool) -> bool:
                 str(int(time.time())) if private else "",
                 *services._live_args(),
                 privacy_job_id(user.id),
-                now,  # at once; it runs again after the grace (`private_sweep`)
+                now,  # at once; it runs again after the grace (`private_job_run`)
                 now,
             ],
         )

@@ -3,12 +3,13 @@ hours, this one included, most used first.
 
 Each hour's counts (`keys.trends(hour)`) are written by a post's fan-out job
 (`services.status_publish`), and counted down when a status leaves its tags' pages
-(`services.tags_remove`: deleted, or its account deleted or turned private); a tag
-counted down to nothing is not shown. Adding them up is a worker's step: every fan-out
-worker, about every TRENDS_REFRESH_SECONDS / 4, reads the hours, adds them up and
-has a script write the sum as one short string when the last is
-TRENDS_REFRESH_SECONDS old (`keys.trends_top(hour)`; `refresh`: one worker's write
-lands, the others find it fresh). A page, or the client API, reads that string: its
+(`services.tags_remove_queue`: deleted, or its account deleted or turned private);
+a tag counted down to nothing leaves its hour (`services._TREND_COUNT`). Adding
+them up is a worker's step: every fan-out worker, about every
+TRENDS_REFRESH_SECONDS / 4, reads the hours, adds them up and has a script write
+the sum as one short string when the last is TRENDS_REFRESH_SECONDS old
+(`keys.trends_top(hour)`; `refresh`: one worker's write lands, the others find it
+fresh). A page, or the client API, reads that string: its
 cost no longer grows with how many tags the site uses (six hours of a busy site's
 counts are 600 entries to read and add up on every global page). What it shows is
 up to about 1.25 x TRENDS_REFRESH_SECONDS old (2 x while the workers are stopped or
@@ -84,12 +85,7 @@ def _top(hours: Iterable[Iterable[tuple[str, float]]]) -> list[Trend]:
     for hour in hours:
         for tag, count in hour:
             counts[tag] += int(count)
-    # Counted down to nothing: its statuses were deleted or hidden
-    # (`services.tags_remove`).
-    top = sorted(
-        ((tag, n) for tag, n in counts.items() if n > 0),
-        key=lambda item: (-item[1], item[0]),
-    )
+    top = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
     return [Trend(tag=tag, count=n) for tag, n in top[:TRENDS_SHOWN]]
 
 
