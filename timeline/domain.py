@@ -346,7 +346,10 @@ class Status:
 
     @property
     def reply_url(self) -> str:
-        return url_for("timeline:status_detail", self.reply_to)
+        """Where a reply's "Replying to" line leads: its own page, at the statuses
+        it answers (`#in-reply-to`), which shows a deleted or hidden parent as gone
+        where the parent's own address would answer 404."""
+        return f"{self.original_url}#in-reply-to"
 
 
 # A page reads the same rows on every visit (a home's window moves by a few statuses

@@ -117,10 +117,38 @@ def test_reply_from_the_status_page_and_see_the_thread(r, alice, bob):
     reply = int(answer["Location"].strip("/").split("/")[-1])
     thread = page(alice, f"/s/{reply}/")
     assert status_ids(thread)[:2] == [sid, reply]  # the parent above the reply
-    assert f'Replying to <a href="/s/{sid}/">@alice</a>' in thread
+    assert f'Replying to <a href="/s/{reply}/#in-reply-to">@alice</a>' in thread
     parent = page(alice, f"/s/{sid}/")
     assert status_ids(parent) == [sid, reply] and "I agree" in parent
     assert re.search(r'class="reply-link"[^>]*>Reply <span class="count">1<', parent)
+
+
+def test_a_reply_line_leads_to_the_thread_even_once_its_parent_is_deleted(
+    r, alice, bob
+):
+    """ "Replying to @alice" on a row opens the reply's own page at the statuses
+    it answers: the parent when it stands, else the line that says it is gone,
+    never a 404 for a deleted parent (found by exploratory testing)."""
+    bob.post("/u/alice/follow/")
+    sid = post(alice, "hot take")
+    answer = bob.post(f"/s/{sid}/reply/", {"text": "@alice cold take"})
+    reply = int(answer["Location"].strip("/").split("/")[-1])
+    run_jobs()
+
+    def followed(html: str) -> tuple[str, str]:
+        link = re.search(r'class="reply-line">Replying to <a href="([^"]+)"', html)
+        assert link, "the reply's row names what it replies to"
+        return link[1], page(alice, link[1])
+
+    href, thread = followed(page(bob, "/u/bob/"))
+    assert href == f"/s/{reply}/#in-reply-to"
+    assert 'id="in-reply-to"' in thread
+    assert status_ids(thread)[:2] == [sid, reply] and "hot take" in thread
+    assert alice.post(f"/s/{sid}/delete/").status_code == 302
+    run_jobs()
+    href, thread = followed(page(bob, "/u/bob/"))
+    assert "A deleted or hidden status" in thread and "hot take" not in thread
+    assert status_ids(thread) == [reply]
 
 
 def test_a_blank_reply_is_refused_with_the_page_again(r, alice, bob):
