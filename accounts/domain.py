@@ -439,12 +439,16 @@ class InvalidCredentials(AccountError):
 
 class TooManyAttempts(AccountError):
     """An abuse limit refused the action (`accounts.limits`): `action` names which
-    (post, follow, signup, login), `retry_after` says in how many seconds."""
+    (post, follow, signup, login), `retry_after` says in how many seconds, `limit`
+    how many actions the refusing rate allows in its period (None: not known)."""
 
-    def __init__(self, retry_after: int, action: str = "login"):
+    def __init__(
+        self, retry_after: int, action: str = "login", limit: int | None = None
+    ):
         super().__init__(retry_after, action)
         self.retry_after = retry_after
         self.action = action
+        self.limit = limit
 
     @property
     def wait(self) -> str:

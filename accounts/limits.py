@@ -208,8 +208,21 @@ def check(replies: list, *limits: Limit) -> None:
     if taken:
         give_back(*taken)
     refused = next(limit for limit, w in zip(active, waits, strict=True) if w)
-    seconds = -(-max(waits) // 1_000_000)
-    raise TooManyAttempts(retry_after=seconds, action=refused.action)
+    wait = max(waits)
+    seconds = -(-wait // 1_000_000)
+    raise TooManyAttempts(
+        retry_after=seconds, action=refused.action, limit=_refusing(refused, wait)
+    )
+
+
+def _refusing(limit: Limit, wait: int) -> int:
+    """The count of the rate of `limit` that refused with this wait (microseconds).
+    A rate refuses for at most one of its intervals (period / count: the GCRA
+    frees one action per interval), so it is the one of the shortest interval
+    that covers the wait (the one of the longest, for a wait none covers)."""
+    by_interval = sorted(limit.rates, key=lambda r: r.period / r.count)
+    covering = [r for r in by_interval if r.period * 1_000_000 / r.count >= wait]
+    return (covering[0] if covering else by_interval[-1]).count
 
 
 def take(*limits: Limit) -> None:

@@ -29,6 +29,7 @@ valid request a round trip.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -150,14 +151,16 @@ def iso(moment: float) -> str:
 def _domain_error(error: Exception) -> ApiError | None:
     """A service's error as the status and message Mastodon gives for it."""
     if isinstance(error, TooManyAttempts):
-        return ApiError(
-            429,
-            "Too many requests",
-            headers={
-                "Retry-After": str(error.retry_after),
-                "X-RateLimit-Remaining": "0",
-            },
-        )
+        # The refusing budget described as the API budget's is (`_budget_headers`):
+        # a pacing client reads when to try again from X-RateLimit-Reset.
+        headers = {
+            "Retry-After": str(error.retry_after),
+            "X-RateLimit-Remaining": "0",
+            "X-RateLimit-Reset": iso(time.time() + error.retry_after),
+        }
+        if error.limit is not None:
+            headers["X-RateLimit-Limit"] = str(error.limit)
+        return ApiError(429, "Too many requests", headers=headers)
     if isinstance(error, NotFound):
         return not_found()
     if isinstance(error, InvalidStatus):
