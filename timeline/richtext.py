@@ -116,7 +116,9 @@ def is_tag(tag: str) -> bool:
 
 def tag_wanted(tag: str) -> str | None:
     """The tag a tag page's address asks for (as written or as stored), as stored;
-    None when it cannot be one."""
+    None when it cannot be one. NFC first, as a status's text is stored: an accent
+    written apart in the address (`cafe\u0301`) asks for the same tag."""
+    tag = unicodedata.normalize("NFC", tag)
     if is_tag(tag) or _TAG_KEY_RE.fullmatch(tag):
         return tag_key(tag)
     return None

@@ -24,7 +24,7 @@ from timeline.domain import (
     NotFound,
 )
 from timeline.forms import StatusForm
-from timeline.richtext import tag_key
+from timeline.richtext import tag_wanted
 from timeline.trends import trends_queue
 
 
@@ -99,7 +99,7 @@ def tag(request, tag: str):
     )
     if page is None:
         raise Http404("No such tag")
-    return render(request, "timeline/tag.html", {"page": page, "tag": tag_key(tag)})
+    return render(request, "timeline/tag.html", {"page": page, "tag": tag_wanted(tag)})
 
 
 def status_detail(request, sid: int, form: StatusForm | None = None, code=200):

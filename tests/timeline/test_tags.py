@@ -95,6 +95,19 @@ def test_a_tag_with_combining_marks_links_to_its_whole_tag(r, alice, bob, typed,
     assert texts(page(Client(), href)) == [link]
 
 
+def test_a_tag_address_finds_its_statuses_however_its_accents_are_spelled(r, alice):
+    """`/tags/café/` with the accent written apart (NFD, as some keyboards and
+    copied links send it) is the same tag: the text is stored NFC, and the page
+    and the client API found nothing (found by exploratory testing)."""
+    alice.post("/post/", {"text": "#café au lait"})
+    run_jobs()
+    for spelled in ("caf%C3%A9", "cafe%CC%81", "CAFE%CC%81"):
+        html = page(Client(), f"/tags/{spelled}/")
+        assert len(status_ids(html)) == 1 and "<h1>#café</h1>" in html, spelled
+        api = Client().get(f"/api/v1/timelines/tag/{spelled}")
+        assert [s["content"] for s in api.json()] != [], spelled
+
+
 @pytest.mark.parametrize(
     "url", ["/tags/123/", "/tags/a-b/", "/tags/a%7D/", "/tags/" + "a" * 151 + "/"]
 )
