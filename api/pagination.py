@@ -52,7 +52,8 @@ class Window:
             max_id=_id(values, "max_id"),
             since_id=_id(values, "since_id"),
             min_id=_id(values, "min_id"),
-            limit=max(1, min(limit, maximum)),
+            # Mastodon's `limit_param`: a negative limit counts as its absolute value.
+            limit=max(1, min(abs(limit), maximum)),
         )
 
     @property

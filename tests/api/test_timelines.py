@@ -124,6 +124,9 @@ def test_limit_defaults_to_20_and_stops_at_40(home_of_50):
     client, sids = home_of_50
     assert len(_ids(client.get("/api/v1/timelines/home"))) == 20
     assert len(_ids(client.get("/api/v1/timelines/home?limit=100"))) == 40
+    # Mastodon takes a negative limit's absolute value (`limit_param`), as docs say.
+    assert len(_ids(client.get("/api/v1/timelines/home?limit=-3"))) == 3
+    assert len(_ids(client.get("/api/v1/timelines/home?limit=-100"))) == 40
     assert client.get("/api/v1/timelines/home?max_id=x").status_code == 422
 
 
