@@ -13,6 +13,7 @@ from api.views import (
     accounts,
     apps,
     instance,
+    none_here,
     notifications,
     oauth,
     safety,
@@ -111,6 +112,14 @@ urlpatterns = [
         timelines.account_statuses_view,
         "account_statuses",
     ),
+    # What a client reads at start-up and the site has none of (`none_here`).
+    route("api/v1/custom_emojis", none_here.custom_emojis, "custom_emojis"),
+    route("api/v1/filters", none_here.filters, "filters_v1"),
+    route("api/v2/filters", none_here.filters, "filters_v2"),
+    route("api/v1/lists", none_here.lists, "lists"),
+    route("api/v1/announcements", none_here.announcements, "announcements"),
+    route("api/v1/markers", none_here.markers, "markers"),
+    route("api/v1/preferences", none_here.preferences, "preferences"),
     # Last: any other API path answers a JSON 404.
     re_path(r"^api/", unrouted, name="unrouted"),
 ]

@@ -1,0 +1,46 @@
+"""What a client asks for at start-up that the site has none of, answered as an
+instance without them answers: custom emoji, filters, lists, announcements and
+markers are empty, and the preferences are the account's.
+
+Tusky, Ivory and Elk read these when an account is added or the app starts (a
+4.x instance has them all); a 404 there is an error some of them show, or a
+start-up that stops. An empty list is the truth: the site has no custom emoji,
+keeps no filters or lists, and makes no announcements. Creating a filter or list
+is still a 404 (docs/API.md), so nothing is accepted that the site would not
+keep.
+"""
+
+from __future__ import annotations
+
+from api.http import NONE, Op, endpoint
+
+
+def _none(request) -> list:
+    return []
+
+
+def _no_markers(request) -> dict:
+    """No timeline's read position is kept for clients (Mastodon's answer for an
+    account that never saved one)."""
+    return {}
+
+
+def _preferences(request) -> dict:
+    """The defaults a client's compose box starts from: a private account's
+    statuses are for its followers (`private`), anyone else's are public; the
+    site has no sensitive media, languages or content warnings to expand."""
+    return {
+        "posting:default:visibility": "private" if request.user.private else "public",
+        "posting:default:sensitive": False,
+        "posting:default:language": None,
+        "reading:expand:media": "default",
+        "reading:expand:spoilers": False,
+    }
+
+
+custom_emojis = endpoint(GET=Op(_none, auth=NONE))
+filters = endpoint(GET=Op(_none, scope="read:filters"))
+lists = endpoint(GET=Op(_none, scope="read:lists"))
+announcements = endpoint(GET=Op(_none, scope="read"))
+markers = endpoint(GET=Op(_no_markers, scope="read:statuses"))
+preferences = endpoint(GET=Op(_preferences, scope="read:accounts"))
