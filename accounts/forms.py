@@ -133,9 +133,16 @@ class AccountDeleteForm(AccessibleForm):
 
 
 class PrivacyForm(forms.Form):
-    """The settings page's privacy toggle: a checkbox, absent when unticked."""
+    """The settings page's privacy toggle: a checkbox, absent when unticked; and
+    `confirm=public`, the confirmation that going public asks for."""
 
     private = forms.BooleanField(required=False)
+    confirm = forms.TypedChoiceField(
+        choices=[("public", "public")],
+        coerce=lambda value: value == "public",
+        required=False,
+        empty_value=False,
+    )
 
 
 class ProfileForm(AccessibleForm):

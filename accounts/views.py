@@ -234,6 +234,10 @@ def privacy(request):
     public again (`timeline.privacy`)."""
     form = PrivacyForm(request.POST)
     private = form.is_valid() and form.cleaned_data["private"]
+    if request.user.private and not private and not form.cleaned_data.get("confirm"):
+        # Going public shows everyone what was posted for followers only (the
+        # privacy is the account's, as Twitter's protected accounts): asked first.
+        return render(request, "accounts/privacy_confirm.html")
     changed = timeline_privacy.account_privacy_set(user=request.user, private=private)
     if not changed:
         messages.info(request, "Nothing changed.")

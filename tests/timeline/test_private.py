@@ -136,8 +136,34 @@ def test_private_statuses_never_reach_the_global_timeline(r, alice, bob):
         )
 
 
+def test_turning_public_asks_first_as_it_shows_what_was_posted_while_private(
+    r, alice, bob
+):
+    """Going public shows everyone the statuses posted while private (the site's
+    privacy is the account's, as Twitter's protected accounts): the settings page
+    says so, and unticking the box asks for a confirmation before anything changes
+    (found by exploratory testing: it changed at once, without a word)."""
+    settings_page = page(alice, "/settings/")
+    warning = "including those you posted while private"
+    assert warning in settings_page
+    asked = alice.post("/settings/privacy/", {})
+    assert asked.status_code == 200
+    html = body(asked)
+    assert "Make your account public?" in html and warning in html
+    assert 'name="confirm" value="public"' in html
+    assert 'name="csrfmiddlewaretoken"' in html
+    assert texts(page(bob, "/u/alice/")) == []  # nothing changed yet
+    assert "Follow request sent" in body(bob.post("/u/alice/follow/", follow=True))
+    done = alice.post("/settings/privacy/", {"confirm": "public"}, follow=True)
+    assert "Your account is public" in body(done)
+    assert texts(page(bob, "/u/alice/")) == ["alice 1", "alice 0"]
+    # Turning private asks nothing: it shows no one anything new.
+    again = alice.post("/settings/privacy/", {"private": "on"}, follow=True)
+    assert "Your account is private" in body(again)
+
+
 def test_turning_public_again_reaches_the_global_timeline_from_then_on(r, alice, bob):
-    answer = alice.post("/settings/privacy/", {}, follow=True)
+    answer = alice.post("/settings/privacy/", {"confirm": "public"}, follow=True)
     assert "Your account is public" in body(answer)
     alice.post("/post/", {"text": "alice public"})
     run_jobs(sweep=True, now=jobs.now_ms() + 60_000)
@@ -153,7 +179,7 @@ def test_a_pending_request_of_an_account_turned_public_ends_with_a_follow(
     r, alice, bob
 ):
     bob.post("/u/alice/follow/")
-    alice.post("/settings/privacy/", {})
+    alice.post("/settings/privacy/", {"confirm": "public"})
     # Left for the owner: still listed; bob may simply follow now.
     assert "@bob" in page(alice, "/settings/requests/")
     bob.post("/u/alice/follow/")
@@ -399,7 +425,7 @@ def test_turning_private_again_while_the_second_sweep_waits_sweeps_at_once(r):
     carol = logged_in_client("carol")
     carol.post("/settings/privacy/", {"private": "on"})
     run_jobs()
-    carol.post("/settings/privacy/", {})
+    carol.post("/settings/privacy/", {"confirm": "public"})
     carol.post("/post/", {"text": "between #quiet"})
     run_jobs()
     assert shown("/timeline/") == ["between"]
@@ -428,7 +454,7 @@ def test_turning_private_again_while_a_worker_sweeps_sweeps_again_at_once(
         removed = sweep(uid=uid)
         if not switched:
             switched.append(1)
-            carol.post("/settings/privacy/", {})
+            carol.post("/settings/privacy/", {"confirm": "public"})
             carol.post("/post/", {"text": "between #quiet"})
             run_jobs()
             assert shown("/timeline/") == ["between"]
