@@ -143,7 +143,9 @@ def logout(request):
     if request.credentials is not None:
         services.session_revoke(credentials=request.credentials)
     request.user = ANONYMOUS
-    response = redirect("timeline:home")
+    # `next`: where to go then, on this site only (an app's consent page offers
+    # another account: the login page, then back to it).
+    response = redirect(safe_next(request))
     response.delete_cookie(settings.AUTH_COOKIE_NAME, samesite="Lax")
     messages.info(request, "You are logged out.")
     return response

@@ -125,6 +125,12 @@ def _with_state(asked: _Asked, query: dict[str, str]) -> dict[str, str]:
     return query if asked.state is None else {**query, "state": asked.state}
 
 
+def _login_then_back(asked: _Asked) -> str:
+    """The login page, which comes back to this request's consent page."""
+    back = f"{url_for('api:oauth_authorize')}?{urlencode(asked.fields())}"
+    return f"{url_for(settings.LOGIN_URL)}?{urlencode({'next': back})}"
+
+
 def _consent_page(request, asked: _Asked) -> HttpResponse:
     context = {
         "app": asked.app,
@@ -132,6 +138,8 @@ def _consent_page(request, asked: _Asked) -> HttpResponse:
         "oob": asked.redirect_uri == OOB,
         "scope_words": [scopes.words(scope) for scope in asked.scopes],
         "fields": asked.fields(),
+        # "Use another account": log out (a POST), then log in and come back.
+        "another_account": _login_then_back(asked),
     }
     response = render(request, "api/authorize.html", context)
     # The Authorize button's answer redirects to the app: the page's form-action
@@ -183,7 +191,10 @@ def _decided(request, asked: _Asked) -> HttpResponse:
 def authorize(request):
     """`/oauth/authorize`: ask the signed-in user "Authorize <app>?" (GET), then
     act on their answer (POST, with CSRF). Anyone else logs in first and comes
-    back. `force_login` and `lang` are read by no one: the page always asks."""
+    back. The page always asks, and always offers another account ("Use another
+    account": a logout POST, then the login page): what Mastodon's `force_login`
+    is for, an app adding a second account, without a GET that logs anyone out.
+    `lang` is read by no one."""
     values = request.POST if request.method == "POST" else request.GET
     found = selectors.app_queue(request.reads, client_id=values.get("client_id", ""))
     signed_in = request.user.is_authenticated  # the app's read rides along
@@ -194,8 +205,7 @@ def authorize(request):
             request, "api/authorize_error.html", {"reason": str(error)}, status=400
         )
     if not signed_in:
-        back = f"{url_for('api:oauth_authorize')}?{urlencode(asked.fields())}"
-        return redirect(f"{url_for(settings.LOGIN_URL)}?{urlencode({'next': back})}")
+        return redirect(_login_then_back(asked))
     if request.method == "POST":
         return _decided(request, asked)
     return _consent_page(request, asked)

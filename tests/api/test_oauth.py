@@ -204,6 +204,41 @@ def test_the_whole_code_flow_through_the_login_page():
     assert "client_secret" not in verified.json()
 
 
+@pytest.mark.parametrize("extra", [{}, {"force_login": "true"}])
+def test_the_consent_page_lets_another_account_authorize(alice, extra):
+    """A browser signed in as alice can authorize the app as bob: "Use another
+    account" logs alice out (a POST, with CSRF) and comes back through the login
+    page. It is how an app adds a second account (Tusky's `force_login=true`);
+    the page offered no way (found by exploratory testing)."""
+    make_user("bob")
+    app = register()
+    path = authorize_path(app, **extra)
+    html = alice.get(path).content.decode()
+    assert "@alice" in html
+    form = re.search(r'<form method="post" action="/logout/">(.*?)</form>', html, re.S)
+    assert form and "Use another account" in form[1]
+    assert 'name="csrfmiddlewaretoken"' in form[1]
+    (next_field,) = re.findall(r'name="next" value="([^"]*)"', form[1])
+    assert urlsplit(unescape(next_field)).path == "/login/"
+    out = alice.post("/logout/", {"next": unescape(next_field)})
+    assert out.status_code == 302 and out["Location"] == unescape(next_field)
+    assert alice.get(path).status_code == 302  # logged out: to the login page
+    back = parse_qs(urlsplit(out["Location"]).query)["next"][0]
+    logged_in = alice.post(
+        "/login/", {"username": "bob", "password": PASSWORD, "next": back}
+    )
+    assert logged_in["Location"] == back
+    assert "@bob" in alice.get(back).content.decode()
+    answer = query_of(approve(alice, app))
+    token = exchange(app, answer["code"]).json()["access_token"]
+    assert whoami(token).json()["username"] == "bob"
+
+
+def test_logging_out_goes_to_a_next_page_on_this_site_only(alice):
+    away = alice.post("/logout/", {"next": "https://evil.example/"})
+    assert away["Location"] == "/"
+
+
 def test_a_public_client_with_pkce_needs_no_secret_but_the_verifier(alice):
     app = register()
     verifier, challenge = pkce_pair()
