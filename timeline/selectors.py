@@ -2475,13 +2475,19 @@ def thread_get(
 
 
 def reactors_page(
-    *, reads: PageReads, sid: int, relation: str, cursor: int | None = None
+    *,
+    reads: PageReads,
+    sid: int,
+    relation: str,
+    cursor: int | None = None,
+    size: int | None = None,
 ) -> Reactors | None:
     """Who liked (`relation` "likes") or reposted ("reposts") a status, newest first,
-    from below `cursor`, without the people the viewer blocks or is blocked by; None
-    when the status is gone or hidden from the viewer. Two round trips."""
+    from below `cursor`, `size` of them (a page's, TIMELINE_PAGE_SIZE, by default),
+    without the people the viewer blocks or is blocked by; None when the status is
+    gone or hidden from the viewer. Two round trips."""
     key_of = {"likes": keys.likes, "reposts": keys.reposts}[relation]
-    size = settings.TIMELINE_PAGE_SIZE
+    size = size or settings.TIMELINE_PAGE_SIZE
     top = cursor if cursor is not None else "+inf"
     hidden = _hidden_queue(reads, mutes=False)
     valid = 0 < sid < MAX_STATUS_ID

@@ -20,7 +20,7 @@ from api.http import (
     params,
     unprocessable,
 )
-from api.pagination import link_header
+from api.pagination import Window, link_header
 from timeline import ids, selectors, services, social
 from timeline.domain import (
     Busy,
@@ -281,12 +281,16 @@ def unreblog(request, id: str) -> dict:
 
 
 def _reactors(request, id: str, relation: str) -> Reply:
-    """Who liked or reposted a status, newest first (a page of the site's size),
-    with a Link to the next page."""
+    """Who liked or reposted a status, newest first, `limit` of them (Mastodon's:
+    40, at most 80), with a Link to the next page."""
     max_id = request.GET.get("max_id")
     cursor = int(max_id) - 1 if max_id and max_id.isdecimal() else None
     found = selectors.reactors_page(
-        reads=request.reads, sid=int(id), relation=relation, cursor=cursor
+        reads=request.reads,
+        sid=int(id),
+        relation=relation,
+        cursor=cursor,
+        size=Window.of(request, default=40, maximum=80).limit,
     )
     if found is None:
         raise not_found()
