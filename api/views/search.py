@@ -6,8 +6,10 @@ or `@name@ourhost`, as its name; another host's, nobody: as `/api/v1/accounts/se
 does) and hashtags among what the site can answer without walking its keys: the tag
 itself when a public status still carries it (its timeline exists), and the trending
 tags (those the global page shows, `trends_queue`) that start with the query.
-Statuses are never found: the site has no full-text index (`statuses` is always
-`[]`).
+Statuses are never found by text: the site has no full-text index. With `resolve`,
+a link to this site's profile, status or tag page finds what the page shows the
+viewer (`_link_target`), as Mastodon resolves its local URLs: how a client opens
+such a link inside the app.
 
 A Tag's `history` comes from the trend counts, which the site keeps by the hour for
 TRENDS_HOURS hours only: one entry, today, with the uses of those hours; Mastodon's
@@ -17,16 +19,22 @@ TRENDS_HOURS hours only: one entry, today, with the uses of those hours; Mastodo
 from __future__ import annotations
 
 import time
+from urllib.parse import unquote, urlsplit
+
+from django.urls import Resolver404, get_script_prefix, resolve
 
 from api import entities
 from api.http import OPTIONAL, ApiError, Op, Reply, endpoint, flag, not_found, param
 from api.views.accounts import local_name
+from api.views.statuses import entities_of
 from timeline import richtext
 from timeline.domain import Trend
 from timeline.selectors import (
+    account_by_name_get,
     accounts_queue,
     following_among_queue,
     people_search,
+    status_get,
     tag_exists_queue,
 )
 from timeline.trends import trends_queue
@@ -62,8 +70,60 @@ def _tag(name: str, trends: dict[str, int], urls: entities.Urls) -> dict:
     return entities.tag(name, urls, history=_history(trends.get(name)))
 
 
+def _link_target(request, query: str) -> tuple[str, str] | None:
+    """What a link to this site's profile, status or tag page names, as (type,
+    the page's argument); None for anything else (another host, another page)."""
+    parts = urlsplit(query)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        return None
+    default = {"http": ":80", "https": ":443"}[parts.scheme]
+    host, ours = parts.netloc.lower(), request.get_host().lower()
+    if host.removesuffix(default) != ours.removesuffix(default):
+        return None
+    prefix = get_script_prefix()
+    if not parts.path.startswith(prefix):
+        return None
+    try:
+        match = resolve("/" + unquote(parts.path)[len(prefix) :])
+    except Resolver404:
+        return None
+    kinds = {
+        "timeline:profile": ("accounts", "username"),
+        "timeline:status_detail": ("statuses", "sid"),
+        "timeline:tag": ("hashtags", "tag"),
+    }
+    if match.view_name not in kinds:
+        return None
+    kind, argument = kinds[match.view_name]
+    return kind, str(match.kwargs[argument])
+
+
+def _resolved(request, kind: str, value: str, kinds: tuple[str, ...]) -> dict:
+    """What a link to this site shows the viewer (`_link_target`), in its type's
+    list, as Mastodon answers a local URL with `resolve`: nothing it would not
+    show on its page (a status hidden from the viewer, a tag no public status
+    carries)."""
+    found: dict[str, list] = {"accounts": [], "statuses": [], "hashtags": []}
+    if kind not in kinds:
+        return found
+    reads, urls = request.reads, entities.Urls.of(request)
+    if kind == "accounts":
+        stats = account_by_name_get(reads=reads, username=value)
+        found["accounts"] = [entities.account(stats, urls)] if stats else []
+    elif kind == "statuses":
+        status = status_get(reads=reads, sid=int(value))
+        found["statuses"] = entities_of(request, [status]) if status else []
+    else:
+        tag = richtext.tag_wanted(value)
+        if tag and tag_exists_queue(reads, tag).value:
+            counts = {trend.tag: trend.count for trend in trends_queue(reads).value}
+            found["hashtags"] = [_tag(tag, counts, urls)]
+    return found
+
+
 def search(request) -> dict:
-    """Accounts and hashtags matching `q` (see the module); statuses: none."""
+    """Accounts and hashtags matching `q` (see the module); statuses: none. With
+    `resolve`, a link to this site's profile, status or tag page: what it shows."""
     values = request.GET
     query = (param(values, "q") or "").strip()
     if not query:
@@ -83,6 +143,9 @@ def search(request) -> dict:
         raise ApiError(
             401, "Search queries pagination is not supported without authentication"
         )
+    if flag(values, "resolve") and (target := _link_target(request, query)):
+        # One result, on the first page only (Mastodon's: none past an offset).
+        return _resolved(request, *target, () if offset else kinds)
     reads = request.reads
     urls = entities.Urls.of(request)
     tag = richtext.tag_wanted(query.removeprefix("#"))

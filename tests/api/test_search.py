@@ -144,3 +144,47 @@ def test_search_costs_three_round_trips(people):
     assert counter.count == 3
     assert len(found["accounts"]) == 4
     assert sorted(t["name"] for t in found["hashtags"]) == ["alpha", "alps"]
+
+
+def test_resolve_finds_what_a_link_to_this_site_shows(people):
+    """`resolve=true` with a link to this site answers what the link shows, as
+    Mastodon resolves its local URLs: how a client opens a profile, status or tag
+    link inside the app (found by exploratory testing: every list was empty).
+    What the viewer may not see stays unfound, as its page would be a 404."""
+    from urllib.parse import quote
+
+    alice, bob = people["alice"], people["bob"]
+    sid = services.status_create(author=bob, text="see #redis here").id
+    run_jobs()
+    client = api_client(token_for(alice))
+
+    def resolved(url: str, **more) -> dict:
+        extra = "".join(f"&{k}={v}" for k, v in more.items())
+        return search(client, f"?q={quote(url, safe='')}&resolve=true{extra}")
+
+    found = resolved("http://testserver/u/Bob/")
+    assert [a["username"] for a in found["accounts"]] == ["bob"]
+    assert found["statuses"] == [] and found["hashtags"] == []
+    found = resolved(f"http://testserver/s/{sid}/")
+    assert [s["id"] for s in found["statuses"]] == [str(sid)]
+    assert found["accounts"] == []
+    assert [
+        t["name"] for t in resolved("http://testserver/tags/redis/")["hashtags"]
+    ] == ["redis"]
+    # Asked for another type, or another host, or a page that is not one of these.
+    assert resolved(f"http://testserver/s/{sid}/", type="accounts")["statuses"] == []
+    for url in (
+        "http://elsewhere.example/u/bob/",
+        "http://testserver/u/nobody/",
+        "http://testserver/s/999999/",
+        "http://testserver/settings/",
+    ):
+        assert resolved(url) == {"accounts": [], "statuses": [], "hashtags": []}, url
+    # A private author's status, for a non-follower: not found.
+    from timeline import privacy
+
+    privacy.account_privacy_set(user=bob, private=True)
+    assert resolved(f"http://testserver/s/{sid}/")["statuses"] == []
+    # Without resolve, a link is searched as text (Mastodon's url_query? needs it).
+    plain = search(client, f"?q={quote('http://testserver/u/bob/', safe='')}")
+    assert plain["accounts"] == []
