@@ -12,7 +12,15 @@ from accounts.domain import TooManyAttempts
 from accounts.selectors import user_id_by_username
 from config.http import int_param, safe_next, too_many_requests
 from config.reverse import url_for
-from timeline import blocks, notifications, privacy, selectors, services, social
+from timeline import (
+    blocks,
+    notifications,
+    privacy,
+    richtext,
+    selectors,
+    services,
+    social,
+)
 from timeline.domain import (
     Blocked,
     Busy,
@@ -22,6 +30,7 @@ from timeline.domain import (
     Forbidden,
     InvalidStatus,
     NotFound,
+    Status,
 )
 from timeline.forms import StatusForm
 from timeline.richtext import tag_wanted
@@ -114,10 +123,7 @@ def status_detail(request, sid: int, form: StatusForm | None = None, code=200):
     if thread is None:
         raise Http404("No such status")
     if form is None:
-        # A reply goes to a repost's original: it names the original's author.
-        shown = thread.status
-        author = shown.repost_author if shown.repost_of is not None else shown.author
-        form = StatusForm(initial={"text": f"@{author} "})
+        form = StatusForm(initial={"text": _reply_start(thread.status, request.user)})
         page_path = None  # this address: the forms and the pager use the request's
     else:
         page_path = url_for("timeline:status_detail", sid)
@@ -128,6 +134,22 @@ def status_detail(request, sid: int, form: StatusForm | None = None, code=200):
         "page_path": page_path,
     }
     return render(request, "timeline/status.html", context, status=code)
+
+
+def _reply_start(shown: Status, viewer) -> str:
+    """What the reply box starts with, as Mastodon's: the author and the people the
+    status mentions, each once, but the viewer. A reply goes to a repost's
+    original, which the repost's author and mentions are."""
+    author = shown.repost_author if shown.repost_of is not None else shown.author
+    me = viewer.username.lower() if viewer.is_authenticated else None
+    # Those the text names that named someone when it was posted, in its order.
+    someone = dict(shown.mentions)
+    mentioned = [n for n in richtext.mentioned_names(shown.text) if n in someone]
+    names: dict[str, str] = {}
+    for name in (author, *mentioned):
+        if name.lower() != me:
+            names.setdefault(name.lower(), name)
+    return "".join(f"@{name} " for name in names.values())
 
 
 @require_POST

@@ -151,6 +151,25 @@ def test_a_reply_line_leads_to_the_thread_even_once_its_parent_is_deleted(
     assert status_ids(thread) == [reply]
 
 
+def test_the_reply_box_names_everyone_in_the_conversation_but_you(r, alice, bob):
+    """As Mastodon's compose box: the author and the people the status mentions,
+    each once, never yourself (found by exploratory testing: your own status's
+    box named you, and the others were left out)."""
+    make_user("carol")
+    sid = post(alice, "@carol @bob what do you think?")
+
+    def box(client) -> str:
+        html = page(client, f"/s/{sid}/").replace("\n", "")
+        return re.search(r'id="id_text"[^>]*>(.*?)</textarea>', html, re.S)[1]
+
+    assert box(bob) == "@alice @carol "
+    assert box(alice) == "@carol @bob "
+    assert box(logged_in_client("carol")) == "@alice @bob "
+    plain = post(alice, "just me")
+    html = page(alice, f"/s/{plain}/").replace("\n", "")
+    assert re.search(r'id="id_text"[^>]*></textarea>', html)
+
+
 def test_a_blank_reply_is_refused_with_the_page_again(r, alice, bob):
     sid = post(alice, "say something")
     answer = bob.post(f"/s/{sid}/reply/", {"text": "   "})
