@@ -2408,6 +2408,19 @@ def _authors_visible_queue(
     return visible, cards
 
 
+def _seen(
+    reads: PageReads,
+    hidden: Deferred[_Hidden] | None,
+    visible: Callable[[int], bool],
+    found: list[Status | None],
+) -> list[Status | None]:
+    """A thread's statuses, None in place of each gone or hidden from the viewer:
+    by a block either way (`_without_hidden`; mutes do not hide a thread), or by
+    its author's privacy or deletion (`visible`, `_authors_visible_queue`)."""
+    shown = _without_hidden(reads, hidden, found)
+    return [s if s is not None and visible(s.author_id) else None for s in shown]
+
+
 def thread_get(
     *, reads: PageReads, sid: int, after: int | None = None
 ) -> Thread | None:
@@ -2463,8 +2476,7 @@ def thread_get(
         return None
     if refused is not None and status.id in refused.value:
         return None
-    shown = _without_hidden(reads, hidden, others.value.statuses) if others else []
-    shown = [s if s is not None and visible(s.author_id) else None for s in shown]
+    shown = _seen(reads, hidden, visible, others.value.statuses) if others else []
     return Thread(
         status=status,
         ancestors=list(reversed(shown[: len(around)])),
