@@ -645,6 +645,18 @@ class Thread:
 
 
 @dataclass(frozen=True, slots=True)
+class Context:
+    """A status with its thread as the client API shows a conversation: what it
+    replies to (`ancestors`, oldest first) and the replies below it
+    (`descendants`, depth-first: each followed by its own replies, oldest
+    first), those the viewer may see."""
+
+    status: Status
+    ancestors: list[Status]
+    descendants: list[Status]
+
+
+@dataclass(frozen=True, slots=True)
 class Reactors:
     """Who liked or reposted a status (`relation`), newest first, a page of them;
     `next_cursor` is the score below which the next page starts."""

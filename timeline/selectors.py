@@ -37,6 +37,7 @@ from timeline.domain import (
     MAX_STATUS_ID,
     AccountStats,
     BlockedAndMuted,
+    Context,
     FollowRequest,
     FollowRequests,
     Home,
@@ -55,7 +56,7 @@ from timeline.domain import (
     Thread,
 )
 from timeline.notifications import ACTORS_KEPT, STATUS_KINDS
-from timeline.services import home_rebuild_job_id, outbox_cap
+from timeline.services import THREAD_DEPTH, home_rebuild_job_id, outbox_cap
 
 IN_COMMON_SHOWN = 3
 
@@ -2484,6 +2485,182 @@ def thread_get(
         next_after=replies[size - 1][0] if len(replies) > size else None,
         cards=cards(),
     )
+
+
+# A status's context in the client API stops where Mastodon's does for a signed-out
+# viewer (`Api::V1::Statuses::ContextsController`: the nearest 40 ancestors, the
+# first 60 descendants depth-first, 20 levels deep); here for every viewer, which
+# bounds a request's round trips (Mastodon gives a signed-in one up to 4,096 from
+# one SQL query; each level here is a round trip).
+CONTEXT_ANCESTORS = 40
+CONTEXT_DESCENDANTS = 60
+CONTEXT_DEPTH = 20
+# The reads of ancestors past those a status's hash names: each hop reads the
+# farthest known one, whose hash names THREAD_DEPTH more (fewer found when some of
+# them are deleted: the walk stops there rather than spend more round trips).
+CONTEXT_HOPS = (CONTEXT_ANCESTORS - 1) // THREAD_DEPTH
+
+
+def _replies_queue(
+    reads: ReadBatch, wanted: dict[int, int]
+) -> Deferred[dict[int, list[tuple[int, int]]]]:
+    """Queue a read of the oldest replies of these statuses (sid -> how many),
+    each as (reply sid, its author), oldest first (`keys.replies`: scored by id,
+    as Mastodon orders a thread)."""
+    asked = list(wanted)
+
+    def build(pipe) -> None:
+        for sid in asked:
+            pipe.zrange(keys.replies(sid), 0, wanted[sid] - 1)
+
+    def parse(replies: list) -> dict[int, list[tuple[int, int]]]:
+        out = {}
+        for sid, members in zip(asked, replies, strict=True):
+            pairs = (member.partition(":") for member in members)
+            out[sid] = [(int(s), int(u or 0)) for s, _, u in pairs]
+        return out
+
+    return reads.queue(build, parse)
+
+
+def _depth_first(root: int, children: dict[int, list[tuple[int, int]]]) -> list[int]:
+    """The statuses below `root` depth-first (each followed by its own replies),
+    the first CONTEXT_DESCENDANTS of them: Mastodon's order (its query sorts by
+    the path of ids from the root) and its cut (made before the viewer's
+    filter)."""
+    order: list[int] = []
+    stack = [sid for sid, _ in reversed(children.get(root, []))]
+    while stack and len(order) < CONTEXT_DESCENDANTS:
+        sid = stack.pop()
+        order.append(sid)
+        stack.extend(child for child, _ in reversed(children.get(sid, [])))
+    return order
+
+
+def _chain_of(status: Status) -> list[tuple[int, int]]:
+    """What a status's hash names of its ancestors, nearest first, with their
+    authors: its parent and the parent's own (THREAD_DEPTH in all, fewer near
+    the root)."""
+    if status.reply_to is None:
+        return []
+    return [(status.reply_to, status.reply_uid or 0), *status.thread]
+
+
+def context_get(*, reads: PageReads, sid: int) -> Context | None:
+    """A status (as `status_get`) with its thread for the client API: its nearest
+    CONTEXT_ANCESTORS ancestors and its first CONTEXT_DESCENDANTS descendants, at
+    most CONTEXT_DEPTH levels below it, those the viewer may see (`_seen`, as
+    `thread_get`); None when the status is gone or hidden from the viewer.
+
+    Ancestors and descendants are walked whoever wrote each (as Mastodon's tree
+    queries do): a hidden reply is left out and the replies to it are shown. A
+    deleted one's replies no longer hang from it once its unlink job has run
+    (Mastodon nullifies their `in_reply_to_id`).
+
+    Round trips: the first reads the status and its direct replies; then one a
+    level of replies below (each reads all of a level's reply sets at once, their
+    oldest first, only as many as can be among the first CONTEXT_DESCENDANTS),
+    each also reading the ancestors known so far: the farthest one's hash names
+    THREAD_DEPTH more; then one for the statuses not read yet and their
+    authors' privacy. At most 1 + (CONTEXT_DEPTH - 1) + 1 (21), the ancestors'
+    CONTEXT_HOPS (9) riding in the levels' round trips; `_without_hidden` adds
+    one for a viewer whose blocks are too many to read whole. A level reads at
+    most CONTEXT_DESCENDANTS of its statuses' replies each (fewer the later a
+    status comes in the order), about 1,800 members at worst.
+    """
+    hidden = _hidden_queue(reads, mutes=False)
+    valid = 0 < sid < MAX_STATUS_ID
+    found_d = _statuses_queue(reads, [sid] if valid else [])
+    level_d = _replies_queue(reads, {sid: CONTEXT_DESCENDANTS}) if valid else None
+    found = _without_hidden(reads, hidden, found_d.value.statuses)
+    status = found[0] if found else None
+    if status is None or level_d is None:
+        return None
+    # Whether the viewer may see the status itself rides in the next round trip;
+    # the walk stops there when not.
+    own_visible, _ = _authors_visible_queue(
+        reads, {status.author_id, status.shown_author_id}
+    )
+    refused = _refused_queue(reads, found_d.value.unchecked)
+
+    def shown() -> bool:
+        if refused is not None and status.id in refused.value:
+            return False
+        return own_visible(status.author_id) and own_visible(status.shown_author_id)
+
+    # Ancestors, nearest first: a hash names THREAD_DEPTH of them; fewer when
+    # they reach the root.
+    chain = _chain_of(status)[:CONTEXT_ANCESTORS]
+    complete = len(chain) < THREAD_DEPTH
+    read: dict[int, Status | None] = {}
+    # Descendants: each status's replies read so far, and the newest level's.
+    children: dict[int, list[tuple[int, int]]] = dict(level_d.value)
+    level = [reply for reply, _ in children[sid]]
+    depth, hops = 1, 0
+    while True:
+        hop, hop_sids = None, [a for a, _ in chain if a not in read]
+        if not complete and len(chain) < CONTEXT_ANCESTORS and hops < CONTEXT_HOPS:
+            hop = _statuses_queue(reads, hop_sids)
+            hops += 1
+        below = None
+        if level and depth < CONTEXT_DEPTH:
+            # A reply can be among the first CONTEXT_DESCENDANTS only with fewer
+            # than that before it: its parent's place, and its older siblings.
+            place = {s: i for i, s in enumerate(_depth_first(sid, children))}
+            wanted = {
+                s: CONTEXT_DESCENDANTS - 1 - place[s]
+                for s in level
+                if place.get(s, CONTEXT_DESCENDANTS) < CONTEXT_DESCENDANTS - 1
+            }
+            below = _replies_queue(reads, wanted) if wanted else None
+        if hop is None and below is None:
+            break
+        if not shown():  # sends this round trip
+            return None
+        if hop is not None:
+            read.update(zip(hop_sids, hop.value.statuses, strict=True))
+            chain, complete = _chain_longer(chain, read)
+        if below is not None:
+            children.update(below.value)
+            level = [r for s in below.value for r, _ in below.value[s]]
+            depth += 1
+        else:
+            level = []
+    descendants = _depth_first(sid, children)
+    unread = [a for a, _ in chain if a not in read] + descendants
+    author_of = {r: uid for replies in children.values() for r, uid in replies}
+    authors = {uid for _, uid in chain} | {author_of[s] for s in descendants}
+    visible, _ = _authors_visible_queue(reads, authors)
+    rest = _statuses_queue(reads, unread) if unread else None
+    if not shown():  # sends the last round trip
+        return None
+    if rest is not None:
+        read.update(zip(unread, rest.value.statuses, strict=True))
+    ancestors = _seen(reads, hidden, visible, [read[a] for a, _ in chain])
+    below_shown = _seen(reads, hidden, visible, [read[s] for s in descendants])
+    return Context(
+        status=status,
+        ancestors=[s for s in reversed(ancestors) if s is not None],
+        descendants=[s for s in below_shown if s is not None],
+    )
+
+
+def _chain_longer(
+    chain: list[tuple[int, int]], read: dict[int, Status | None]
+) -> tuple[list[tuple[int, int]], bool]:
+    """The ancestors known, nearest first, made longer by the farthest one read
+    that still stands (its hash names the next THREAD_DEPTH), and whether they
+    now reach the root (or a run of deleted ones that hides the rest)."""
+    for i in range(len(chain) - 1, -1, -1):
+        found = read.get(chain[i][0])
+        if found is None:
+            continue
+        above = _chain_of(found)
+        longer = [*chain[: i + 1], *above][:CONTEXT_ANCESTORS]
+        if len(longer) <= len(chain):
+            return chain, True
+        return longer, len(above) < THREAD_DEPTH
+    return chain, True
 
 
 def reactors_page(

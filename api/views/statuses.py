@@ -218,17 +218,18 @@ def status_remove(request, id: str) -> dict:
 
 
 def status_context(request, id: str) -> dict:
-    """What a status replies to (oldest first) and its replies (a page of them,
-    oldest first; the site keeps a status's direct replies)."""
-    thread = selectors.thread_get(reads=request.reads, sid=int(id))
-    if thread is None:
+    """What a status replies to (oldest first) and the replies below it
+    (depth-first), to Mastodon's limits (`selectors.context_get`)."""
+    found = selectors.context_get(reads=request.reads, sid=int(id))
+    if found is None:
         raise not_found()
-    ancestors = [s for s in thread.ancestors if s is not None]
-    shown = entities_of(request, [*ancestors, *thread.replies])
+    shown = entities_of(request, [*found.ancestors, *found.descendants])
     by_id = {entity["id"]: entity for entity in shown}
     return {
-        "ancestors": [by_id[str(s.id)] for s in ancestors if str(s.id) in by_id],
-        "descendants": [by_id[str(s.id)] for s in thread.replies if str(s.id) in by_id],
+        "ancestors": [by_id[str(s.id)] for s in found.ancestors if str(s.id) in by_id],
+        "descendants": [
+            by_id[str(s.id)] for s in found.descendants if str(s.id) in by_id
+        ],
     }
 
 
