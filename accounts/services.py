@@ -334,9 +334,20 @@ def avatar_set(*, user: User, data: bytes, limit: limits.Limit | None = None) ->
     With `limit` (the user's posting budget: decoding an image is work) it is taken
     first, or refused with TooManyAttempts.
     """
+    return avatar_store(user=user, image=avatar_prepare(data=data, limit=limit))
+
+
+def avatar_prepare(*, data: bytes, limit: limits.Limit | None = None) -> bytes:
+    """An upload decoded and re-encoded as stored (InvalidAvatar when refused),
+    nothing written: what a change of several fields checks before it writes any
+    (`api.views.accounts.update_credentials`). `limit`: as `avatar_set`'s."""
     if limit is not None:
         limits.take(limit)
-    image = avatar_encode(data)
+    return avatar_encode(data)
+
+
+def avatar_store(*, user: User, image: bytes) -> str:
+    """Store an avatar `avatar_prepare` made, under a new version; return it."""
     version = secrets.token_hex(8)
     done = _AVATAR_SET(
         keys=[keys.user(user.id), keys.avatar(user.id)],

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from accounts import limits
 from accounts import services as account_services
-from accounts.domain import InvalidProfile, User
+from accounts.avatars import AVATAR_UPLOAD_MAX_BYTES
+from accounts.domain import InvalidAvatar, InvalidCredentials, InvalidProfile, User
 from accounts.selectors import users_queue
 from api import entities
 from api.http import (
@@ -55,13 +56,38 @@ def verify_credentials(request) -> dict:
 verify = endpoint(GET=Op(verify_credentials, scope=("read:accounts", "profile")))
 
 
+def _avatar_sent(request) -> bytes | None:
+    """The avatar a multipart change sends, decoded and re-encoded as stored
+    (`avatar_prepare`: its checks and the posting budget), None when none is;
+    422 for a header, which the site has none of, rather than a silent 200."""
+    if request.FILES.get("header") is not None:
+        raise unprocessable("The site has no header images: header is not supported")
+    upload = request.FILES.get("avatar")
+    if upload is None:
+        return None
+    if upload.size > AVATAR_UPLOAD_MAX_BYTES:
+        raise unprocessable(
+            f"An avatar is at most {AVATAR_UPLOAD_MAX_BYTES // (1024 * 1024)} MB"
+        )
+    try:
+        return account_services.avatar_prepare(
+            data=upload.read(), limit=limits.post(request.user.id)
+        )
+    except InvalidAvatar as error:
+        raise unprocessable(str(error)) from error
+
+
 def update_credentials(request) -> dict:
-    """Change the display name, the bio (`note`) and whether the account is private
-    (`locked`); the CredentialAccount as now stored. A refused name or bio changes
-    nothing: it is checked (`profile_update`) before anything is written, and the
-    privacy, which cannot be refused, is written last."""
+    """Change the display name, the bio (`note`), the avatar (a multipart file) and
+    whether the account is private (`locked`); the CredentialAccount as now stored.
+    A refused field changes nothing: the avatar is decoded and the name and bio
+    checked (`profile_update`) before anything is written; the avatar is written
+    next, and the privacy, which cannot be refused, last. Mastodon's other fields
+    (`fields_attributes`, `bot`, `discoverable`...) are ignored, as the site has
+    none of them to keep."""
     viewer = request.user
-    values = params(request)
+    values = params(request)  # first: it parses a PATCH's multipart files too
+    avatar = _avatar_sent(request)
     name = param(values, "display_name")
     bio = param(values, "note")
     if name is not None or bio is not None:
@@ -73,6 +99,11 @@ def update_credentials(request) -> dict:
             )
         except InvalidProfile as error:
             raise unprocessable(str(error)) from error
+    if avatar is not None:
+        try:
+            account_services.avatar_store(user=viewer, image=avatar)
+        except InvalidCredentials as error:
+            raise ApiError(401, "The access token is invalid") from error
     if param(values, "locked") is not None:
         privacy.account_privacy_set(user=viewer, private=flag(values, "locked"))
     found = accounts_queue(request.reads, [viewer.id])

@@ -136,6 +136,67 @@ def test_update_credentials_refusal_writes_nothing():
     assert user_get(uid=alice.id).name == ""
 
 
+def _multipart(*parts: tuple[str, str | None, bytes]) -> bytes:
+    """A multipart body: (field name, file name or None, content) each."""
+    out = b""
+    for name, filename, content in parts:
+        disposition = f'form-data; name="{name}"'
+        if filename:
+            disposition += f'; filename="{filename}"'
+        out += f"--XX\r\nContent-Disposition: {disposition}\r\n".encode()
+        if filename:
+            out += b"Content-Type: application/octet-stream\r\n"
+        out += b"\r\n" + content + b"\r\n"
+    return out + b"--XX--\r\n"
+
+
+def _png(color=(200, 30, 30), size=(64, 40)) -> bytes:
+    from io import BytesIO
+
+    from PIL import Image
+
+    buffer = BytesIO()
+    Image.new("RGB", size, color).save(buffer, "PNG")
+    return buffer.getvalue()
+
+
+def test_update_credentials_sets_the_avatar_a_client_uploads():
+    """`avatar` (a multipart file) changes the avatar, as the settings page's upload
+    does: a client's "change picture" answered 200 and changed nothing (found by
+    exploratory testing). A refused image is a 422 that writes nothing, the
+    name sent with it included; a header, which the site has none of, is a 422."""
+    alice = make_user("alice")
+    api = client_of(alice)
+
+    def patch(*parts):
+        return api.generic(
+            "PATCH",
+            "/api/v1/accounts/update_credentials",
+            _multipart(*parts),
+            content_type="multipart/form-data; boundary=XX",
+        )
+
+    before = api.get("/api/v1/accounts/verify_credentials").json()["avatar"]
+    response = patch(("display_name", None, b"Al"), ("avatar", "me.png", _png()))
+    assert response.status_code == 200, response.content
+    data = response.json()
+    assert data["display_name"] == "Al"
+    assert data["avatar"] != before and data["avatar"] == data["avatar_static"]
+    served = api_client().get(data["avatar"].removeprefix("http://testserver"))
+    assert served.status_code == 200
+    assert served["Content-Type"] in ("image/png", "image/jpeg", "image/webp")
+    assert user_get(uid=alice.id).avatar
+    # Not an image: 422, and neither the avatar nor the name changes.
+    refused = patch(("display_name", None, b"Bo"), ("avatar", "x.png", b"not an image"))
+    assert refused.status_code == 422
+    assert refused.json()["error"].startswith("Validation failed:")
+    now = api.get("/api/v1/accounts/verify_credentials").json()
+    assert (now["display_name"], now["avatar"]) == ("Al", data["avatar"])
+    header = patch(("header", "h.png", _png()))
+    assert header.status_code == 422
+    assert "header" in header.json()["error"]
+
+
 def test_update_credentials_needs_write_accounts():
     alice = make_user("alice")
     api = client_of(alice, scopes=("read",))
