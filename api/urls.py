@@ -77,6 +77,12 @@ urlpatterns = [
     ),
     # Notifications and search (helper D).
     route("api/v1/notifications", notifications.index, "notifications"),
+    route("api/v2/notifications", notifications.grouped_index, "notifications_v2"),
+    route(
+        "api/v2/notifications/unread_count",
+        notifications.unread_count,
+        "notifications_unread_count",
+    ),
     route("api/v1/notifications/clear", notifications.clear, "notifications_clear"),
     route("api/v1/notifications/<id>", notifications.detail, "notification"),
     route(

@@ -21,6 +21,9 @@ keeps only the ids on its side. What follows from the store, and docs/API.md say
 - past ACTORS_KEPT actors a group's older ones are counted, not listed;
 - "follow request approved" has no Mastodon type and is not listed.
 
+Clients that group (Mastodon 4.3's `/api/v2/notifications`, below) get the groups
+as they are, whole, with their full counts, and none of the above repeats.
+
 The rules of what a viewer sees (blocks either way, mutes, deleted actors, gone
 statuses, private authors' mentions) are the page's own
 (`timeline.selectors.notifications_window`).
@@ -36,7 +39,11 @@ from api.http import ApiError, Op, Reply, endpoint, iso, not_found, param, param
 from api.pagination import Window, link_header
 from timeline import notifications as store
 from timeline.domain import NotificationItem, NotificationsWindow
-from timeline.selectors import accounts_queue, notifications_window
+from timeline.selectors import (
+    accounts_queue,
+    notifications_unread_queue,
+    notifications_window,
+)
 
 ID_SPAN = 10**6
 # Our kinds as Mastodon's types; `follow_approved` has none and is left out.
@@ -237,7 +244,148 @@ def notifications_clear(request) -> dict:
     return {}
 
 
+# Grouped notifications (`/api/v2/notifications`, Mastodon 4.3), the site's groups
+# as they are: each whole on one page, with its full count (`others` included),
+# newest first by place. A group's notification ids are its events' (`_events`):
+# `page_max_id` / `page_min_id` bound them, and a page's cursors are its first
+# group's highest and its last group's lowest, so paging by place is exact.
+# Mastodon groups these types unless `grouped_types[]` says otherwise; a group of
+# another type (follow requests, by day here) is one entry per actor.
+GROUPED_BY_DEFAULT = ("favourite", "reblog", "follow")
+
+
+def _grouped_types(values) -> set[str]:
+    asked = param_list(values, "grouped_types")
+    return set(asked) if asked else set(GROUPED_BY_DEFAULT)
+
+
+def _groups(window: NotificationsWindow, grouped: set[str]) -> list[list[Event]]:
+    """The window's groups as entries of the answer, newest first: the events of a
+    group of a grouped type together, any other's each alone; each stored group's
+    entries next to one another."""
+    out: list[list[Event]] = []
+    for item in sorted(window.items, key=lambda i: i.place, reverse=True):
+        # In the group's order, newest actor first (`_events` orders by id).
+        by_id = {
+            e.actor.id: e
+            for e in _events(
+                NotificationsWindow(items=[item], read=1, last_place=item.place)
+            )
+        }
+        events = [by_id[a.id] for a in item.actors if a.id in by_id]
+        if not events:
+            continue
+        if TYPE_OF[item.kind] in grouped and item.kind in GROUPED:
+            out.append(events)
+        else:
+            out += [[event] for event in events]
+    return out
+
+
+def _group_entity(events: list[Event], status: dict | None, together: bool) -> dict:
+    """A NotificationGroup: `together`, a group of a grouped type (its key names
+    its status or day, as Mastodon's, even with one event), else one event."""
+    item = events[0].item
+    type_ = TYPE_OF[item.kind]
+    ids = [e.id for e in events]
+    return {
+        "group_key": _group_key(events[0]) if together else f"ungrouped-{ids[0]}",
+        "notifications_count": len(events) + (item.others if together else 0),
+        "type": type_,
+        "most_recent_notification_id": str(ids[0]),
+        "page_min_id": str(min(ids)),
+        "page_max_id": str(max(ids)),
+        "latest_page_notification_at": iso(item.at / 1000),
+        "sample_account_ids": [str(e.actor.id) for e in events],
+        "status_id": status["id"] if status is not None else None,
+    }
+
+
+def notifications_grouped(request) -> Reply:
+    """The viewer's notifications as groups, newest first (see above): the groups,
+    and the accounts and statuses they name, each once."""
+    values = request.GET
+    window = Window.of(request, default=40, maximum=80)
+    kinds = _kinds(values)
+    raw_actor = param(values, "account_id")
+    if raw_actor is not None and not raw_actor.isdecimal():
+        kinds = []
+    actor = int(raw_actor) if raw_actor and raw_actor.isdecimal() else None
+    floor = window.floor
+    found = _window(
+        request,
+        # A page's cursor is an event id of a group, never split: below its place
+        # (`max_id`), or above it (`since_id`, `min_id`).
+        high=window.max_id // ID_SPAN - 1 if window.max_id is not None else None,
+        low=floor // ID_SPAN + 1 if floor is not None else None,
+        size=window.limit + 1,
+        oldest_first=window.from_oldest,
+        kinds=kinds,
+        actor=actor,
+    )
+    grouped = _grouped_types(values)
+    entries = _groups(found, grouped)
+    more = found.read == window.limit + 1
+    # Whole stored groups, up to `limit` entries (one group at least), from the
+    # newest, or (`min_id`) from the oldest read.
+    places = list(dict.fromkeys(e[0].item.place for e in entries))
+    if window.from_oldest:
+        places.reverse()
+    kept: set[int] = set()
+    count = 0
+    for place in places:
+        n = sum(1 for e in entries if e[0].item.place == place)
+        if kept and count + n > window.limit:
+            more = True
+            break
+        kept.add(place)
+        count += n
+    page = [e for e in entries if e[0].item.place in kept]
+    reads, urls = request.reads, entities.Urls.of(request)
+    actors = accounts_queue(reads, {e.actor.id for group in page for e in group})
+    statuses = {g[0].item.status.id: g[0].item.status for g in page if g[0].item.status}
+    related = entities.related_get(reads, statuses.values())
+    shown = {sid: entities.status(st, related, urls) for sid, st in statuses.items()}
+    groups, accounts = [], {}
+    for group in page:
+        events = [e for e in group if e.actor.id in actors.value]
+        status = group[0].item.status
+        entity = shown.get(status.id) if status is not None else None
+        if not events or (status is not None and entity is None):
+            continue
+        for event in events:
+            accounts.setdefault(
+                event.actor.id, entities.account(actors.value[event.actor.id], urls)
+            )
+        item = group[0].item
+        together = TYPE_OF[item.kind] in grouped and item.kind in GROUPED
+        groups.append(_group_entity(events, entity, together))
+    newer = max((e.id for g in page for e in g), default=None)
+    older = min((e.id for g in page for e in g), default=None) if more else None
+    if window.from_oldest and not page:
+        newer = None
+    return Reply(
+        {
+            "accounts": list(accounts.values()),
+            "statuses": [entity for entity in shown.values() if entity is not None],
+            "notification_groups": groups,
+        },
+        headers=link_header(request, next_max_id=older, prev_min_id=newer),
+    )
+
+
+def notifications_unread_count(request) -> dict:
+    """How many groups arrived since the viewer last read them on the site (the
+    page's read mark, as its badge counts; no client marker is kept)."""
+    unread = notifications_unread_queue(request.reads)
+    if unread is None or request.reads.proven_uid() is None:
+        raise ApiError(401, "The access token is invalid")
+    return {"count": unread.value}
+
+
 index = endpoint(GET=Op(notifications_list, scope="read:notifications"))
+grouped_index = endpoint(GET=Op(notifications_grouped, scope="read:notifications"))
+unread_count = endpoint(GET=Op(notifications_unread_count, scope="read:notifications"))
 detail = endpoint(GET=Op(notification_show, scope="read:notifications"))
 dismiss = endpoint(POST=Op(notification_dismiss, scope="write:notifications"))
 clear = endpoint(POST=Op(notifications_clear, scope="write:notifications"))

@@ -126,6 +126,14 @@ def test_mastodon_py_drives_the_site(site):
     _run_jobs()
     notified = {n.type for n in app.notifications()}
     assert {"favourite", "reblog", "mention", "follow"} <= notified
+    # Grouped, as a 4.3 client reads them: the library parses the site's groups.
+    grouped = app.grouped_notifications()
+    types = {g.type: g for g in grouped.notification_groups}
+    assert {"favourite", "reblog", "mention", "follow"} <= set(types)
+    assert types["favourite"].sample_account_ids == [bob_id]
+    assert str(types["favourite"].status_id) == str(first.id)
+    assert str(bob_id) in {str(a.id) for a in grouped.accounts}
+    assert app.unread_grouped_notifications_count() == len(grouped.notification_groups)
     seen = app.status(first.id)
     assert seen.favourites_count == 1 and seen.reblogs_count == 1
 

@@ -1,0 +1,170 @@
+"""The client API's grouped notifications (`/api/v2/notifications`, Mastodon 4.3):
+the site's own groups, each whole, with its full count; the instance says 4.3, so
+clients that group (Phanpy, Mastodon's own web app) read these, and they were a
+404."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.api.helpers import api_client, token_for
+from tests.helpers import make_user, run_jobs
+from timeline import blocks, notifications, services, social
+
+T0 = 1_800_000_000_000  # a fixed time (ms)
+
+
+@pytest.fixture(autouse=True)
+def _backend(redis_backend, settings):
+    for name in ("POST", "LIKE", "FOLLOW", "REPOST"):
+        setattr(settings, f"RATE_LIMIT_{name}", "off")
+
+
+def grouped(client, query: str = "") -> tuple[dict, dict[str, str]]:
+    response = client.get("/api/v2/notifications" + query)
+    assert response.status_code == 200, response.content
+    found = re.findall(r'<[^?>]*\?([^>]*)>; rel="(\w+)"', response.get("Link", ""))
+    return response.json(), {rel: q for q, rel in found}
+
+
+def test_a_status_liked_by_twelve_is_one_group_that_counts_them_all():
+    """v1 lists one notification per remembered actor (the six newest), so a
+    client lost the other six; a group says 12 and names the newest."""
+    alice = make_user("alice")
+    status = services.status_create(author=alice, text="popular")
+    likers = [make_user(f"liker{i:02d}") for i in range(12)]
+    likers.reverse()  # the newest like by the oldest account: ids don't say
+    for user in likers:
+        social.status_like(user=user, sid=status.id)
+    run_jobs()
+    body, _ = grouped(api_client(token_for(alice)))
+    (group,) = body["notification_groups"]
+    assert group["type"] == "favourite"
+    assert group["group_key"] == f"favourite-{status.id}"
+    assert group["notifications_count"] == 12
+    assert group["status_id"] == str(status.id)
+    newest = [str(u.id) for u in reversed(likers)]
+    assert group["sample_account_ids"] == newest[: len(group["sample_account_ids"])]
+    assert len(group["sample_account_ids"]) >= 6
+    assert group["most_recent_notification_id"] != group["page_max_id"]
+    assert int(group["page_min_id"]) <= int(group["most_recent_notification_id"])
+    assert int(group["most_recent_notification_id"]) <= int(group["page_max_id"])
+    assert group["latest_page_notification_at"].endswith("Z")
+    accounts = {a["id"] for a in body["accounts"]}
+    assert set(group["sample_account_ids"]) <= accounts
+    assert [s["id"] for s in body["statuses"]] == [str(status.id)]
+
+
+def test_a_new_like_moves_its_group_up_and_nothing_shows_twice():
+    """v1 sent an older like again with a new id when its group gained one; a
+    group is one entry, newest first, wherever it moves."""
+    alice, bob, carol, dave = (make_user(n) for n in ("alice", "bob", "carol", "dave"))
+    s1 = services.status_create(author=alice, text="one")
+    s2 = services.status_create(author=alice, text="two")
+    for actor, sid, at in ((bob, s1.id, T0), (carol, s2.id, T0 + 1000)):
+        notifications.notify(
+            recipient=alice.id, kind="like", actor=actor.id, sid=sid, at_ms=at
+        )
+    client = api_client(token_for(alice))
+    body, links = grouped(client)
+    keys = [g["group_key"] for g in body["notification_groups"]]
+    assert keys == [f"favourite-{s2.id}", f"favourite-{s1.id}"]
+    top = body["notification_groups"][0]["page_max_id"]
+    notifications.notify(
+        recipient=alice.id, kind="like", actor=dave.id, sid=s1.id, at_ms=T0 + 2000
+    )
+    newer, _ = grouped(client, f"?min_id={top}")
+    assert [
+        (g["group_key"], g["notifications_count"]) for g in newer["notification_groups"]
+    ] == [(f"favourite-{s1.id}", 2)]
+    again, _ = grouped(client)
+    assert [g["group_key"] for g in again["notification_groups"]] == [
+        f"favourite-{s1.id}",
+        f"favourite-{s2.id}",
+    ]
+
+
+def test_pages_follow_the_link_header_each_group_once_and_types_filter():
+    alice = make_user("alice")
+    people = [make_user(f"user{i:02d}") for i in range(7)]
+    sids = []
+    for i, user in enumerate(people):
+        sid = services.status_create(author=alice, text=f"s{i}").id
+        sids.append(sid)
+        notifications.notify(
+            recipient=alice.id, kind="like", actor=user.id, sid=sid, at_ms=T0 + i * 1000
+        )
+    mention = services.status_create(author=people[0], text="hi @alice")
+    run_jobs()
+    client = api_client(token_for(alice))
+    seen, query, pages = [], "?limit=3", 0
+    while query is not None:
+        body, links = grouped(client, query)
+        seen += [g["group_key"] for g in body["notification_groups"]]
+        query = "?" + links["next"] if "next" in links else None
+        pages += 1
+        assert pages < 10
+    assert seen[0] == f"ungrouped-{seen[0].split('-')[1]}"  # the mention, newest
+    assert seen[1:] == [f"favourite-{sid}" for sid in reversed(sids)]
+    assert len(set(seen)) == len(seen) == 8
+    only, _ = grouped(client, "?types[]=mention")
+    (group,) = only["notification_groups"]
+    assert group["type"] == "mention" and group["status_id"] == str(mention.id)
+    assert group["notifications_count"] == 1
+    without, _ = grouped(client, "?exclude_types[]=favourite")
+    assert [g["type"] for g in without["notification_groups"]] == ["mention"]
+
+
+def test_follow_requests_are_not_grouped_unless_asked_and_blocked_people_leave():
+    """Mastodon groups likes, reposts and follows; a follow request is one entry
+    per person unless `grouped_types[]` asks for it. A group leaves out whom the
+    viewer blocks, and its count with them."""
+    alice, bob, carol, dave = (make_user(n) for n in ("alice", "bob", "carol", "dave"))
+    for i, actor in enumerate((bob, carol)):
+        notifications.notify(
+            recipient=alice.id, kind="follow_request", actor=actor.id, at_ms=T0 + i
+        )
+    for i, actor in enumerate((carol, dave)):
+        notifications.notify(
+            recipient=alice.id, kind="follow", actor=actor.id, at_ms=T0 + 10 + i
+        )
+    client = api_client(token_for(alice))
+    body, _ = grouped(client)
+    summary = [
+        (g["type"], g["notifications_count"], g["sample_account_ids"])
+        for g in body["notification_groups"]
+    ]
+    assert summary == [
+        ("follow", 2, [str(dave.id), str(carol.id)]),
+        ("follow_request", 1, [str(carol.id)]),
+        ("follow_request", 1, [str(bob.id)]),
+    ]
+    keys = [g["group_key"] for g in body["notification_groups"]]
+    assert keys[1].startswith("ungrouped-") and keys[1] != keys[2]
+    asked, _ = grouped(client, "?grouped_types[]=follow_request")
+    assert [
+        (g["type"], g["notifications_count"]) for g in asked["notification_groups"]
+    ] == [("follow", 1), ("follow", 1), ("follow_request", 2)]
+    blocks.block_create(blocker=alice, blocked_id=dave.id)
+    after, _ = grouped(client)
+    follow = after["notification_groups"][0]
+    assert follow["type"] == "follow"
+    assert follow["sample_account_ids"] == [str(carol.id)]
+
+
+def test_unread_count_counts_the_groups_above_the_read_mark():
+    alice, bob, carol = (make_user(n) for n in ("alice", "bob", "carol"))
+    status = services.status_create(author=alice, text="x")
+    social.status_like(user=bob, sid=status.id)
+    social.status_like(user=carol, sid=status.id)
+    services.status_create(author=bob, text="@alice hi")
+    run_jobs()
+    client = api_client(token_for(alice))
+    response = client.get("/api/v2/notifications/unread_count")
+    assert response.status_code == 200
+    assert response.json() == {"count": 2}
+    assert api_client().get("/api/v2/notifications").status_code == 401
+    reader = api_client(token_for(alice, scopes=("read:statuses",)))
+    assert reader.get("/api/v2/notifications").status_code == 403
