@@ -4,13 +4,23 @@ No Redis here: `accounts.services.avatar_set` stores what `avatar_encode` makes,
 avatar views serve it. An upload is never stored as sent: it is decoded, cropped to
 a square, resized to AVATAR_SIZE and encoded again as WebP, so nothing of the
 original file (EXIF, a GPS position, a payload after the image) survives.
+
+The generated avatar comes in two drawings of one `Identicon`: an SVG for the
+site's pages (tiny, sharp at any size) and a PNG for API clients, which draw
+raster images only (Mastodon serves only those; Tusky and UIKit apps showed the
+SVG blank). The PNG is memoized per process (`identicon_png`): it is a pure
+function of the user id, so a cached copy can never go stale, and `lru_cache` is
+safe under threads.
 """
 
 from __future__ import annotations
 
+import colorsys
 import hashlib
 import io
 import warnings
+from dataclasses import dataclass
+from functools import lru_cache
 
 from PIL import Image, ImageOps
 
@@ -75,22 +85,82 @@ def _check_pixels(image: Image.Image) -> None:
         raise InvalidAvatar("That file is not an image we can read.")
 
 
+# The generated avatar's grid: the 5x5 pattern and a cell of margin around it.
+IDENTICON_GRID = 7
+# The PNG's side: whole cells (56 pixels) near Mastodon's 400x400 avatars, so its
+# edges stay crisp and a client scales it down, never up, even on a large profile
+# header at 4x density. Two colours: a few hundred bytes whatever the side.
+IDENTICON_PNG_SIZE = IDENTICON_GRID * 56
+
+
+@dataclass(frozen=True, slots=True)
+class Identicon:
+    """Everyone's generated avatar as data: a symmetric 5x5 pattern in one colour,
+    from a hash of the user id alone (so it needs no read and never changes). The
+    SVG and the PNG are both drawn from it, so they cannot disagree."""
+
+    hue: int
+    cells: tuple[tuple[int, int], ...]  # (x, y) of the filled cells, on the grid
+
+    # (saturation, lightness) in percent, as CSS's hsl() takes them.
+    BACKGROUND = (45, 92)
+    FOREGROUND = (55, 45)
+
+    @classmethod
+    def of(cls, uid: int) -> Identicon:
+        digest = hashlib.sha256(f"retwis-avatar:{uid:d}".encode()).digest()
+        cells = []
+        for row in range(5):
+            for col in range(3):
+                if digest[2 + row * 3 + col] & 1:
+                    cells.extend((x + 1, row + 1) for x in sorted({col, 4 - col}))
+        return cls(hue=int.from_bytes(digest[:2], "big") % 360, cells=tuple(cells))
+
+    def css(self, tone: tuple[int, int]) -> str:
+        saturation, lightness = tone
+        return f"hsl({self.hue:d},{saturation:d}%,{lightness:d}%)"
+
+    def rgb(self, tone: tuple[int, int]) -> tuple[int, int, int]:
+        """The colour `css(tone)` names, in bytes as a browser draws it (CSS hsl()
+        is HLS, rounded)."""
+        saturation, lightness = tone
+        red, green, blue = colorsys.hls_to_rgb(
+            self.hue / 360, lightness / 100, saturation / 100
+        )
+        return round(red * 255), round(green * 255), round(blue * 255)
+
+
 def identicon_svg(uid: int) -> str:
-    """Everyone's generated avatar: a symmetric 5x5 pattern in one colour, from a
-    hash of the user id alone (so it needs no read and never changes)."""
-    digest = hashlib.sha256(f"retwis-avatar:{uid:d}".encode()).digest()
-    hue = int.from_bytes(digest[:2], "big") % 360
-    cells = []
-    for row in range(5):
-        for col in range(3):
-            if digest[2 + row * 3 + col] & 1:
-                for x in {col, 4 - col}:
-                    cells.append(
-                        f'<rect x="{x + 1:d}" y="{row + 1:d}" width="1" height="1"/>'
-                    )
-    return (
-        '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 7 7" '
-        'width="256" height="256" shape-rendering="crispEdges">'
-        f'<rect width="7" height="7" fill="hsl({hue:d},45%,92%)"/>'
-        f'<g fill="hsl({hue:d},55%,45%)">{"".join(cells)}</g></svg>'
+    """The generated avatar as SVG, for the site's pages."""
+    identicon = Identicon.of(uid)
+    cells = "".join(
+        f'<rect x="{x:d}" y="{y:d}" width="1" height="1"/>' for x, y in identicon.cells
     )
+    side = IDENTICON_GRID
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {side} {side}" '
+        'width="256" height="256" shape-rendering="crispEdges">'
+        f'<rect width="{side}" height="{side}" '
+        f'fill="{identicon.css(Identicon.BACKGROUND)}"/>'
+        f'<g fill="{identicon.css(Identicon.FOREGROUND)}">{cells}</g></svg>'
+    )
+
+
+@lru_cache(maxsize=4096)  # ~1 MB at most: a few hundred bytes each
+def identicon_png(uid: int) -> bytes:
+    """The generated avatar as an IDENTICON_PNG_SIZE square PNG, for API clients:
+    the grid drawn a pixel a cell, then scaled by nearest neighbour (whole cells,
+    no blending)."""
+    identicon = Identicon.of(uid)
+    grid = Image.new("P", (IDENTICON_GRID, IDENTICON_GRID), 0)
+    grid.putpalette(
+        identicon.rgb(Identicon.BACKGROUND) + identicon.rgb(Identicon.FOREGROUND)
+    )
+    for cell in identicon.cells:
+        grid.putpixel(cell, 1)
+    image = grid.resize(
+        (IDENTICON_PNG_SIZE, IDENTICON_PNG_SIZE), Image.Resampling.NEAREST
+    )
+    out = io.BytesIO()
+    image.save(out, format="PNG", optimize=True)
+    return out.getvalue()

@@ -160,11 +160,21 @@ class User:
 AVATAR_VERSION_RE = re.compile(r"^[0-9a-f]{16}\Z", re.ASCII)
 
 
-def avatar_url(uid: int, version: str, url: Callable[..., str] = url_for) -> str:
-    """An uploaded avatar's versioned URL, or the generated one's (no version);
-    `url`: `url_for`, or a response's `config.reverse.url_maker()`."""
+def avatar_url(
+    uid: int,
+    version: str,
+    url: Callable[..., str] = url_for,
+    *,
+    raster: bool = False,
+) -> str:
+    """An uploaded avatar's versioned URL, or the generated one's (no version): its
+    SVG for the site's pages, its PNG when `raster` (API clients draw no SVG; an
+    upload is raster already). `url`: `url_for`, or a response's
+    `config.reverse.url_maker()`."""
     if version:
         return url("accounts:avatar", uid, version)
+    if raster:
+        return url("accounts:avatar_generated_png", uid)
     return url("accounts:avatar_generated", uid)
 
 

@@ -18,5 +18,11 @@ urlpatterns = [
     path("settings/avatar/", views.avatar_upload, name="avatar_upload"),
     path("settings/avatar/remove/", views.avatar_remove, name="avatar_remove"),
     path("avatars/<int:uid>/", views.avatar_generated, name="avatar_generated"),
+    # Beside the SVG's URL, not under it (`<uid>/<version>/` is an upload's).
+    path(
+        "avatars/<int:uid>.png",
+        views.avatar_generated_png,
+        name="avatar_generated_png",
+    ),
     path("avatars/<int:uid>/<str:version>/", views.avatar, name="avatar"),
 ]

@@ -409,17 +409,31 @@ def avatar(request, uid: int, version: str):
 def avatar_generated(request, uid: int):
     """Everyone's generated avatar, from the id alone (no read). Shorter caching:
     its URL is the one a page shows when the user has no upload."""
-    svg = avatars.identicon_svg(uid)
-    etag = '"' + hashlib.sha256(svg.encode()).hexdigest()[:16] + '"'
-    if request.headers.get("If-None-Match") == etag:
-        response = HttpResponseNotModified()
-    else:
-        response = HttpResponse(svg, content_type="image/svg+xml")
-    response["Cache-Control"] = "public, max-age=86400"
-    response["ETag"] = etag
+    response = _generated_response(
+        request, avatars.identicon_svg(uid).encode(), "image/svg+xml"
+    )
     # An SVG opened on its own runs no script and loads nothing.
     response["Content-Security-Policy"] = (
         "default-src 'none'; style-src 'unsafe-inline'"
     )
-    response.public = True
+    return response
+
+
+@require_safe
+def avatar_generated_png(request, uid: int):
+    """The same generated avatar as a PNG, for API clients, which draw no SVG."""
+    return _generated_response(request, avatars.identicon_png(uid), "image/png")
+
+
+def _generated_response(request, content: bytes, content_type: str):
+    # Cached a day rather than a year: a generated avatar's URL has no version
+    # (it is the one shown until an upload), so a client asks again now and then.
+    etag = '"' + hashlib.sha256(content).hexdigest()[:16] + '"'
+    if request.headers.get("If-None-Match") == etag:
+        response = HttpResponseNotModified()
+    else:
+        response = HttpResponse(content, content_type=content_type)
+    response["Cache-Control"] = "public, max-age=86400"
+    response["ETag"] = etag
+    response.public = True  # the same for everyone (`accounts.middleware`)
     return response

@@ -94,7 +94,8 @@ def _account_fixed(user: User, urls: Urls) -> dict:
     """What an Account shows of the user hash alone: a pure function of the frozen
     `User` (every field of the hash it shows takes part in its equality) and of
     the response's host and routes, kept as `_fixed` keeps a status's."""
-    avatar = urls.base + avatar_url(user.id, user.avatar, urls.url)
+    # A still raster image, as Mastodon's: clients draw no SVG (Tusky, UIKit apps).
+    avatar = urls.base + avatar_url(user.id, user.avatar, urls.url, raster=True)
     header = urls.static(HEADER_PLACEHOLDER)
     profile = profile_url(user.username, urls)
     return {

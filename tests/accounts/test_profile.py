@@ -282,6 +282,88 @@ def test_the_generated_avatar_is_an_svg_cached_a_day(alice):
     assert "private" not in alice.get(f"/avatars/{uid('alice')}/")["Cache-Control"]
 
 
+def css_hsl(hue: int, saturation: int, lightness: int) -> tuple[int, int, int]:
+    """An `hsl()` colour as a browser draws it: CSS Color 4's `hslToRgb`, rounded to
+    bytes (written out here, not taken from the code under test)."""
+    s, light = saturation / 100, lightness / 100
+    a = s * min(light, 1 - light)
+
+    def channel(n: int) -> int:
+        k = (n + hue / 30) % 12
+        return round(255 * (light - a * max(-1, min(k - 3, 9 - k, 1))))
+
+    return channel(0), channel(8), channel(4)
+
+
+def svg_cells(svg: str) -> tuple[tuple, tuple, set[tuple[int, int]]]:
+    """The generated SVG's background and foreground colours and its filled cells
+    (x, y) on its 7x7 grid."""
+    colours = re.findall(r'fill="hsl\((\d+),(\d+)%,(\d+)%\)"', svg)
+    background, foreground = (css_hsl(*map(int, c)) for c in colours)
+    cells = {(int(x), int(y)) for x, y in re.findall(r'<rect x="(\d+)" y="(\d+)"', svg)}
+    return background, foreground, cells
+
+
+PNG_SIZE = 392  # 7 cells of 56 pixels
+
+
+def test_the_generated_png_draws_the_svgs_cells_in_its_colours(alice):
+    """Clients that cannot draw SVG (the API's) get the same picture as a PNG: each
+    cell of the SVG's 7x7 grid, corners and centre, has the colour the SVG gives it,
+    with crisp edges (no blending between cells)."""
+    cell = PNG_SIZE // 7
+    patterned = 0
+    for user_id in [uid("alice"), *range(1, 30), 999999]:  # accounts or not
+        background, foreground, cells = svg_cells(
+            Client().get(f"/avatars/{user_id}/").content.decode()
+        )
+        assert background != foreground
+        patterned += bool(cells)
+        response = Client().get(f"/avatars/{user_id}.png")
+        assert response.status_code == 200
+        assert response["Content-Type"] == "image/png"
+        with Image.open(io.BytesIO(response.content), formats=["PNG"]) as image:
+            assert image.size == (PNG_SIZE, PNG_SIZE)
+            pixels = image.convert("RGB")
+        for x in range(7):
+            for y in range(7):
+                want = foreground if (x, y) in cells else background
+                left, top = x * cell, y * cell
+                for dx, dy in ((0, 0), (cell - 1, 0), (0, cell - 1), (cell - 1,) * 2):
+                    assert pixels.getpixel((left + dx, top + dy)) == want, (x, y)
+                assert pixels.getpixel((left + cell // 2, top + cell // 2)) == want
+    assert patterned >= 25  # the pixels compared were not all background
+
+
+def test_the_generated_png_is_cached_a_day_and_revalidated(alice):
+    url = f"/avatars/{uid('alice')}.png"
+    response = Client().get(url)
+    assert response["Cache-Control"] == "public, max-age=86400"
+    etag = response["ETag"]
+    assert re.fullmatch(r'"[0-9a-f]{16}"', etag)
+    assert etag != Client().get(f"/avatars/{uid('alice')}/")["ETag"]
+    unchanged = Client().get(url, HTTP_IF_NONE_MATCH=etag)
+    assert unchanged.status_code == 304 and unchanged.content == b""
+    assert unchanged["ETag"] == etag
+    assert Client().get(url, HTTP_IF_NONE_MATCH='"0123456789abcdef"').content == (
+        response.content
+    )
+    assert Client().get("/avatars/999999.png").content != response.content
+    # Signed in, it stays public (the same for everyone).
+    assert "private" not in alice.get(url)["Cache-Control"]
+
+
+def test_the_generated_png_reads_nothing(alice):
+    """Made from the id alone, as the SVG is: no round trip, whoever asks, and a
+    missing account's id gets one too (it tells nothing of who exists)."""
+    urls = (f"/avatars/{uid('alice')}.png", "/avatars/999999.png")
+    with RoundTripCounter() as counter:
+        for url in urls:
+            assert Client().get(url).status_code == 200
+            assert alice.get(url).status_code == 200
+    assert counter.count == 0
+
+
 @pytest.mark.parametrize(
     ("data", "error"),
     [

@@ -3,9 +3,12 @@ and by name, followers and following, follow and unfollow, relationships, search
 
 from __future__ import annotations
 
+import io
 import re
 
 import pytest
+from django.test import Client
+from PIL import Image
 
 from accounts.selectors import user_get
 from tests.api.helpers import api_client, token_for
@@ -48,6 +51,52 @@ def links(response) -> dict[str, str]:
         rel: url
         for url, rel in re.findall(r'<([^>]+)>; rel="(\w+)"', response.get("Link", ""))
     }
+
+
+def fetch(url: str):
+    """What a client gets at an absolute URL the API gave."""
+    assert url.startswith("http://testserver/")
+    return Client().get(url.removeprefix("http://testserver"))
+
+
+# avatars
+
+
+def test_an_account_without_an_upload_has_a_png_avatar_clients_can_draw():
+    """Mastodon clients draw avatars with raster decoders only (Tusky's Glide, UIKit
+    apps): an SVG showed blank. `avatar` and `avatar_static` name the generated
+    avatar as a still PNG, for oneself and for others, signed in or not."""
+    alice, bob = make_user("alice"), make_user("bob")
+    shown = [
+        client_of(alice).get("/api/v1/accounts/verify_credentials").json(),
+        client_of(alice).get(f"/api/v1/accounts/{bob.id}").json(),
+        api_client().get(f"/api/v1/accounts/{alice.id}").json(),
+    ]
+    for account in shown:
+        assert account["avatar_static"] == account["avatar"]
+        response = fetch(account["avatar"])
+        assert response.status_code == 200, account["avatar"]
+        assert response["Content-Type"] == "image/png"
+        with Image.open(io.BytesIO(response.content), formats=["PNG"]) as image:
+            assert image.size == (392, 392)
+    assert shown[1]["avatar"] != shown[2]["avatar"]
+
+
+def test_an_uploaded_avatar_keeps_its_own_url():
+    alice = make_user("alice")
+    upload = io.BytesIO()
+    Image.new("RGB", (300, 200), (0, 90, 200)).save(upload, format="PNG")
+    upload.seek(0)
+    upload.name = "me.png"
+    web = logged_in_client("alice")
+    assert web.post("/settings/avatar/", {"avatar": upload}).status_code == 302
+    version = user_get(uid=alice.id).avatar
+    account = client_of(alice).get("/api/v1/accounts/verify_credentials").json()
+    assert account["avatar"] == f"http://testserver/avatars/{alice.id}/{version}/"
+    assert account["avatar_static"] == account["avatar"]
+    response = fetch(account["avatar"])
+    assert response.status_code == 200
+    assert response["Content-Type"] == "image/webp"
 
 
 # update_credentials
