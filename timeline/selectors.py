@@ -788,6 +788,9 @@ HIDE_READ_MAX = 1000
 class _Hidden:
     authors: frozenset[int]
     unread: tuple[str, ...]  # sets longer than HIDE_READ_MAX
+    # Whom the viewer blocks or mutes (read with `mutes`): a home leaves out the
+    # statuses that name them too (`_without_hidden`), as Mastodon's does.
+    silenced: frozenset[int] = frozenset()
 
 
 def _hidden_queue(reads: PageReads, *, mutes: bool) -> Deferred[_Hidden] | None:
@@ -811,7 +814,13 @@ def _hidden_queue(reads: PageReads, *, mutes: bool) -> Deferred[_Hidden] | None:
             if len(members) > HIDE_READ_MAX
         )
         authors = frozenset(int(m) for members in replies for m in members)
-        return _Hidden(authors=authors, unread=unread)
+        silenced = frozenset(
+            int(m)
+            for key, members in zip(sets, replies, strict=True)
+            if key != keys.blocked_by(vid)
+            for m in members
+        )
+        return _Hidden(authors=authors, unread=unread, silenced=silenced)
 
     return reads.queue(build, parse)
 
@@ -853,17 +862,30 @@ def _authors(status: Status) -> tuple[int, ...]:
 
 
 def _without_hidden(
-    reads: PageReads, hidden: Deferred[_Hidden] | None, found: list[Status | None]
+    reads: PageReads,
+    hidden: Deferred[_Hidden] | None,
+    found: list[Status | None],
+    *,
+    mentions: bool = False,
 ) -> list[Status | None]:
     """The statuses, None in place of those whose author (or, for a repost, the
-    original's author) the viewer does not see."""
+    original's author) the viewer does not see; with `mentions` (a home, as
+    Mastodon's), also those that name someone the viewer blocks or mutes (of the
+    first HIDE_READ_MAX of each set: past them, only authors are asked about)."""
     if hidden is None:
         return found
     authors = {a for status in found if status is not None for a in _authors(status)}
     hide = _hidden_authors(reads, hidden, authors)
-    if not hide:
+    silenced = _hidden_known(reads, hidden).silenced if mentions else frozenset()
+    if not hide and not silenced:
         return found
-    return [s if s is None or hide.isdisjoint(_authors(s)) else None for s in found]
+    return [
+        s
+        if s is None
+        or (hide.isdisjoint(_authors(s)) and silenced.isdisjoint(s.mentioned_ids))
+        else None
+        for s in found
+    ]
 
 
 # Reposts of originals the viewer may no longer see. A repost's row carries its
@@ -1233,7 +1255,9 @@ def _home_read(
         floor=kept_from,
     )
     # Fan-out keeps them out of the home; what raced a block or mute goes here.
-    page_found = _reposts_once(_without_hidden(reads, hidden, page_found))
+    page_found = _reposts_once(
+        _without_hidden(reads, hidden, page_found, mentions=True)
+    )
 
     def cards() -> dict[int, Card]:
         found_cards = own_cards() if own_cards is not None else {}

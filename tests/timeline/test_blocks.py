@@ -578,3 +578,34 @@ def test_an_empty_home_suggests_no_one_across_a_block(alice, bob):
     # Neither is offered the other to follow; the others are still offered.
     assert "/u/alice/" not in page(bob, "/") and "/u/dave/" in page(bob, "/")
     assert "/u/bob/" not in page(alice, "/") and "/u/dave/" in page(alice, "/")
+
+
+def test_the_home_leaves_out_statuses_that_mention_whom_you_block_or_mute(
+    r, alice, bob
+):
+    """As Mastodon's home: a followee's status naming someone you block or mute is
+    left out of your home (found by exploratory testing), on the page and in the
+    client API; their author's profile still shows it, and naming someone who
+    blocks you hides nothing."""
+    from tests.api.helpers import api_client, token_for
+
+    def plain(html: str) -> list[str]:
+        return [re.sub(r"<[^>]+>", "", t) for t in texts(html)]
+
+    for name in ("carol", "dave", "erin", "frank"):
+        make_user(name)
+    alice.post("/u/bob/follow/")
+    alice.post("/u/carol/block/")
+    alice.post("/u/dave/mute/")
+    logged_in_client("frank").post("/u/alice/block/")
+    for who in ("carol", "dave", "erin", "frank"):
+        bob.post("/post/", {"text": f"hey @{who}"})
+    run_jobs()
+    assert plain(page(alice, "/")) == ["hey @frank", "hey @erin"]
+    home = api_client(token_for(user_get_by_username(username="alice")))
+    shown = home.get("/api/v1/timelines/home").json()
+    assert [re.sub(r"<[^>]+>", "", s["content"]) for s in shown] == [
+        "hey @frank",
+        "hey @erin",
+    ]
+    assert len(plain(page(alice, "/u/bob/"))) == 4
