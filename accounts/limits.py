@@ -152,25 +152,26 @@ def login_client(client: str) -> Limit:
 # KEYS: one key per rate, all of one subject (one slot). ARGV: the cost (1 to take,
 # -1 to give back), then count and period (microseconds) for each rate. GCRA on the
 # server's clock: each key holds when its budget is whole again (its TTL runs out
-# then). Takes from every rate or from none. Returns 0 when taken (or given back),
-# else the microseconds until every rate would let one through.
+# then). Takes from every rate or from none. Returns {0, 0} when taken (or given
+# back), else the microseconds until every rate would let one through and which
+# rate (1-based) asks for that wait: what a client is told it ran into.
 _TAKE = LuaScript(
     """
 local cost = tonumber(ARGV[1])
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local tats, wait = {}, 0
+local tats, wait, refusing = {}, 0, 0
 for i = 1, #KEYS do
   local count, period = tonumber(ARGV[2 * i]), tonumber(ARGV[2 * i + 1])
   local interval = period / count
   local tat = math.max(tonumber(redis.call('GET', KEYS[i]) or '0'), now)
   local new = tat + cost * interval
-  if cost > 0 and new - now > period then
-    wait = math.max(wait, new - now - period)
+  if cost > 0 and new - now - period > wait then
+    wait, refusing = new - now - period, i
   end
   tats[i] = new
 end
-if wait > 0 then return math.ceil(wait) end
+if wait > 0 then return {math.ceil(wait), refusing} end
 for i = 1, #KEYS do
   local left = math.floor(tats[i] - now)
   if left > 0 then
@@ -180,7 +181,7 @@ for i = 1, #KEYS do
     redis.call('DEL', KEYS[i])
   end
 end
-return 0
+return {0, 0}
 """
 )
 
@@ -201,28 +202,21 @@ def check(replies: list, *limits: Limit) -> None:
     """Raise TooManyAttempts when a limit queued by `take_queue` refused; what the
     other limits took is given back first (one more round trip, only then)."""
     active = [limit for limit in limits if limit.rates]
-    waits = [int(w) for w in replies[: len(active)]]
+    answers = [(int(w), int(i)) for w, i in replies[: len(active)]]
+    waits = [w for w, _ in answers]
     if not any(waits):
         return
     taken = [limit for limit, w in zip(active, waits, strict=True) if not w]
     if taken:
         give_back(*taken)
-    refused = next(limit for limit, w in zip(active, waits, strict=True) if w)
-    wait = max(waits)
-    seconds = -(-wait // 1_000_000)
-    raise TooManyAttempts(
-        retry_after=seconds, action=refused.action, limit=_refusing(refused, wait)
+    refused, (wait, rate) = max(
+        zip(active, answers, strict=True), key=lambda pair: pair[1][0]
     )
-
-
-def _refusing(limit: Limit, wait: int) -> int:
-    """The count of the rate of `limit` that refused with this wait (microseconds).
-    A rate refuses for at most one of its intervals (period / count: the GCRA
-    frees one action per interval), so it is the one of the shortest interval
-    that covers the wait (the one of the longest, for a wait none covers)."""
-    by_interval = sorted(limit.rates, key=lambda r: r.period / r.count)
-    covering = [r for r in by_interval if r.period * 1_000_000 / r.count >= wait]
-    return (covering[0] if covering else by_interval[-1]).count
+    raise TooManyAttempts(
+        retry_after=-(-wait // 1_000_000),
+        action=refused.action,
+        limit=refused.rates[rate - 1].count,
+    )
 
 
 def take(*limits: Limit) -> None:

@@ -235,8 +235,11 @@ def privacy(request):
     """Make the account private (only approved followers see its statuses) or
     public again (`timeline.privacy`)."""
     form = PrivacyForm(request.POST)
-    private = form.is_valid() and form.cleaned_data["private"]
-    if request.user.private and not private and not form.cleaned_data.get("confirm"):
+    if not form.is_valid():  # only a hand-made POST: nothing is changed
+        messages.error(request, "Nothing changed: the form was not understood.")
+        return redirect("accounts:settings")
+    private = form.cleaned_data["private"]
+    if request.user.private and not private and not form.cleaned_data["confirm"]:
         # Going public shows everyone what was posted for followers only (the
         # privacy is the account's, as Twitter's protected accounts): asked first.
         return render(request, "accounts/privacy_confirm.html")

@@ -37,6 +37,7 @@ from typing import Any
 
 import orjson
 from django.http import HttpResponse, QueryDict
+from django.http.multipartparser import MultiPartParserError
 from django.views.decorators.csrf import csrf_exempt
 
 from accounts import limits
@@ -370,6 +371,8 @@ def params(request) -> QueryDict | dict:
         request.method, method = "POST", request.method
         try:
             request._load_post_and_files()
+        except MultiPartParserError as error:
+            raise ApiError(400, "The request body is not valid multipart") from error
         finally:
             request.method = method
         return request.POST

@@ -2586,9 +2586,11 @@ def context_get(*, reads: PageReads, sid: int) -> Context | None:
     oldest first, only as many as can be among the first CONTEXT_DESCENDANTS),
     each also reading the ancestors known so far: the farthest one's hash names
     THREAD_DEPTH more; then one for the statuses not read yet and their
-    authors' privacy. At most 1 + (CONTEXT_DEPTH - 1) + 1 (21), the ancestors'
-    CONTEXT_HOPS (9) riding in the levels' round trips; `_without_hidden` adds
-    one for a viewer whose blocks are too many to read whole. A level reads at
+    authors' privacy. At most 1 + max(CONTEXT_DEPTH - 1, CONTEXT_HOPS) + 1
+    (21): the ancestors' CONTEXT_HOPS (9) ride in the levels' round trips, and
+    take their own where there are fewer levels (a leaf with 40 ancestors: 11);
+    `_without_hidden` adds one (each time it is asked) for a viewer whose blocks
+    are too many to read whole. A level reads at
     most CONTEXT_DESCENDANTS of its statuses' replies each (fewer the later a
     status comes in the order), about 1,800 members at worst.
     """

@@ -5,9 +5,9 @@ markers are empty, and the preferences are the account's.
 Tusky, Ivory and Elk read these when an account is added or the app starts (a
 4.x instance has them all); a 404 there is an error some of them show, or a
 start-up that stops. An empty list is the truth: the site has no custom emoji,
-keeps no filters or lists, and makes no announcements. Creating a filter or list
-is still a 404 (docs/API.md), so nothing is accepted that the site would not
-keep.
+keeps no filters or lists, and makes no announcements. Creating a filter or list,
+or saving a marker, is a 405 (docs/API.md): nothing is accepted that the site
+would not keep.
 """
 
 from __future__ import annotations

@@ -52,7 +52,9 @@ def _number(values, name: str, default: int, maximum: int | None = None) -> int:
         value = int(raw)
     except ValueError as error:
         raise ApiError(400, f"{name} must be a number") from error
-    if value < 0:
+    if value < 0 and name == "limit":
+        value = -value  # Mastodon's `limit_param`: a negative limit's absolute value
+    elif value < 0:
         raise ApiError(
             400, "Pagination values for `offset` and `limit` must be positive"
         )
@@ -83,10 +85,16 @@ def _link_target(request, query: str) -> tuple[str, str] | None:
     prefix = get_script_prefix()
     if not parts.path.startswith(prefix):
         return None
+    path = "/" + unquote(parts.path)[len(prefix) :]
     try:
-        match = resolve("/" + unquote(parts.path)[len(prefix) :])
+        match = resolve(path)
     except Resolver404:
-        return None
+        if path.endswith("/"):
+            return None
+        try:  # `/u/bob` and `/s/1`: the pages' addresses, as the site redirects them
+            match = resolve(path + "/")
+        except Resolver404:
+            return None
     kinds = {
         "timeline:profile": ("accounts", "username"),
         "timeline:status_detail": ("statuses", "sid"),

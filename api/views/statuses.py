@@ -284,14 +284,13 @@ def unreblog(request, id: str) -> dict:
 def _reactors(request, id: str, relation: str) -> Reply:
     """Who liked or reposted a status, newest first, `limit` of them (Mastodon's:
     40, at most 80), with a Link to the next page."""
-    max_id = request.GET.get("max_id")
-    cursor = int(max_id) - 1 if max_id and max_id.isdecimal() else None
+    window = Window.of(request, default=40, maximum=80)  # a bad max_id: 422
     found = selectors.reactors_page(
         reads=request.reads,
         sid=int(id),
         relation=relation,
-        cursor=cursor,
-        size=Window.of(request, default=40, maximum=80).limit,
+        cursor=window.max_id - 1 if window.max_id is not None else None,
+        size=window.limit,
     )
     if found is None:
         raise not_found()

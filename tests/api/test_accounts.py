@@ -244,6 +244,14 @@ def test_update_credentials_sets_the_avatar_a_client_uploads():
     header = patch(("header", "h.png", _png()))
     assert header.status_code == 422
     assert "header" in header.json()["error"]
+    broken = api.generic(
+        "PATCH",
+        "/api/v1/accounts/update_credentials",
+        b"--XX\r\nnot a part",
+        content_type="multipart/form-data",  # no boundary
+    )
+    assert broken.status_code == 400
+    assert broken.json() == {"error": "The request body is not valid multipart"}
 
 
 def test_update_credentials_needs_write_accounts():

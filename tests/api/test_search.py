@@ -128,7 +128,9 @@ def test_search_asks_for_q_and_a_token_to_resolve(people):
     assert names(search(anonymous, "?q=alb")) == ["albert"]
     assert anonymous.get("/api/v2/search?q=alb&resolve=true").status_code == 401
     assert anonymous.get("/api/v2/search?q=alb&offset=1").status_code == 401
-    assert client.get("/api/v2/search?q=al&limit=-1").status_code == 400
+    assert client.get("/api/v2/search?q=al&offset=-1").status_code == 400
+    # A negative limit counts as its absolute value, as Mastodon's `limit_param`.
+    assert len(client.get("/api/v2/search?q=al&limit=-2").json()["accounts"]) == 2
     no_scope = api_client(token_for(people["alice"], scopes=("write",)))
     assert no_scope.get("/api/v2/search?q=al").status_code == 403
 
@@ -164,6 +166,11 @@ def test_resolve_finds_what_a_link_to_this_site_shows(people):
 
     found = resolved("http://testserver/u/Bob/")
     assert [a["username"] for a in found["accounts"]] == ["bob"]
+    bare = resolved("http://testserver/u/bob")  # without the slash the site adds
+    assert [a["username"] for a in bare["accounts"]] == ["bob"]
+    assert [s["id"] for s in resolved(f"http://testserver/s/{sid}")["statuses"]] == [
+        str(sid)
+    ]
     assert found["statuses"] == [] and found["hashtags"] == []
     found = resolved(f"http://testserver/s/{sid}/")
     assert [s["id"] for s in found["statuses"]] == [str(sid)]

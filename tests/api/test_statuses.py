@@ -450,3 +450,5 @@ def test_who_favourited_honours_limit_and_links_every_page_once():
     assert [name for p in pages for name in p] == [u.username for u in reversed(likers)]
     everyone = client.get(f"/api/v1/statuses/{sid}/favourited_by").json()
     assert len(everyone) == 12
+    bad = client.get(f"/api/v1/statuses/{sid}/favourited_by?max_id=abc")
+    assert bad.status_code == 422  # as every other list's bad cursor

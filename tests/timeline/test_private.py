@@ -160,6 +160,10 @@ def test_turning_public_asks_first_as_it_shows_what_was_posted_while_private(
     # Turning private asks nothing: it shows no one anything new.
     again = alice.post("/settings/privacy/", {"private": "on"}, follow=True)
     assert "Your account is private" in body(again)
+    # A form no page sends changes nothing, and says so.
+    odd = alice.post("/settings/privacy/", {"confirm": "bogus"}, follow=True)
+    assert "Nothing changed: the form was not understood." in body(odd)
+    assert texts(page(bob, "/u/alice/")) == []
 
 
 def test_turning_public_again_reaches_the_global_timeline_from_then_on(r, alice, bob):
