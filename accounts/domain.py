@@ -16,7 +16,10 @@ USERNAME_MAX_LENGTH = 30
 # Patterns here end in `\Z`, not `$`, which also matches before a final newline
 # ("bob\n" is no name).
 USERNAME_RE = re.compile(rf"^[A-Za-z0-9_]{{3,{USERNAME_MAX_LENGTH}}}\Z", re.ASCII)
-USERNAME_RULE = f"Use 3 to {USERNAME_MAX_LENGTH} letters, digits or underscores."
+USERNAME_RULE = (
+    f"Use 3 to {USERNAME_MAX_LENGTH} letters (a-z, without accents), digits or "
+    "underscores."
+)
 # Names that look like the site speaking (a page, a role, a service), whatever their
 # case. Checked when an account is made, never when one is used: an account made
 # before its name was reserved keeps logging in and its profile keeps working.
