@@ -422,3 +422,29 @@ def manage(redis_url: str, *command: str) -> subprocess.CompletedProcess:
         text=True,
         timeout=60,
     )
+
+
+@pytest.mark.fake_redis  # no store: the command's own Redis is the unreachable one
+@pytest.mark.parametrize(
+    ("url", "said"),
+    [
+        ("redis://127.0.0.1:1/0", "Cannot reach Redis at redis://127.0.0.1:1/0"),
+        ("redis://:secret@127.0.0.1:1/0", "redis://:***@127.0.0.1:1/0"),
+        ("http://127.0.0.1:1", "REDIS_URL"),
+    ],
+)
+@pytest.mark.parametrize(
+    "command",
+    [["timelines", "check"], ["fanout_worker", "--stats"], ["upgrade_store"]],
+)
+def test_commands_that_cannot_reach_redis_say_so_in_a_line(url, said, command):
+    """A store command whose REDIS_URL is wrong, or whose Redis is down, stops
+    with one line that names the address (its password hidden) and REDIS_URL,
+    exit status 1, as an old store's message does: it printed 60 lines of the
+    Redis library's traceback (found by exploratory testing)."""
+    done = manage(url, *command)
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr, done.stderr[-600:]
+    assert said in done.stderr
+    assert "secret" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) <= 2

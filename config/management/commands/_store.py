@@ -3,9 +3,25 @@ Django skips modules whose name starts with an underscore)."""
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit, urlunsplit
+
+import redis
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from config.redis import StoreRefused
+
+SCHEMES = ("redis", "rediss", "unix")
+
+
+def _shown(url: str) -> str:
+    """The address as an operator may see it printed: its password hidden."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.netloc.rpartition("@")[2]
+    user = parts.username or ""
+    return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
 
 
 class StoreCommand(BaseCommand):
@@ -14,10 +30,32 @@ class StoreCommand(BaseCommand):
     A store the first-connect checks refuse (`config.redis.on_first_connect`: say, a
     key layout an upgrade must bring forward) stops it with the check's message, as a
     CommandError: exit status 1 and no traceback, whichever line first connected.
+    So does a Redis it cannot reach (down, a wrong host, port or database) and a
+    REDIS_URL that is no Redis address: one line naming the address (its password
+    hidden) and REDIS_URL, where the Redis library's traceback took sixty.
     """
 
     def execute(self, *args, **options):
+        url = settings.REDIS_URL
+        if url and urlsplit(url).scheme not in SCHEMES:
+            raise CommandError(
+                f"REDIS_URL must be a redis://, rediss:// or unix:// address, not "
+                f"{_shown(url)!r}."
+            )
         try:
             return super().execute(*args, **options)
         except StoreRefused as error:
             raise CommandError(str(error)) from error
+        except (redis.ConnectionError, redis.TimeoutError) as error:
+            where = _shown(url) if url else "the embedded Redis"
+            raise CommandError(
+                f"Cannot reach Redis at {where}: {error} (check REDIS_URL, and that "
+                "the server runs)."
+            ) from error
+        except redis.ResponseError as error:
+            if "DB index" not in str(error):
+                raise
+            raise CommandError(
+                f"Redis at {_shown(url)} refused the database: {error} (check the "
+                "number at the end of REDIS_URL)."
+            ) from error
