@@ -115,6 +115,9 @@ def test_seed_refuses_a_non_empty_store_without_append(r):
         ("--follows-per-user", "-1", "--follows-per-user must be at least 0."),
         ("--statuses-per-user", "-1", "--statuses-per-user must be at least 0."),
         ("--users", "1", "--users must be at least 2."),
+        # The login form takes any password but an empty one (found by exploratory
+        # testing: the seed said to log in with '', which the form refuses).
+        ("--password", "", "--password must not be empty: the login form needs one."),
     ],
 )
 def test_seed_refuses_bad_values_before_writing_anything(r, option, value, message):

@@ -97,6 +97,10 @@ class Command(StoreCommand):
             if opts[option] < least:
                 name = "--" + option.replace("_", "-")
                 raise CommandError(f"{name} must be at least {least}.")
+        if not opts["password"]:
+            raise CommandError(
+                "--password must not be empty: the login form needs one."
+            )
         verbosity = 0 if opts["quiet"] else opts["verbosity"]
         if opts["flush"]:
             # The flush replaces whatever is there, a store of another key layout
