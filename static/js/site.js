@@ -75,6 +75,11 @@
     return { length: length, raw: raw };
   }
 
+  // "1 character", "2 characters".
+  function characters(n) {
+    return n + (n === 1 ? " character" : " characters");
+  }
+
   // Live character counter on the compose box.
   function bindCounter(textarea) {
     var max = parseInt(textarea.getAttribute("data-max") || "280", 10);
@@ -85,8 +90,8 @@
       var left = max - counted.length;
       var rawLeft = RAW_LENGTH_FACTOR * max - counted.raw;
       out.textContent = rawLeft < 0 && left >= 0
-        ? rawLeft + " characters left with the links written out"
-        : left + " characters left";
+        ? characters(-rawLeft) + " too many with the links written out"
+        : left < 0 ? characters(-left) + " too many" : characters(left) + " left";
       out.classList.toggle("over", left < 0 || rawLeft < 0);
     }
     textarea.addEventListener("input", update);

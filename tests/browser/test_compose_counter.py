@@ -58,5 +58,5 @@ def test_a_text_the_counter_shows_as_full_is_posted(compose):
 def test_the_counter_shows_the_bound_on_a_text_written_out(compose):
     raw_limit = RAW_LENGTH_FACTOR * settings.STATUS_MAX_LENGTH
     text = "https://example.com/" + "a" * raw_limit
-    assert counter(compose, text) == "-20 characters left with the links written out"
+    assert counter(compose, text) == "20 characters too many with the links written out"
     assert compose.locator("#compose-counter.over").count() == 1

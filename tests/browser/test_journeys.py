@@ -251,8 +251,12 @@ def test_compose_counter_counts_characters_live(new_page):
     log_in(page, "alice")
     page.get_by_label("What's happening?").fill("😀" * 10)
     assert page.locator("#compose-counter").inner_text() == "270 characters left"
+    page.get_by_label("What's happening?").fill("x" * 279)
+    assert page.locator("#compose-counter").inner_text() == "1 character left"
     page.get_by_label("What's happening?").fill("x" * 281)
-    assert page.locator("#compose-counter").inner_text() == "-1 characters left"
+    assert page.locator("#compose-counter").inner_text() == "1 character too many"
+    page.get_by_label("What's happening?").fill("x" * 290)
+    assert page.locator("#compose-counter").inner_text() == "10 characters too many"
 
 
 def tab_to(page, selector: str, limit: int = 40) -> None:
