@@ -313,6 +313,18 @@ def test_phone_viewport_single_column_without_sideways_scroll(new_page):
     box = page.locator("li.status").first.bounding_box()
     assert box["width"] > PHONE["width"] * 0.85  # one full-width column
     assert page.get_by_role("button", name="Post", exact=True).is_visible()
+    # The Unlisted choice on a line of its own, its hint on one or two lines: beside
+    # the counter and the button it was squeezed into four (exploratory testing).
+    row = page.locator("form .compose-row").first.bounding_box()
+    choice = page.locator("form .compose-row .check").first.bounding_box()
+    button = page.get_by_role("button", name="Post", exact=True).bounding_box()
+    assert choice["width"] > row["width"] * 0.9
+    assert button["y"] >= choice["y"] + choice["height"]
+    line = page.evaluate(
+        "parseFloat(getComputedStyle(document.querySelector('.compose-row .check'))"
+        ".lineHeight) || 20"
+    )
+    assert choice["height"] <= 2.5 * line
 
 
 def test_long_names_fit_a_phone(new_page):
