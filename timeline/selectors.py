@@ -879,10 +879,15 @@ def _without_hidden(
     silenced = _hidden_known(reads, hidden).silenced if mentions else frozenset()
     if not hide and not silenced:
         return found
+    viewer = reads.proven_uid()
     return [
         s
         if s is None
-        or (hide.isdisjoint(_authors(s)) and silenced.isdisjoint(s.mentioned_ids))
+        or (
+            hide.isdisjoint(_authors(s))
+            # The viewer's own statuses stay, whomever they name (as Mastodon's).
+            and (s.author_id == viewer or silenced.isdisjoint(s.mentioned_ids))
+        )
         else None
         for s in found
     ]

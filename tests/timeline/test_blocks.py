@@ -609,3 +609,7 @@ def test_the_home_leaves_out_statuses_that_mention_whom_you_block_or_mute(
         "hey @erin",
     ]
     assert len(plain(page(alice, "/u/bob/"))) == 4
+    # Your own statuses stay, whomever they name (Mastodon's home exempts them).
+    alice.post("/post/", {"text": "please stop @dave"})
+    run_jobs()
+    assert plain(page(alice, "/"))[0] == "please stop @dave"
