@@ -17,8 +17,8 @@ USERNAME_MAX_LENGTH = 30
 # ("bob\n" is no name).
 USERNAME_RE = re.compile(rf"^[A-Za-z0-9_]{{3,{USERNAME_MAX_LENGTH}}}\Z", re.ASCII)
 USERNAME_RULE = (
-    f"Use 3 to {USERNAME_MAX_LENGTH} letters (a-z, without accents), digits or "
-    "underscores."
+    f"Use 3 to {USERNAME_MAX_LENGTH} letters (a-z or A-Z, without accents), digits "
+    "or underscores."
 )
 # Names that look like the site speaking (a page, a role, a service), whatever their
 # case. Checked when an account is made, never when one is used: an account made

@@ -365,7 +365,10 @@ def params(request) -> QueryDict | dict:
             raise ApiError(400, "The request body must be a JSON object")
         return body
     if request.method == "POST":
-        return request.POST
+        try:
+            return request.POST
+        except MultiPartParserError as error:
+            raise ApiError(400, "The request body is not valid multipart") from error
     # Django parses forms of POSTs only: PATCH, PUT and DELETE bodies here.
     if content_type.startswith("multipart/"):
         request.method, method = "POST", request.method

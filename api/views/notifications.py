@@ -282,15 +282,20 @@ def _groups(window: NotificationsWindow, grouped: set[str]) -> list[list[Event]]
     return out
 
 
-def _group_entity(events: list[Event], status: dict | None, together: bool) -> dict:
+def _group_entity(
+    events: list[Event], status: dict | None, together: bool, counted: bool = True
+) -> dict:
     """A NotificationGroup: `together`, a group of a grouped type (its key names
-    its status or day, as Mastodon's, even with one event), else one event."""
+    its status or day, as Mastodon's, even with one event), else one event.
+    `counted`: the group's older actors count too (not for one account's events,
+    `account_id`)."""
     item = events[0].item
     type_ = TYPE_OF[item.kind]
     ids = [e.id for e in events]
     return {
         "group_key": _group_key(events[0]) if together else f"ungrouped-{ids[0]}",
-        "notifications_count": len(events) + (item.others if together else 0),
+        "notifications_count": len(events)
+        + (item.others if together and counted else 0),
         "type": type_,
         "most_recent_notification_id": str(ids[0]),
         "page_min_id": str(min(ids)),
@@ -325,6 +330,10 @@ def notifications_grouped(request) -> Reply:
     )
     grouped = _grouped_types(values)
     entries = _groups(found, grouped)
+    if actor is not None:
+        # Mastodon filters before it groups: that account's events alone.
+        entries = [[e for e in g if e.actor.id == actor] for g in entries]
+        entries = [g for g in entries if g]
     more = found.read == window.limit + 1
     # Whole stored groups, up to `limit` entries (one group at least), from the
     # newest, or (`min_id`) from the oldest read.
@@ -359,11 +368,17 @@ def notifications_grouped(request) -> Reply:
             )
         item = group[0].item
         together = TYPE_OF[item.kind] in grouped and item.kind in GROUPED
-        groups.append(_group_entity(events, entity, together))
+        groups.append(_group_entity(events, entity, together, counted=actor is None))
     newer = max((e.id for g in page for e in g), default=None)
     older = min((e.id for g in page for e in g), default=None) if more else None
-    if window.from_oldest and not page:
-        newer = None
+    last = found.last_place
+    if not page and more and last is not None:
+        # Every group read was hidden: the links go on past them, as v1's do (a
+        # client takes a page without links for the end, or polls it for ever).
+        if window.from_oldest:
+            newer = last * ID_SPAN + ID_SPAN - 1
+        else:
+            older = last * ID_SPAN
     return Reply(
         {
             "accounts": list(accounts.values()),

@@ -252,6 +252,14 @@ def test_update_credentials_sets_the_avatar_a_client_uploads():
     )
     assert broken.status_code == 400
     assert broken.json() == {"error": "The request body is not valid multipart"}
+    posted = api.generic(
+        "POST",
+        "/api/v1/statuses",
+        b"--XX\r\nnot a part",
+        content_type="multipart/form-data",
+    )
+    assert posted.status_code == 400
+    assert posted.json() == {"error": "The request body is not valid multipart"}
 
 
 def test_update_credentials_needs_write_accounts():

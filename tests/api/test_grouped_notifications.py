@@ -168,3 +168,63 @@ def test_unread_count_counts_the_groups_above_the_read_mark():
     assert api_client().get("/api/v2/notifications").status_code == 401
     reader = api_client(token_for(alice, scopes=("read:statuses",)))
     assert reader.get("/api/v2/notifications").status_code == 403
+
+
+def test_pages_go_on_past_a_read_whose_groups_are_all_hidden():
+    """A read of `limit + 1` groups that are all hidden (a muted actor's) is an
+    empty page that still links on, down and up: without the links a client took
+    it for the end, or polled the same hidden groups for ever (review)."""
+    alice, bob, mal = (make_user(n) for n in ("alice", "bob", "mal"))
+    sids = [services.status_create(author=alice, text=f"s{i}").id for i in range(5)]
+    notifications.notify(
+        recipient=alice.id, kind="like", actor=bob.id, sid=sids[0], at_ms=T0
+    )
+    for i in (1, 2, 3):
+        notifications.notify(
+            recipient=alice.id, kind="like", actor=mal.id, sid=sids[i], at_ms=T0 + i
+        )
+    blocks.mute_create(user=alice, muted_id=mal.id)
+    client = api_client(token_for(alice))
+    body, links = grouped(client, "?limit=2")
+    seen = [g["group_key"] for g in body["notification_groups"]]
+    for _ in range(5):
+        if "next" not in links:
+            break
+        body, links = grouped(client, "?" + links["next"])
+        seen += [g["group_key"] for g in body["notification_groups"]]
+    assert seen == [f"favourite-{sids[0]}"]
+    top = 0
+    for i in (1, 2, 3):
+        notifications.notify(
+            recipient=alice.id,
+            kind="like",
+            actor=mal.id,
+            sid=sids[i],
+            at_ms=T0 + 10 + i,
+        )
+    notifications.notify(
+        recipient=alice.id, kind="like", actor=bob.id, sid=sids[4], at_ms=T0 + 20
+    )
+    body, links = grouped(client, f"?limit=2&min_id={top}")
+    found = [g["group_key"] for g in body["notification_groups"]]
+    for _ in range(5):
+        if f"favourite-{sids[4]}" in found or "prev" not in links:
+            break
+        body, links = grouped(client, "?" + links["prev"])
+        found += [g["group_key"] for g in body["notification_groups"]]
+    assert f"favourite-{sids[4]}" in found
+
+
+def test_account_id_keeps_that_account_s_events_only():
+    """As Mastodon filters before grouping: the group names that account alone and
+    counts only theirs (review: it named everyone and counted the whole group)."""
+    alice, bob, carol = (make_user(n) for n in ("alice", "bob", "carol"))
+    status = services.status_create(author=alice, text="x")
+    social.status_like(user=bob, sid=status.id)
+    social.status_like(user=carol, sid=status.id)
+    run_jobs()
+    body, _ = grouped(api_client(token_for(alice)), f"?account_id={bob.id}")
+    (group,) = body["notification_groups"]
+    assert group["sample_account_ids"] == [str(bob.id)]
+    assert group["notifications_count"] == 1
+    assert [a["id"] for a in body["accounts"]] == [str(bob.id)]

@@ -409,10 +409,15 @@ def test_seed_flush_replaces_a_store_of_another_layout(r, real_redis_url):
 
 def manage(redis_url: str, *command: str) -> subprocess.CompletedProcess:
     """`manage.py <command>` in a fresh process, as an operator runs it."""
+    return manage_env({"REDIS_URL": redis_url}, *command)
+
+
+def manage_env(env_vars: dict, *command: str) -> subprocess.CompletedProcess:
+    """`manage.py <command>` in a fresh process with these environment values."""
     env = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "config.settings",
-        "REDIS_URL": redis_url,
+        **env_vars,
     }
     return subprocess.run(
         [sys.executable, "manage.py", *command],
@@ -430,6 +435,7 @@ def manage(redis_url: str, *command: str) -> subprocess.CompletedProcess:
     [
         ("redis://127.0.0.1:1/0", "Cannot reach Redis at redis://127.0.0.1:1/0"),
         ("redis://:secret@127.0.0.1:1/0", "redis://:***@127.0.0.1:1/0"),
+        ("redis://127.0.0.1:1/0?password=secret", "redis://127.0.0.1:1/0?password=***"),
         ("http://127.0.0.1:1", "REDIS_URL"),
     ],
 )
@@ -448,3 +454,15 @@ def test_commands_that_cannot_reach_redis_say_so_in_a_line(url, said, command):
     assert said in done.stderr
     assert "secret" not in done.stderr
     assert len(done.stderr.strip().splitlines()) <= 2
+
+
+@pytest.mark.fake_redis
+def test_a_cluster_that_cannot_be_reached_is_said_in_a_line():
+    done = manage_env(
+        {"REDIS_URL": "redis://127.0.0.1:1/0", "REDIS_CLUSTER": "true"},
+        "timelines",
+        "check",
+    )
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr, done.stderr[-600:]
+    assert "Cannot reach Redis at redis://127.0.0.1:1/0" in done.stderr

@@ -3,7 +3,7 @@ Django skips modules whose name starts with an underscore)."""
 
 from __future__ import annotations
 
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import redis
 from django.conf import settings
@@ -15,13 +15,19 @@ SCHEMES = ("redis", "rediss", "unix")
 
 
 def _shown(url: str) -> str:
-    """The address as an operator may see it printed: its password hidden."""
+    """The address as an operator may see it printed: its password hidden, before
+    the host or in the query (`?password=`, which redis-py takes too)."""
     parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    host = parts.netloc.rpartition("@")[2]
-    user = parts.username or ""
-    return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
+    if parts.password is not None:
+        host = parts.netloc.rpartition("@")[2]
+        parts = parts._replace(netloc=f"{parts.username or ''}:***@{host}")
+    if parts.query:
+        query = [
+            (name, "***" if name.lower() == "password" else value)
+            for name, value in parse_qsl(parts.query, keep_blank_values=True)
+        ]
+        parts = parts._replace(query=urlencode(query, safe="*"))
+    return urlunsplit(parts)
 
 
 class StoreCommand(BaseCommand):
@@ -46,7 +52,12 @@ class StoreCommand(BaseCommand):
             return super().execute(*args, **options)
         except StoreRefused as error:
             raise CommandError(str(error)) from error
-        except (redis.ConnectionError, redis.TimeoutError) as error:
+        except (
+            redis.ConnectionError,
+            redis.TimeoutError,
+            redis.exceptions.RedisClusterException,
+            redis.exceptions.ClusterDownError,
+        ) as error:
             where = _shown(url) if url else "the embedded Redis"
             raise CommandError(
                 f"Cannot reach Redis at {where}: {error} (check REDIS_URL, and that "
