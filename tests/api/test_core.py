@@ -117,22 +117,27 @@ def test_the_api_budget_refuses_with_429_and_says_when(settings):
     assert refused["X-RateLimit-Reset"].endswith("Z")
 
 
-def test_a_write_limits_429_says_which_budget_and_when_it_allows_again(settings):
-    """A like past `RATE_LIMIT_LIKE` is a 429 that describes that budget, as the
-    API budget's does: a client that paces (Mastodon.py's "wait" and "pace") reads
-    when to try again from X-RateLimit-Reset, and without it waited for the API
-    budget's reset instead, up to 5 minutes (found by exploratory testing)."""
-    settings.RATE_LIMIT_LIKE = "2/1m,1000/1d"
-    alice = make_user("alice")
-    client = api_client(token_for(alice))
+def _third_like():
+    """Alice posts three statuses and likes them; the first two likes are taken
+    (a budget of two), the third's answer is returned."""
+    client = api_client(token_for(make_user("alice")))
     sids = [
         client.post("/api/v1/statuses", {"status": f"s{i}"}).json()["id"]
         for i in range(3)
     ]
     for sid in sids[:2]:
         assert client.post(f"/api/v1/statuses/{sid}/favourite").status_code == 200
+    return client.post(f"/api/v1/statuses/{sids[2]}/favourite")
+
+
+def test_a_write_limits_429_says_which_budget_and_when_it_allows_again(settings):
+    """A like past `RATE_LIMIT_LIKE` is a 429 that describes that budget, as the
+    API budget's does: a client that paces (Mastodon.py's "wait" and "pace") reads
+    when to try again from X-RateLimit-Reset, and without it waited for the API
+    budget's reset instead, up to 5 minutes (found by exploratory testing)."""
+    settings.RATE_LIMIT_LIKE = "2/1m,1000/1d"
     before = time.time()
-    refused = client.post(f"/api/v1/statuses/{sids[2]}/favourite")
+    refused = _third_like()
     assert refused.status_code == 429
     assert refused.json() == {"error": "Too many requests"}
     wait = int(refused["Retry-After"])
@@ -146,15 +151,7 @@ def test_a_write_limits_429_says_which_budget_and_when_it_allows_again(settings)
 
 def test_a_write_limits_429_names_the_daily_rate_when_that_one_refused(settings):
     settings.RATE_LIMIT_LIKE = "10/1m,2/1d"
-    alice = make_user("alice")
-    client = api_client(token_for(alice))
-    sids = [
-        client.post("/api/v1/statuses", {"status": f"s{i}"}).json()["id"]
-        for i in range(3)
-    ]
-    for sid in sids[:2]:
-        assert client.post(f"/api/v1/statuses/{sid}/favourite").status_code == 200
-    refused = client.post(f"/api/v1/statuses/{sids[2]}/favourite")
+    refused = _third_like()
     assert refused.status_code == 429
     assert refused["X-RateLimit-Limit"] == "2"
     assert int(refused["Retry-After"]) > 60  # half a day's interval, not a minute's
