@@ -22,7 +22,11 @@ from api.views import (
     timelines,
 )
 
-_PARAMETERS = {"id": "[0-9]{1,19}", "tag": "[^/]{1,100}"}
+_PARAMETERS = {
+    "id": "[0-9]{1,19}",
+    "tag": "[^/]{1,100}",
+    "group_key": "[a-z_]{1,30}-[0-9]{1,20}",
+}
 
 
 def route(pattern: str, view, name: str):
@@ -82,6 +86,21 @@ urlpatterns = [
         "api/v2/notifications/unread_count",
         notifications.unread_count,
         "notifications_unread_count",
+    ),
+    route(
+        "api/v2/notifications/<group_key>",
+        notifications.group,
+        "notification_group",
+    ),
+    route(
+        "api/v2/notifications/<group_key>/accounts",
+        notifications.group_accounts,
+        "notification_group_accounts",
+    ),
+    route(
+        "api/v2/notifications/<group_key>/dismiss",
+        notifications.group_dismiss,
+        "notification_group_dismiss",
     ),
     route("api/v1/notifications/clear", notifications.clear, "notifications_clear"),
     route("api/v1/notifications/<id>", notifications.detail, "notification"),

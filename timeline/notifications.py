@@ -439,6 +439,21 @@ def notification_dismiss(
     return bool(changed)
 
 
+def notification_group_dismiss(*, user: User, kind: str, name: str) -> bool:
+    """Take a whole group out of the user's notifications (the client API's group
+    dismiss): `kind` and `name` as its key names it (`like` and a status id,
+    `follow` and a day). One script in the user's slot; True when it was there."""
+    group = f"{kind}:{name}"
+    (dropped,) = pipeline_run(
+        lambda pipe: _FORGET_GROUPS.queue(
+            pipe,
+            keys=[*_recipient_keys(user.id), account_keys.user(user.id)],
+            args=[group],
+        )
+    )
+    return bool(dropped)
+
+
 def notifications_clear(*, user: User) -> None:
     """Delete all of the user's notifications, with the read mark (nothing is left
     to be read; whatever comes next is unread): one DEL in the user's slot."""

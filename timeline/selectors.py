@@ -3145,6 +3145,20 @@ def _window_rows(replies: list) -> tuple[int, int, list[Notification]]:
     return int(float(mark)), len(rows) // 3, groups
 
 
+def notification_place_queue(
+    reads: PageReads, *, kind: str, name: str
+) -> Deferred[int | None] | None:
+    """Queue the read of the place of the claimed viewer's group `kind:name` (None:
+    no such group); None for a visitor. Trust it once the viewer is proven."""
+    vid = reads.claimed_uid
+    if vid is None:
+        return None
+    return reads.queue(
+        lambda pipe: pipe.zscore(keys.notifications(vid), f"{kind}:{name}"),
+        lambda replies: int(replies[0]) if replies[0] is not None else None,
+    )
+
+
 def notifications_window(
     *,
     reads: PageReads,

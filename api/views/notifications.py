@@ -41,6 +41,7 @@ from timeline import notifications as store
 from timeline.domain import NotificationItem, NotificationsWindow
 from timeline.selectors import (
     accounts_queue,
+    notification_place_queue,
     notifications_unread_queue,
     notifications_window,
 )
@@ -389,6 +390,75 @@ def notifications_grouped(request) -> Reply:
     )
 
 
+# A group key's type as the store's kind (`_group_key` writes them).
+KIND_OF = {"favourite": "like", "reblog": "repost", "follow": "follow"}
+KIND_OF["follow_request"] = "follow_request"  # grouped when `grouped_types[]` asks
+
+
+def _one_group(request, group_key: str) -> list[Event]:
+    """The events of the viewer's group `group_key` as the list shows it: a stored
+    group (`favourite-<sid>`, `follow-<day>`...) or one event (`ungrouped-<id>`);
+    404 when it is not the viewer's, or not shown."""
+    type_, _, name = group_key.rpartition("-")
+    if type_ == "ungrouped":
+        return [_event(request, int(name))]
+    kind = KIND_OF.get(type_)
+    if kind is None:
+        raise not_found()
+    place_d = notification_place_queue(request.reads, kind=kind, name=name)
+    place = place_d.value if place_d is not None else None
+    if place is None or request.reads.proven_uid() is None:
+        raise not_found()
+    found = _window(request, high=place, low=place, size=1, kinds=[kind])
+    by_id = {e.actor.id: e for e in _events(found)}
+    items = [item for item in found.items if item.place == place]
+    if not items:
+        raise not_found()
+    return [by_id[a.id] for a in items[0].actors if a.id in by_id]
+
+
+def notification_group(request, group_key: str) -> dict:
+    """One group, as the grouped list answers it (`notifications_grouped`)."""
+    events = _one_group(request, group_key)
+    reads, urls = request.reads, entities.Urls.of(request)
+    actors = accounts_queue(reads, {e.actor.id for e in events})
+    item = events[0].item
+    status = None
+    if item.status is not None:
+        related = entities.related_get(reads, [item.status])
+        status = entities.status(item.status, related, urls)
+        if status is None:
+            raise not_found()
+    shown = [e for e in events if e.actor.id in actors.value]
+    if not shown:
+        raise not_found()
+    together = not group_key.startswith("ungrouped-")
+    return {
+        "accounts": [entities.account(actors.value[e.actor.id], urls) for e in shown],
+        "statuses": [status] if status is not None else [],
+        "notification_groups": [_group_entity(shown, status, together)],
+    }
+
+
+def notification_group_accounts(request, group_key: str) -> list:
+    """Who is in the group, newest first (the six it remembers; its older ones
+    are counted, not kept)."""
+    return notification_group(request, group_key)["accounts"]
+
+
+def notification_group_dismiss(request, group_key: str) -> dict:
+    """Take the whole group out (one event, for an `ungrouped-<id>` key)."""
+    type_, _, name = group_key.rpartition("-")
+    if type_ == "ungrouped":
+        return notification_dismiss(request, name)
+    kind = KIND_OF.get(type_)
+    if kind is None or not store.notification_group_dismiss(
+        user=request.user, kind=kind, name=name
+    ):
+        raise not_found()
+    return {}
+
+
 def notifications_unread_count(request) -> dict:
     """How many groups arrived since the viewer last read them on the site (the
     page's read mark, as its badge counts; no client marker is kept)."""
@@ -401,6 +471,13 @@ def notifications_unread_count(request) -> dict:
 index = endpoint(GET=Op(notifications_list, scope="read:notifications"))
 grouped_index = endpoint(GET=Op(notifications_grouped, scope="read:notifications"))
 unread_count = endpoint(GET=Op(notifications_unread_count, scope="read:notifications"))
+group = endpoint(GET=Op(notification_group, scope="read:notifications"))
+group_accounts = endpoint(
+    GET=Op(notification_group_accounts, scope="read:notifications")
+)
+group_dismiss = endpoint(
+    POST=Op(notification_group_dismiss, scope="write:notifications")
+)
 detail = endpoint(GET=Op(notification_show, scope="read:notifications"))
 dismiss = endpoint(POST=Op(notification_dismiss, scope="write:notifications"))
 clear = endpoint(POST=Op(notifications_clear, scope="write:notifications"))

@@ -228,3 +228,44 @@ def test_account_id_keeps_that_account_s_events_only():
     assert group["sample_account_ids"] == [str(bob.id)]
     assert group["notifications_count"] == 1
     assert [a["id"] for a in body["accounts"]] == [str(bob.id)]
+
+
+def test_one_group_is_read_its_accounts_listed_and_dismissed_whole():
+    """A group by its key (`/api/v2/notifications/:group_key`), its accounts, and
+    its dismissal, which takes the whole group out, on the page too (Mastodon.py's
+    grouped_notification, grouped_notification_accounts and
+    dismiss_grouped_notification; they were 404s)."""
+    alice, bob, carol, dave = (make_user(n) for n in ("alice", "bob", "carol", "dave"))
+    status = services.status_create(author=alice, text="liked")
+    social.status_like(user=bob, sid=status.id)
+    social.status_like(user=carol, sid=status.id)
+    mention = services.status_create(author=dave, text="hi @alice")
+    run_jobs()
+    client = api_client(token_for(alice))
+    body, _ = grouped(client)
+    keys = [g["group_key"] for g in body["notification_groups"]]
+    liked = f"favourite-{status.id}"
+    (single,) = [k for k in keys if k.startswith("ungrouped-")]
+    one = client.get(f"/api/v2/notifications/{liked}")
+    assert one.status_code == 200
+    (group,) = one.json()["notification_groups"]
+    assert (group["group_key"], group["notifications_count"]) == (liked, 2)
+    assert {a["id"] for a in one.json()["accounts"]} == {str(bob.id), str(carol.id)}
+    accounts = client.get(f"/api/v2/notifications/{liked}/accounts")
+    assert [a["id"] for a in accounts.json()] == [str(carol.id), str(bob.id)]
+    mentioned = client.get(f"/api/v2/notifications/{single}").json()
+    assert mentioned["notification_groups"][0]["status_id"] == str(mention.id)
+    assert client.post(f"/api/v2/notifications/{liked}/dismiss").json() == {}
+    assert client.get(f"/api/v2/notifications/{liked}").status_code == 404
+    after, _ = grouped(client)
+    assert [g["group_key"] for g in after["notification_groups"]] == [single]
+    assert client.post(f"/api/v2/notifications/{single}/dismiss").status_code == 200
+    assert grouped(client)[0]["notification_groups"] == []
+    for bad in ("favourite-1", "nonsense-1", "ungrouped-5"):
+        assert client.get(f"/api/v2/notifications/{bad}").status_code == 404
+    # Someone else's group is not yours to read or dismiss.
+    other = api_client(token_for(bob))
+    social.status_like(user=alice, sid=services.status_create(author=bob, text="b").id)
+    run_jobs()
+    theirs = grouped(other)[0]["notification_groups"][0]["group_key"]
+    assert client.get(f"/api/v2/notifications/{theirs}").status_code == 404

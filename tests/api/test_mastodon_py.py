@@ -134,6 +134,15 @@ def test_mastodon_py_drives_the_site(site):
     assert str(types["favourite"].status_id) == str(first.id)
     assert str(bob_id) in {str(a.id) for a in grouped.accounts}
     assert app.unread_grouped_notifications_count() == len(grouped.notification_groups)
+    liked = types["favourite"].group_key
+    one = app.grouped_notification(liked)
+    assert [g.group_key for g in one.notification_groups] == [liked]
+    assert [str(a.id) for a in app.grouped_notification_accounts(liked)] == [
+        str(bob_id)
+    ]
+    app.dismiss_grouped_notification(liked)
+    left = {g.group_key for g in app.grouped_notifications().notification_groups}
+    assert liked not in left and left
     seen = app.status(first.id)
     assert seen.favourites_count == 1 and seen.reblogs_count == 1
 
