@@ -153,6 +153,33 @@ def _pieces(
         yield "text", text[at:]
 
 
+# A full handle, `@name@host`: the name as a mention's, then a host (a name, an
+# IPv4 or bracketed IPv6 address, a port), which `local_handles` compares.
+_HANDLE = re.compile(
+    rf"@(?<![\w@#]@)(?P<name>[A-Za-z0-9_]{{3,{USERNAME_MAX_LENGTH}}})"
+    r"@(?P<host>[A-Za-z0-9.\-]+(?::[0-9]+)?|\[[0-9A-Fa-f:.]+\](?::[0-9]+)?)"
+)
+
+
+def local_handles(text: str, host: str) -> str:
+    """The text with each full handle of this site (`@alice@host`, the handle
+    clients show and people copy; `host` as the request names it, with or without
+    its port or the scheme's default one) written as the mention it is, `@alice`.
+    Another host's handle stays as written: text, as it always was."""
+    ours = {host.lower(), host.lower().rsplit(":", 1)[0]}
+    ours |= {f"{h}:80" for h in tuple(ours)} | {f"{h}:443" for h in tuple(ours)}
+
+    def local(match: re.Match) -> str:
+        named, trail = match["host"], ""
+        while named and named[-1] in ".:-":  # a sentence's punctuation after it
+            named, trail = named[:-1], named[-1] + trail
+        if named.lower() in ours:
+            return f"@{match['name']}{trail}"
+        return match[0]
+
+    return _HANDLE.sub(local, text)
+
+
 def mentioned_names(text: str) -> list[str]:
     """The distinct names `@mentioned` in the text, lowercase, first MENTIONS_MAX."""
     names: dict[str, None] = {}

@@ -72,7 +72,9 @@ def post_status(request):
         try:
             services.status_create(
                 author=request.user,
-                text=form.cleaned_data["text"],
+                text=richtext.local_handles(
+                    form.cleaned_data["text"], request.get_host()
+                ),
                 limit=limits.post(request.user.id),
                 unlisted=form.cleaned_data["unlisted"],
             )
@@ -162,7 +164,9 @@ def status_reply(request, sid: int):
             reply = social.status_reply(
                 author=request.user,
                 sid=sid,
-                text=form.cleaned_data["text"],
+                text=richtext.local_handles(
+                    form.cleaned_data["text"], request.get_host()
+                ),
                 limit=limits.post(request.user.id),
                 unlisted=form.cleaned_data["unlisted"],
             )

@@ -21,7 +21,7 @@ from api.http import (
     unprocessable,
 )
 from api.pagination import Window, link_header
-from timeline import ids, selectors, services, social
+from timeline import ids, richtext, selectors, services, social
 from timeline.domain import (
     Busy,
     InvalidStatus,
@@ -127,7 +127,7 @@ def _text_error(text: str, error: InvalidStatus) -> ApiError:
 
 
 def _post(request, values, user, reserved_id: int | None = None) -> Status:
-    text = param(values, "status") or ""
+    text = richtext.local_handles(param(values, "status") or "", request.get_host())
     reply_to = param(values, "in_reply_to_id")
     unlisted = param(values, "visibility") == "unlisted"
     limit = limits.post(user.id)

@@ -34,3 +34,26 @@ def test_a_mentions_url_is_the_href_of_its_link_in_content():
     # The address opens her profile (any case finds it, with no redirect).
     path = mention["url"].removeprefix("http://testserver")
     assert api_client().get(path).status_code == 200
+
+
+def test_a_full_handle_of_this_site_mentions_its_user():
+    """`@alice@thishost` (the handle clients show and people copy) mentions alice,
+    from a client and from the site's compose box, as `@alice`; another host's
+    handle is text (found by exploratory testing: it mentioned nobody)."""
+    from tests.helpers import logged_in_client, page, run_jobs
+
+    alice = make_user("alice")
+    bob = make_user("bob")
+    client = api_client(token_for(bob))
+    status = client.post(
+        "/api/v1/statuses",
+        {"status": "hi @alice@testserver, and @alice@elsewhere.example."},
+    ).json()
+    assert [m["id"] for m in status["mentions"]] == [str(alice.id)]
+    text = re.sub(r"<[^>]+>", "", status["content"])
+    assert text == "hi @alice, and @alice@elsewhere.example."
+    web = logged_in_client("bob")
+    assert web.post("/post/", {"text": "yo @Alice@TestServer:80 !"}).status_code == 302
+    run_jobs()
+    html = page(logged_in_client("alice"), "/notifications/")
+    assert html.count("mentioned you") == 2, html[html.find("<main"):][:2000]
