@@ -242,13 +242,26 @@ return notify(k, ARGV, 4)
 # changed something.
 _UNNOTIFY = LuaScript(NOTIFY + _KEYS_TABLE + "return unnotify(k, ARGV, 1)")
 
-# KEYS: as `_NOTIFY`. ARGV: the groups about one status. They go (a deleted status).
+# KEYS: as `_NOTIFY`, then the read mark. ARGV: groups (a deleted status's, or one
+# a client dismisses). They go; then a read mark above the new top comes down to
+# it (nothing left: it goes), so whatever arrives later is placed above the mark,
+# unread, as always: it stayed at a dropped top group's place, under which a later
+# event with an older time was placed, read.
 _FORGET_GROUPS = LuaScript(
     NOTIFY
     + _KEYS_TABLE
     + """
 local n = 0
 for i = 1, #ARGV do n = n + group_drop(k, ARGV[i]) end
+if n > 0 then
+  local mark = tonumber(redis.call('GET', KEYS[9]) or '0')
+  local top = redis.call('ZREVRANGE', k.z, 0, 0, 'WITHSCORES')
+  if not top[2] then
+    redis.call('DEL', KEYS[9])
+  elseif mark > tonumber(top[2]) then
+    redis.call('SET', KEYS[9], top[2])
+  end
+end
 return n
 """
 )
@@ -387,7 +400,11 @@ def notifications_forget_status_queue(pipe, *, recipient: int, sid: int) -> None
     was deleted). Idempotent; its reply is how many groups went."""
     _FORGET_GROUPS.queue(
         pipe,
-        keys=[*_recipient_keys(recipient), account_keys.user(recipient)],
+        keys=[
+            *_recipient_keys(recipient),
+            account_keys.user(recipient),
+            keys.notifications_read(recipient),
+        ],
         args=[_group(kind, sid, 0, 0) for kind in STATUS_KINDS],
     )
 
@@ -447,7 +464,11 @@ def notification_group_dismiss(*, user: User, kind: str, name: str) -> bool:
     (dropped,) = pipeline_run(
         lambda pipe: _FORGET_GROUPS.queue(
             pipe,
-            keys=[*_recipient_keys(user.id), account_keys.user(user.id)],
+            keys=[
+                *_recipient_keys(user.id),
+                account_keys.user(user.id),
+                keys.notifications_read(user.id),
+            ],
             args=[group],
         )
     )

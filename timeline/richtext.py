@@ -155,9 +155,12 @@ def _pieces(
 
 # A full handle, `@name@host`: the name as a mention's, then a host (a name, an
 # IPv4 or bracketed IPv6 address, a port), which `local_handles` compares.
+# The host is taken whole (an atomic group: no backing out of `:80abc`), and
+# nothing that makes a longer word may follow it, as after a mention.
 _HANDLE = re.compile(
     rf"@(?<![\w@#]@)(?P<name>[A-Za-z0-9_]{{3,{USERNAME_MAX_LENGTH}}})"
-    r"@(?P<host>[A-Za-z0-9.\-]+(?::[0-9]+)?|\[[0-9A-Fa-f:.]+\](?::[0-9]+)?)"
+    r"@(?P<host>(?>[A-Za-z0-9.\-]+(?::[0-9]+)?|\[[0-9A-Fa-f:.]+\](?::[0-9]+)?))"
+    r"(?![\w@])"
 )
 
 
@@ -177,7 +180,17 @@ def local_handles(text: str, host: str) -> str:
             return f"@{match['name']}{trail}"
         return match[0]
 
-    return _HANDLE.sub(local, text)
+    # In text only: a handle inside a link is part of its address (another
+    # server's page of a user of ours, `https://elsewhere/@alice@thishost`).
+    return "".join(
+        _HANDLE.sub(local, raw) if kind == "text" else _raw_of(kind, raw)
+        for kind, raw in _pieces(text)
+    )
+
+
+def _raw_of(kind: str, raw: str) -> str:
+    """A piece of `_pieces` as it was written: mentions and tags with their sign."""
+    return {"mention": "@", "tag": "#"}.get(kind, "") + raw
 
 
 def mentioned_names(text: str) -> list[str]:

@@ -442,20 +442,31 @@ def notification_group(request, group_key: str) -> dict:
 
 def notification_group_accounts(request, group_key: str) -> list:
     """Who is in the group, newest first (the six it remembers; its older ones
-    are counted, not kept)."""
-    return notification_group(request, group_key)["accounts"]
+    are counted, not kept); `[]` for a group that is not there or not shown, as
+    Mastodon answers."""
+    try:
+        return notification_group(request, group_key)["accounts"]
+    except ApiError as error:
+        if error.status != 404:
+            raise
+        return []
 
 
 def notification_group_dismiss(request, group_key: str) -> dict:
-    """Take the whole group out (one event, for an `ungrouped-<id>` key)."""
+    """Take the whole group out (one event, for an `ungrouped-<id>` key); `{}`
+    whether or not it was there, as Mastodon answers: a retry is no error, and
+    the answer tells nothing of a group hidden from the viewer."""
     type_, _, name = group_key.rpartition("-")
     if type_ == "ungrouped":
-        return notification_dismiss(request, name)
+        try:
+            notification_dismiss(request, name)
+        except ApiError as error:
+            if error.status != 404:
+                raise
+        return {}
     kind = KIND_OF.get(type_)
-    if kind is None or not store.notification_group_dismiss(
-        user=request.user, kind=kind, name=name
-    ):
-        raise not_found()
+    if kind is not None:
+        store.notification_group_dismiss(user=request.user, kind=kind, name=name)
     return {}
 
 

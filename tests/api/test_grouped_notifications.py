@@ -269,3 +269,40 @@ def test_one_group_is_read_its_accounts_listed_and_dismissed_whole():
     run_jobs()
     theirs = grouped(other)[0]["notification_groups"][0]["group_key"]
     assert client.get(f"/api/v2/notifications/{theirs}").status_code == 404
+
+
+def test_a_dismissal_answers_as_mastodon_and_keeps_later_events_unread():
+    """Dismiss answers `{}` however often it is asked, and tells nothing of a
+    group hidden from the viewer (a 404 there said a muted account had liked);
+    once the top group goes, an event told later is unread, whatever its time
+    (review: the read mark stayed at the dismissed group's place)."""
+    alice, bob, carol, mal = (make_user(n) for n in ("alice", "bob", "carol", "mal"))
+    s = services.status_create(author=alice, text="x")
+    notifications.notify(
+        recipient=alice.id, kind="like", actor=bob.id, sid=s.id, at_ms=T0
+    )
+    notifications.notify(
+        recipient=alice.id, kind="follow", actor=carol.id, at_ms=T0 + 10
+    )
+    client = api_client(token_for(alice))
+    body, _ = grouped(client)
+    follow_key = body["notification_groups"][0]["group_key"]
+    notifications.notifications_mark_read(user=alice, up_to=T0 + 10)
+    for _ in range(2):
+        answer = client.post(f"/api/v2/notifications/{follow_key}/dismiss")
+        assert (answer.status_code, answer.json()) == (200, {})
+    notifications.notify(
+        recipient=alice.id, kind="repost", actor=bob.id, sid=s.id, at_ms=T0 + 5
+    )
+    assert client.get("/api/v2/notifications/unread_count").json() == {"count": 1}
+    # A muted liker's group: dismissing it says no more than reading it does.
+    t = services.status_create(author=alice, text="y")
+    notifications.notify(
+        recipient=alice.id, kind="like", actor=mal.id, sid=t.id, at_ms=T0 + 20
+    )
+    blocks.mute_create(user=alice, muted_id=mal.id)
+    hidden = f"favourite-{t.id}"
+    assert client.get(f"/api/v2/notifications/{hidden}").status_code == 404
+    assert client.post(f"/api/v2/notifications/{hidden}/dismiss").status_code == 200
+    assert client.post("/api/v2/notifications/favourite-1/dismiss").status_code == 200
+    assert client.get(f"/api/v2/notifications/{hidden}/accounts").json() == []

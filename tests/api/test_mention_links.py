@@ -56,4 +56,23 @@ def test_a_full_handle_of_this_site_mentions_its_user():
     assert web.post("/post/", {"text": "yo @Alice@TestServer:80 !"}).status_code == 302
     run_jobs()
     html = page(logged_in_client("alice"), "/notifications/")
-    assert html.count("mentioned you") == 2, html[html.find("<main"):][:2000]
+    assert html.count("mentioned you") == 2, html[html.find("<main") :][:2000]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "see https://mastodon.social/@alice@testserver for her",
+        "see www.example.com/@alice@testserver",
+        "@alice@testserver_x is someone else",
+        "@alice@testserver:80abc",
+        "@bob@testserver@carol",
+    ],
+)
+def test_a_handle_is_rewritten_only_where_it_stands_alone(text):
+    """Not inside a link (which would lead elsewhere), nor glued to what follows
+    its host (which would name someone else): the text is kept as typed (review)."""
+    from timeline.richtext import local_handles
+
+    assert local_handles(text, "testserver") == text
+    assert local_handles("hi @alice@testserver: yes", "testserver") == "hi @alice: yes"

@@ -113,3 +113,15 @@ def test_posting_any_text_is_a_redirect_or_a_400_that_keeps_it(poster, settings,
         page = response.content.decode()
         shown = re.search(r'<textarea name="text".*?>\n(.*?)</textarea>', page, re.S)
         assert html.unescape(shown.group(1)) == text
+
+
+@property_test(max_examples=100)
+@given(st.one_of(any_text, linked_text))
+def test_local_handles_change_nothing_but_this_sites_handles(text):
+    """The rewrite of `@name@thishost` keeps every other character as typed: a
+    text without this site's handle comes back whole."""
+    from timeline.richtext import local_handles
+
+    assert local_handles(text, "site.invalid") == text
+    written = local_handles(text + " @alice@site.invalid.", "site.invalid")
+    assert written == text + " @alice."
