@@ -103,6 +103,11 @@ urlpatterns = [
         "notification_group_dismiss",
     ),
     route("api/v1/notifications/clear", notifications.clear, "notifications_clear"),
+    route(
+        "api/v1/notifications/unread_count",
+        notifications.unread_count_v1,
+        "notifications_unread_count_v1",
+    ),
     route("api/v1/notifications/<id>", notifications.detail, "notification"),
     route(
         "api/v1/notifications/<id>/dismiss",

@@ -41,6 +41,7 @@ from timeline import notifications as store
 from timeline.domain import NotificationItem, NotificationsWindow
 from timeline.selectors import (
     accounts_queue,
+    notification_events_unread_queue,
     notification_place_queue,
     notifications_unread_queue,
     notifications_window,
@@ -470,6 +471,17 @@ def notification_group_dismiss(request, group_key: str) -> dict:
     return {}
 
 
+def notifications_unread_count_v1(request) -> dict:
+    """How many events arrived since the viewer last read them on the site (the
+    events of the groups above the page's read mark), at most `limit` (100, at
+    most 1000), as Mastodon 4.3's v1 count; no client marker is kept."""
+    most = Window.of(request, default=100, maximum=1000).limit
+    unread = notification_events_unread_queue(request.reads, most)
+    if unread is None or request.reads.proven_uid() is None:
+        raise ApiError(401, "The access token is invalid")
+    return {"count": unread.value}
+
+
 def notifications_unread_count(request) -> dict:
     """How many groups arrived since the viewer last read them on the site (the
     page's read mark, as its badge counts; no client marker is kept)."""
@@ -482,6 +494,9 @@ def notifications_unread_count(request) -> dict:
 index = endpoint(GET=Op(notifications_list, scope="read:notifications"))
 grouped_index = endpoint(GET=Op(notifications_grouped, scope="read:notifications"))
 unread_count = endpoint(GET=Op(notifications_unread_count, scope="read:notifications"))
+unread_count_v1 = endpoint(
+    GET=Op(notifications_unread_count_v1, scope="read:notifications")
+)
 group = endpoint(GET=Op(notification_group, scope="read:notifications"))
 group_accounts = endpoint(
     GET=Op(notification_group_accounts, scope="read:notifications")

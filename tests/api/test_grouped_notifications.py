@@ -306,3 +306,25 @@ def test_a_dismissal_answers_as_mastodon_and_keeps_later_events_unread():
     assert client.post(f"/api/v2/notifications/{hidden}/dismiss").status_code == 200
     assert client.post("/api/v2/notifications/favourite-1/dismiss").status_code == 200
     assert client.get(f"/api/v2/notifications/{hidden}/accounts").json() == []
+
+
+def test_v1_unread_count_counts_the_unread_events():
+    """`/api/v1/notifications/unread_count` (Mastodon 4.3, Mastodon.py's
+    notifications_unread_count; it was a 404): the events of the groups above
+    the read mark, each group's older actors too, at most `limit` (100, at most
+    1000)."""
+    alice = make_user("alice")
+    status = services.status_create(author=alice, text="x")
+    for i in range(9):
+        liker = make_user(f"liker{i}")
+        notifications.notify(
+            recipient=alice.id, kind="like", actor=liker.id, sid=status.id, at_ms=T0 + i
+        )
+    client = api_client(token_for(alice))
+    assert client.get("/api/v1/notifications/unread_count").json() == {"count": 9}
+    assert client.get("/api/v1/notifications/unread_count?limit=4").json() == {
+        "count": 4
+    }
+    notifications.notifications_mark_read(user=alice, up_to=T0 + 100)
+    assert client.get("/api/v1/notifications/unread_count").json() == {"count": 0}
+    assert api_client().get("/api/v1/notifications/unread_count").status_code == 401

@@ -126,6 +126,7 @@ def test_mastodon_py_drives_the_site(site):
     _run_jobs()
     notified = {n.type for n in app.notifications()}
     assert {"favourite", "reblog", "mention", "follow"} <= notified
+    assert app.notifications_unread_count().count == len(app.notifications())
     # Grouped, as a 4.3 client reads them: the library parses the site's groups.
     grouped = app.grouped_notifications()
     types = {g.type: g for g in grouped.notification_groups}
