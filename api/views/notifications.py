@@ -31,6 +31,7 @@ statuses, private authors' mentions) are the page's own
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 
 from accounts.domain import User
@@ -87,18 +88,22 @@ class Event:
     actor: User
 
 
+def _item_events(item: NotificationItem) -> list[Event]:
+    """The events of one group, in its order (newest actor first); none for a
+    kind Mastodon has no type for."""
+    if item.kind not in TYPE_OF:
+        return []
+    out: dict[int, Event] = {}
+    for actor in item.actors:
+        event_id = item.place * ID_SPAN + actor.id % ID_SPAN
+        # Two actors alike past ID_SPAN: one shown.
+        out.setdefault(event_id, Event(id=event_id, item=item, actor=actor))
+    return list(out.values())
+
+
 def _events(window: NotificationsWindow) -> list[Event]:
-    """The events of the window's groups, newest first."""
-    out = []
-    for item in window.items:
-        if item.kind not in TYPE_OF:
-            continue
-        seen: set[int] = set()
-        for actor in item.actors:
-            event_id = item.place * ID_SPAN + actor.id % ID_SPAN
-            if event_id not in seen:  # two actors alike past ID_SPAN: one shown
-                seen.add(event_id)
-                out.append(Event(id=event_id, item=item, actor=actor))
+    """The events of the window's groups, newest first (by id)."""
+    out = [event for item in window.items for event in _item_events(item)]
     out.sort(key=lambda e: e.id, reverse=True)
     return out
 
@@ -261,23 +266,20 @@ def _grouped_types(values) -> set[str]:
     return set(asked) if asked else set(GROUPED_BY_DEFAULT)
 
 
+def _together(item: NotificationItem, grouped: set[str]) -> bool:
+    """Whether a stored group is one entry (a groupable kind of a type
+    `grouped_types[]` groups), rather than one entry an event."""
+    return item.kind in GROUPED and TYPE_OF[item.kind] in grouped
+
+
 def _groups(window: NotificationsWindow, grouped: set[str]) -> list[list[Event]]:
     """The window's groups as entries of the answer, newest first: the events of a
     group of a grouped type together, any other's each alone; each stored group's
     entries next to one another."""
     out: list[list[Event]] = []
     for item in sorted(window.items, key=lambda i: i.place, reverse=True):
-        # In the group's order, newest actor first (`_events` orders by id).
-        by_id = {
-            e.actor.id: e
-            for e in _events(
-                NotificationsWindow(items=[item], read=1, last_place=item.place)
-            )
-        }
-        events = [by_id[a.id] for a in item.actors if a.id in by_id]
-        if not events:
-            continue
-        if TYPE_OF[item.kind] in grouped and item.kind in GROUPED:
+        events = _item_events(item)
+        if events and _together(item, grouped):
             out.append(events)
         else:
             out += [[event] for event in events]
@@ -339,13 +341,14 @@ def notifications_grouped(request) -> Reply:
     more = found.read == window.limit + 1
     # Whole stored groups, up to `limit` entries (one group at least), from the
     # newest, or (`min_id`) from the oldest read.
-    places = list(dict.fromkeys(e[0].item.place for e in entries))
+    sizes = Counter(e[0].item.place for e in entries)  # in the entries' order
+    places = list(sizes)
     if window.from_oldest:
         places.reverse()
     kept: set[int] = set()
     count = 0
     for place in places:
-        n = sum(1 for e in entries if e[0].item.place == place)
+        n = sizes[place]
         if kept and count + n > window.limit:
             more = True
             break
@@ -368,8 +371,7 @@ def notifications_grouped(request) -> Reply:
             accounts.setdefault(
                 event.actor.id, entities.account(actors.value[event.actor.id], urls)
             )
-        item = group[0].item
-        together = TYPE_OF[item.kind] in grouped and item.kind in GROUPED
+        together = _together(group[0].item, grouped)
         groups.append(_group_entity(events, entity, together, counted=actor is None))
     newer = max((e.id for g in page for e in g), default=None)
     older = min((e.id for g in page for e in g), default=None) if more else None
@@ -392,8 +394,7 @@ def notifications_grouped(request) -> Reply:
 
 
 # A group key's type as the store's kind (`_group_key` writes them).
-KIND_OF = {"favourite": "like", "reblog": "repost", "follow": "follow"}
-KIND_OF["follow_request"] = "follow_request"  # grouped when `grouped_types[]` asks
+KIND_OF = {TYPE_OF[kind]: kind for kind in GROUPED}
 
 
 def _one_group(request, group_key: str) -> list[Event]:
@@ -411,11 +412,11 @@ def _one_group(request, group_key: str) -> list[Event]:
     if place is None or request.reads.proven_uid() is None:
         raise not_found()
     found = _window(request, high=place, low=place, size=1, kinds=[kind])
-    by_id = {e.actor.id: e for e in _events(found)}
     items = [item for item in found.items if item.place == place]
-    if not items:
+    events = _item_events(items[0]) if items else []
+    if not events:
         raise not_found()
-    return [by_id[a.id] for a in items[0].actors if a.id in by_id]
+    return events
 
 
 def notification_group(request, group_key: str) -> dict:

@@ -123,9 +123,12 @@ def _resolved(request, kind: str, value: str, kinds: tuple[str, ...]) -> dict:
         found["statuses"] = entities_of(request, [status]) if status else []
     else:
         tag = richtext.tag_wanted(value)
-        if tag and tag_exists_queue(reads, tag).value:
-            counts = {trend.tag: trend.count for trend in trends_queue(reads).value}
-            found["hashtags"] = [_tag(tag, counts, urls)]
+        if tag:
+            # Both reads in one round trip, as `tag_show`'s.
+            exists, trending = tag_exists_queue(reads, tag), trends_queue(reads)
+            if exists.value:
+                counts = {trend.tag: trend.count for trend in trending.value}
+                found["hashtags"] = [_tag(tag, counts, urls)]
     return found
 
 
