@@ -3,7 +3,7 @@
 Plain functions that return dicts for orjson: ids as strings, times in ISO 8601,
 every URL absolute, text as HTML (`timeline.richtext`, escaped). The shapes follow
 Mastodon 4.3's documentation; what the site has no notion of (media, polls, custom
-emoji, edits, bookmarks, pins) is there, empty or false, so clients parse them; a
+emoji, edits, pins) is there, empty or false, so clients parse them; a
 URL field the site has nothing for (an Account's `header`) names a placeholder image
 rather than "", which strict clients cannot decode as a URL.
 
@@ -29,8 +29,9 @@ from accounts.selectors import PageReads, users_queue
 from api.http import iso
 from config.reverse import url_maker
 from timeline import ids, richtext
+from timeline.bookmarks import status_member
 from timeline.domain import AccountStats, Relationship, Status
-from timeline.selectors import accounts_queue, statuses_by_id_queue
+from timeline.selectors import accounts_queue, bookmarked_queue, statuses_by_id_queue
 
 
 @dataclass(frozen=True, slots=True)
@@ -241,9 +242,8 @@ def _fixed(status: Status, urls: Urls) -> dict:
     }
 
 
-def _base_status(
-    status: Status, author: dict, usernames: dict[int, str], urls: Urls
-) -> dict:
+def _base_status(status: Status, author: dict, related: Related, urls: Urls) -> dict:
+    usernames = related.usernames
     entity = _fixed(status, urls).copy()
     entity["account"] = author
     entity["mentions"] = _mentions(status, usernames, urls)
@@ -255,6 +255,11 @@ def _base_status(
     entity["replies_count"] = status.replies or 0
     entity["favourited"] = bool(status.liked)
     entity["reblogged"] = bool(status.reposted)
+    entity["bookmarked"] = (
+        status.bookmarked
+        if status.bookmarked is not None
+        else status_member(status) in related.bookmarks
+    )
     return entity
 
 
@@ -269,6 +274,9 @@ class Related:
     accounts: dict[int, AccountStats]
     originals: dict[int, Status]
     usernames: dict[int, str] = field(default_factory=dict)
+    # The viewer's bookmarks among statuses whose read did not say
+    # (`selectors.bookmarked_queue`), as members.
+    bookmarks: frozenset[str] = frozenset()
 
 
 def _mentioned(statuses: Iterable[Status]) -> set[int]:
@@ -317,6 +325,17 @@ def related_get(
     found_accounts = accounts_queue(reads, missing_authors) if missing_authors else None
     found_originals = statuses_by_id_queue(reads, missing) if missing else None
     found_users = users_queue(reads, uids=named) if named else None
+    unsaid = [
+        status
+        for status in statuses
+        if (
+            status.bookmarked is None
+            if status.repost_of is None
+            else getattr(known_originals.get(status.repost_of), "bookmarked", None)
+            is None
+        )
+    ]
+    marked = bookmarked_queue(reads, unsaid) if unsaid else None
     if found_accounts is not None:
         known_accounts.update(found_accounts.value)
     users: dict[int, User] = found_users.value if found_users is not None else {}
@@ -332,7 +351,10 @@ def related_get(
     )
     usernames.update((uid, user.username) for uid, user in users.items())
     return Related(
-        accounts=known_accounts, originals=known_originals, usernames=usernames
+        accounts=known_accounts,
+        originals=known_originals,
+        usernames=usernames,
+        bookmarks=marked.value if marked is not None else frozenset(),
     )
 
 
@@ -356,22 +378,21 @@ def statuses(found: Iterable[Status], related: Related, urls: Urls) -> list[dict
         if poster is None:
             continue
         if status.repost_of is None:
-            out.append(_base_status(status, poster, related.usernames, urls))
+            out.append(_base_status(status, poster, related, urls))
             continue
         original = related.originals.get(status.repost_of)
         original_author = author(status.repost_uid or 0)
         if original is None or original_author is None:
             continue  # the original is gone: its repost goes with it
-        entity = _base_status(status, poster, related.usernames, urls)
-        entity["reblog"] = _base_status(
-            original, original_author, related.usernames, urls
-        )
+        entity = _base_status(status, poster, related, urls)
+        entity["reblog"] = _base_status(original, original_author, related, urls)
         entity["content"] = ""
         entity["mentions"] = []
         entity["tags"] = []
         entity["in_reply_to_id"] = entity["in_reply_to_account_id"] = None
         entity["reblogged"] = bool(original.reposted)
         entity["favourited"] = bool(original.liked)
+        entity["bookmarked"] = entity["reblog"]["bookmarked"]
         out.append(entity)
     return out
 

@@ -124,6 +124,10 @@ urlpatterns = [
     route("api/v1/statuses/<id>/context", statuses.context, "status_context"),
     route("api/v1/statuses/<id>/favourite", statuses.favourite_view, "favourite"),
     route("api/v1/statuses/<id>/unfavourite", statuses.unfavourite_view, "unfavourite"),
+    route("api/v1/statuses/<id>/bookmark", statuses.bookmark_view, "bookmark"),
+    route("api/v1/statuses/<id>/unbookmark", statuses.unbookmark_view, "unbookmark"),
+    route("api/v1/bookmarks", timelines.bookmarks_view, "bookmarks"),
+    route("api/v1/favourites", timelines.favourites_view, "favourites"),
     route("api/v1/statuses/<id>/reblog", statuses.reblog_view, "reblog"),
     route("api/v1/statuses/<id>/unreblog", statuses.unreblog_view, "unreblog"),
     route(

@@ -68,3 +68,13 @@ class RoundTripCounter:
 def _node_of(connection) -> str:
     path = getattr(connection, "path", None)
     return path if path else f"{connection.host}:{connection.port}"
+
+
+def get_round_trips(client, path: str) -> int:
+    """The round trips of a GET of `path` that answers 200, warmed first
+    (connections open, scripts loaded), each at most one request a node."""
+    client.get(path)
+    with RoundTripCounter() as counter:
+        assert client.get(path).status_code == 200
+    assert counter.most_per_node <= 1
+    return counter.count

@@ -152,8 +152,9 @@ class Status:
     original's author and text (`repost_of`: the original's id), so a page renders
     it without reading the original. The counts change after the status is made:
     they take no part in equality (nor in `timeline.rendering`'s memo); None when
-    not read (a status from an outbox, a repost's row); `liked` and `reposted` are
-    the viewer's state, None when not read.
+    not read (a status from an outbox, a repost's row); `liked`, `reposted` and
+    `bookmarked` are the viewer's state, None when not read (`bookmarked` is read
+    by the client API's reads only: `timeline.bookmarks`).
 
     `mentions`: the `@names` of the text that named a user when it was posted, as
     (lowercase name, uid) pairs, stored as compact JSON `{"name": uid}` in the
@@ -185,6 +186,7 @@ class Status:
     replies: int | None = field(default=None, compare=False)
     liked: bool | None = field(default=None, compare=False)
     reposted: bool | None = field(default=None, compare=False)
+    bookmarked: bool | None = field(default=None, compare=False)
 
     # The fields a status is made with and keeps (its hash, its outbox entry), then
     # the counts (`timeline.social`), which only the hash holds.
@@ -212,7 +214,8 @@ class Status:
     ) -> Status | None:
         """The status from an HMGET of `FIELDS` (or a prefix of them: an outbox
         entry, a hash older than the field); None when it does not exist. `viewer`:
-        the viewer's like and repost of it (scores or None), when read."""
+        the viewer's like and repost of it (scores or None), and their bookmark of
+        it when read too (`timeline.bookmarks`: a score or None), when read."""
         counted = len(values) >= len(cls.FIELDS)
         values = list(values) + [None] * (len(cls.FIELDS) - len(values))
         uid, author, text, created, reply_to, reply_uid, reply_author = values[:7]
@@ -243,6 +246,9 @@ class Status:
             replies=int(replies or 0) if counted and not reposted_row else None,
             liked=viewer[0] is not None if viewer and not reposted_row else None,
             reposted=viewer[1] is not None if viewer and not reposted_row else None,
+            bookmarked=viewer[2] is not None
+            if viewer and len(viewer) > 2 and not reposted_row
+            else None,
         )
 
     @classmethod
@@ -529,6 +535,10 @@ class CannotBlock(TimelineError):
     """A block or mute refused: of oneself, or past BLOCKS_MAX / MUTES_MAX."""
 
 
+class BookmarksFull(TimelineError):
+    """A bookmark refused: the list holds `bookmarks.BOOKMARKS_MAX` already."""
+
+
 @dataclass(frozen=True, slots=True)
 class FollowRequest:
     """A pending follow request, as its owner's requests page lists it."""
@@ -642,6 +652,8 @@ class Thread:
     next_after: int | None
     # The authors' display names and avatars (`Page.cards`).
     cards: dict[int, Card] = field(default_factory=dict)
+    # Whether the viewer bookmarked the status (a repost's: its original).
+    bookmarked: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -709,6 +709,7 @@ def _account_keys(uid: int) -> list[str]:
         *notifications.store_keys(uid),
         keys.notifications_read(uid),
         keys.liked(uid),
+        keys.bookmarks(uid),
         keys.suggestions(uid),
         api_keys.idempotency(uid),  # the client API's Idempotency-Keys
     ]

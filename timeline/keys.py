@@ -29,7 +29,13 @@ account's job (`account:<uid>`) deletes every per-user key of both tables
 |                      |        | check in the same round trip)             |                                           |
 | `liked:{<uid>}`      | zset   | sid -> like time (microsecs): the other   | uncapped: one per standing like (removed  |
 |                      |        | side of `likes:{status:<sid>}`, walked by | by unlike and by the status's deletion),  |
-|                      |        | the account's deletion                    | grown only within RATE_LIMIT_LIKE         |
+|                      |        | the account's deletion, listed to its     | grown only within RATE_LIMIT_LIKE         |
+|                      |        | owner (`selectors.favourites_window`)     |                                           |
+| `bookmarks:{<uid>}`  | zset   | `<sid>:<author uid>` -> bookmark time     | BOOKMARKS_MAX (10,000): past it, refused  |
+|                      |        | (microsecs): the statuses the user saved  | with a message; one of a status deleted   |
+|                      |        | for later, private to them (the author    | since is skipped on read and counts until |
+|                      |        | too: the list checks who may see each in  | unbookmarked (`timeline.bookmarks`)       |
+|                      |        | the round trip that reads the statuses)   |                                           |
 | `posts:{<uid>}`      | zset   | status id -> status id                    | uncapped: the author's own record, the    |
 |                      |        |                                           | source of backfills and of the profile    |
 | `home:{<uid>}`       | zset   | status id -> status id                    | HOME_TIMELINE_CAP (1000), trimmed on add  |
@@ -177,6 +183,11 @@ def replies(sid: int) -> str:
 
 def liked(uid: int) -> str:
     return f"liked:{{{uid}}}"
+
+
+def bookmarks(uid: int) -> str:
+    """The statuses user `uid` bookmarked (`timeline.bookmarks`), in their slot."""
+    return f"bookmarks:{{{uid}}}"
 
 
 def posts(uid: int) -> str:

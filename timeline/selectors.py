@@ -32,7 +32,7 @@ from accounts.selectors import (
 )
 from config.pipelines import Deferred, LuaScript, ReadBatch, hashes_queue
 from config.redis import get_redis, is_cluster, slot_groups
-from timeline import keys, richtext
+from timeline import bookmarks, keys, richtext
 from timeline.domain import (
     MAX_STATUS_ID,
     AccountStats,
@@ -2506,7 +2506,7 @@ def thread_get(
     Two round trips: the first reads the status and its replies' ids with their
     authors (`social.reply_member`); its hash names its ancestors and theirs, so
     the second reads their statuses with whether each author is private and has
-    approved the viewer.
+    approved the viewer, and whether the viewer bookmarked the status.
     """
     size = settings.TIMELINE_PAGE_SIZE
     hidden = _hidden_queue(reads, mutes=False)
@@ -2547,6 +2547,7 @@ def thread_get(
         {status.author_id, status.shown_author_id} | {uid for _, uid in rows},
     )
     others = _statuses_queue(reads, [s for s, _ in rows]) if rows else None
+    marked = bookmarked_queue(reads, [status])
     if not visible(status.author_id) or not visible(status.shown_author_id):
         return None
     if refused is not None and status.id in refused.value:
@@ -2557,6 +2558,7 @@ def thread_get(
         ancestors=list(reversed(shown[: len(around)])),
         replies=[s for s in shown[len(around) :] if s is not None],
         next_after=replies[size - 1][0] if len(replies) > size else None,
+        bookmarked=marked is not None and bool(marked.value),
         cards=cards(),
     )
 
@@ -2869,10 +2871,12 @@ def _rows_window_queue(
     since_id: int | None,
     min_id: int | None,
     limit: int,
-) -> Deferred[list[tuple[int, int]]]:
+    member: Callable[[str], Any] = int,
+) -> Deferred[list[tuple[Any, int]]]:
     """Queue a read of a zset of uid -> time (microseconds), newest first: below
     `max_id`, above `since_id` (the newest `limit` of those) or above `min_id` (the
-    `limit` just above it, read oldest first), each bound exclusive."""
+    `limit` just above it, read oldest first), each bound exclusive. `member`:
+    what a member reads as (a uid: `int`)."""
     top = f"({max_id}" if max_id is not None else "+inf"
     floor = min_id if min_id is not None else since_id
     bottom = f"({floor}" if floor is not None else "-inf"
@@ -2885,10 +2889,218 @@ def _rows_window_queue(
             pipe.zrevrangebyscore(key, top, bottom, start=0, num=limit, withscores=True)
 
     def parse(replies: list) -> list[tuple[int, int]]:
-        rows = [(int(member), int(score)) for member, score in replies[0]]
+        rows = [(member(m), int(score)) for m, score in replies[0]]
         return rows[::-1] if oldest_first else rows
 
     return reads.queue(build, parse)
+
+
+def _own_saved_read(
+    reads: PageReads,
+    key_of: Callable[[int], str],
+    *,
+    max_id: int | None,
+    since_id: int | None,
+    min_id: int | None,
+    limit: int,
+    member: Callable[[str], Any] = int,
+) -> tuple[Deferred[_Hidden] | None, list[tuple[Any, int]]] | None:
+    """The first round trip of a list of what the viewer saved (`key_of` their id:
+    their bookmarks, their likes): a window of its (member, time) rows
+    (`_rows_window_queue`) with the auth check and the viewer's blocks (queued
+    for `_seen`); None when the request proves no viewer."""
+    vid = reads.claimed_uid
+    if vid is None:
+        return None
+    hidden = _hidden_queue(reads, mutes=False)
+    rows = _rows_window_queue(
+        reads,
+        key_of(vid),
+        max_id=max_id,
+        since_id=since_id,
+        min_id=min_id,
+        limit=limit,
+        member=member,
+    )
+    if reads.proven_uid() != vid:
+        return None
+    return hidden, rows.value
+
+
+@dataclass(frozen=True, slots=True)
+class _Bookmarked:
+    """A window of the viewer's bookmarks: (sid, bookmark time) newest first as
+    read, and each one's status (None: gone or hidden from the viewer now)."""
+
+    rows: list[tuple[int, int]]
+    statuses: list[Status | None]
+    found: _Found
+    cards: Callable[[], dict[int, Card]]
+
+
+def _bookmarks_read(
+    reads: PageReads,
+    *,
+    max_id: int | None,
+    since_id: int | None = None,
+    min_id: int | None = None,
+    limit: int,
+    related: bool,
+) -> _Bookmarked | None:
+    """Read a window of the viewer's bookmarks (`timeline.bookmarks`) by bookmark
+    time, and their statuses, each left out once gone, or hidden from the viewer by
+    a block either way or by its author's privacy or deletion (`_seen`, as a
+    thread's); None when the request proves no viewer. Two round trips: the
+    bookmarks with the auth check and the viewer's blocks, then the statuses (as
+    the client API reads them: `related`) with whether the viewer may see their
+    authors, whom the members name."""
+    own = _own_saved_read(
+        reads,
+        keys.bookmarks,
+        max_id=max_id,
+        since_id=since_id,
+        min_id=min_id,
+        limit=limit,
+        member=bookmarks.member_read,
+    )
+    if own is None:
+        return None
+    hidden, marked = own
+    found_d = _statuses_queue(reads, [sid for (sid, _), _ in marked], related=related)
+    visible, cards = _authors_visible_queue(reads, {uid for (_, uid), _ in marked})
+    found = found_d.value
+    shown = _seen(reads, hidden, visible, found.statuses)
+    return _Bookmarked(
+        rows=[(sid, at) for (sid, _), at in marked],
+        statuses=[
+            s if s is not None and s.author_id == author else None
+            for s, ((_, author), _) in zip(shown, marked, strict=True)
+        ],
+        found=found,
+        cards=cards,
+    )
+
+
+def bookmarked_queue(
+    reads: PageReads, statuses: Iterable[Status]
+) -> Deferred[frozenset[str]] | None:
+    """Queue the read of which of these statuses (a repost's: its original) the
+    proven viewer bookmarked, as members (`bookmarks.status_member`), for those
+    whose read did not say (`Status.bookmarked` None: a Cluster's, an outbox's, one
+    read by id); None when there is nothing to ask or no viewer. Sent with the
+    next round trip."""
+    vid = reads.proven_uid()
+    members = sorted({bookmarks.status_member(s) for s in statuses})
+    if vid is None or not members:
+        return None
+    return reads.queue(
+        lambda pipe: pipe.zmscore(keys.bookmarks(vid), members),
+        lambda replies: frozenset(
+            m for m, score in zip(members, replies[0], strict=True) if score
+        ),
+    )
+
+
+def bookmarks_get(*, reads: PageReads, max_id: int | None = None) -> Page | None:
+    """A page of the viewer's bookmarks, newest bookmark first (`_bookmarks_read`);
+    `next_max_id` is a bookmark time. None when the request proves no viewer."""
+    size = settings.TIMELINE_PAGE_SIZE
+    read = _bookmarks_read(reads, max_id=max_id, limit=size + 1, related=False)
+    if read is None:
+        return None
+    return Page(
+        statuses=[s for s in read.statuses[:size] if s is not None],
+        next_max_id=read.rows[size - 1][1] if len(read.rows) > size else None,
+        cards=read.cards(),
+    )
+
+
+def bookmarks_window(
+    *,
+    reads: PageReads,
+    size: int,
+    max_id: int | None = None,
+    since_id: int | None = None,
+    min_id: int | None = None,
+) -> StatusWindow | None:
+    """A window of the viewer's bookmarks for the client API, paged by bookmark
+    time as Mastodon's by bookmark id: `older` after a full window, `newer` at the
+    newest read. None when the request proves no viewer."""
+    read = _bookmarks_read(
+        reads,
+        max_id=max_id,
+        since_id=since_id,
+        min_id=min_id,
+        limit=size,
+        related=True,
+    )
+    if read is None:
+        return None
+    return StatusWindow(
+        statuses=[s for s in read.statuses if s is not None],
+        older=read.rows[-1][1] if len(read.rows) >= size else None,
+        newer=read.rows[0][1] if read.rows else None,
+        accounts=read.found.accounts,
+        originals=read.found.originals,
+        named=read.found.named,
+    )
+
+
+def favourites_window(
+    *,
+    reads: PageReads,
+    size: int,
+    max_id: int | None = None,
+    since_id: int | None = None,
+    min_id: int | None = None,
+) -> StatusWindow | None:
+    """A window of the statuses the viewer liked, newest like first, paged by the
+    time of each (Mastodon's favourites, by the favourite's id), for the client
+    API; None when the request proves no viewer.
+
+    The viewer's `liked` zset names the statuses; a status is listed while its
+    like stands (an entry a crash left without its like is not: `timeline.social`)
+    and the viewer may see it (as `_bookmarks_read`). Two round trips on one
+    server: the likes with the auth check and the viewer's blocks, then the
+    statuses with their authors' accounts; one more when one of those authors is
+    private (whether they approved the viewer), and on a Cluster (whether each
+    may be seen)."""
+    own = _own_saved_read(
+        reads,
+        keys.liked,
+        max_id=max_id,
+        since_id=since_id,
+        min_id=min_id,
+        limit=size,
+    )
+    if own is None:
+        return None
+    hidden, rows = own
+    found = _statuses_queue(reads, [sid for sid, _ in rows], related=True).value
+    authors = {s.author_id for s in found.statuses if s is not None}
+    known = found.accounts
+    # What a read on one server says of the authors: only the private ones' approval
+    # is left to ask (a deleted author has no account: their statuses are left out).
+    ask = (
+        authors
+        if known is None
+        else {a for a in authors if a in known and known[a].user.private}
+    )
+    visible = _authors_visible_queue(reads, ask)[0] if ask else None
+    shown = _seen(
+        reads,
+        hidden,
+        lambda author: visible is None or author not in ask or visible(author),
+        found.statuses,
+    )
+    return StatusWindow(
+        statuses=[s for s in shown if s is not None and s.liked],
+        older=rows[-1][1] if len(rows) >= size else None,
+        newer=rows[0][1] if rows else None,
+        accounts=found.accounts,
+        originals=found.originals,
+        named=found.named,
+    )
 
 
 def people_rows_get(
@@ -3538,9 +3750,11 @@ def repost_id_queue(reads: ReadBatch, *, uid: int, original_id: int) -> Deferred
 # for none), how many status fields, the field names, the positions of the
 # author's id, of a repost's original author's id, of the original's id and of the
 # mentions among them, then the text before and after an id in a user hash, posts,
-# followers, following, status, likes and reposts key (`keys.around_id`), then the
+# followers, following, status, likes, reposts and bookmarks key
+# (`keys.around_id`), then the
 # user hash's privacy field and the user fields (`User.FIELDS`). It returns the
-# rows (as `_STATUSES_READ`'s, a repost's without the viewer's state), then uid,
+# rows (as `_STATUSES_READ`'s, with the viewer's bookmark after their like and
+# repost; a repost's without the viewer's state), then uid,
 # fields, posts, followers, following, newest status id (null: none) of each
 # author, then sid, row of each original, then whether the viewer may see each row
 # (`original_seen`), then uid, user fields of each user that a shown text (a row
@@ -3558,10 +3772,10 @@ local function read_related(keys, a)
     tonumber(ARGV[a + n + 2]), tonumber(ARGV[a + n + 3]), tonumber(ARGV[a + n + 4]),
     tonumber(ARGV[a + n + 5])
   local t = a + n + 6
-  local up, us, pp, ps, fp, fs, gp, gs, sp, ss, lp, ls, rp, rs =
-    unpack(ARGV, t, t + 13)
-  local private = ARGV[t + 14]
-  local ufields = {unpack(ARGV, t + 15)}
+  local up, us, pp, ps, fp, fs, gp, gs, sp, ss, lp, ls, rp, rs, bp, bs =
+    unpack(ARGV, t, t + 15)
+  local private = ARGV[t + 16]
+  local ufields = {unpack(ARGV, t + 17)}
   local nu = #ufields
   local rows, accounts, originals, checks, texts = {}, {}, {}, {}, {}
   local seen, seen_original = {}, {}
@@ -3578,8 +3792,16 @@ local function read_related(keys, a)
     accounts[at + 6] = redis.call('ZREVRANGE', posts, 0, 0)[1] or null
   end
   local at = counts_at(fields)
-  local function state(row, likes, reposts)
+  -- The viewer's bookmarks (`timeline.bookmarks`: members `<sid>:<author>`), not
+  -- asked about when there are none.
+  local marks = viewer ~= '' and bp .. viewer .. bs
+  if marks and redis.call('EXISTS', marks) == 0 then marks = false end
+  local function state(row, likes, reposts, sid)
     viewer_state(row, n, viewer, at, likes, reposts)
+    if viewer == '' then return end
+    local author = row[uid_at]
+    row[n + 3] = marks and author ~= null
+      and redis.call('ZSCORE', marks, sid .. ':' .. author) or null
   end
   for i = 1, #keys, 3 do
     local row = redis.call('HMGET', keys[i], unpack(fields))
@@ -3589,7 +3811,7 @@ local function read_related(keys, a)
     if original and seen_original[original] == nil then
       local found = nulls(redis.call('HMGET', sp .. original .. ss, unpack(fields)), n)
       seen_original[original] = found[uid_at] ~= null  -- false: it is gone
-      state(found, lp .. original .. ls, rp .. original .. rs)
+      state(found, lp .. original .. ls, rp .. original .. rs, original)
       originals[#originals + 1] = original
       originals[#originals + 1] = found
       texts[#texts + 1] = found[mentions_at]
@@ -3601,7 +3823,7 @@ local function read_related(keys, a)
     nulls(row, n)
     -- A repost row's own state is not shown (`Status.from_fields`): its original's.
     if not original then
-      state(row, keys[i + 1], keys[i + 2])
+      state(row, keys[i + 1], keys[i + 2], string.sub(keys[i], #sp + 1, #keys[i] - #ss))
       texts[#texts + 1] = row[mentions_at]
     end
     rows[#rows + 1] = row
@@ -3680,6 +3902,7 @@ def _related_args(viewer: int | None) -> list:
                 keys.status,
                 keys.likes,
                 keys.reposts,
+                keys.bookmarks,
             )
             for part in keys.around_id(key_of)
         ),

@@ -9,7 +9,8 @@ count equals its zset's size under any concurrency, and a page reads counts with
 the status itself.
 
 - **A like** is two single-slot steps: the liker's own record first
-  (`liked:{<uid>}`, which nobody sees; the account's deletion walks it), then the
+  (`liked:{<uid>}`, which only its owner sees, each entry listed while its like
+  stands: `selectors.favourites_window`; the account's deletion walks it), then the
   status's side, which queues the like's job (`like:<liker>:<sid>`) in the
   status's slot in the same script. A crash between leaves an entry in `liked`
   that points at no like (undone by nothing, harmful to nothing); the retry
@@ -223,8 +224,9 @@ def status_like(*, user: User, sid: int, limit: limits.Limit | None = None) -> b
         limits.take(limit)
     target = status_target(user=user, sid=sid)
     now = time.time_ns() // 1000
-    # The liker's record first: alone it shows nothing (`liked` is read only by the
-    # account's deletion), so a crash here leaves nothing wrong in sight.
+    # The liker's record first: alone it shows nothing (the account's deletion walks
+    # `liked`, and its owner's list shows an entry only while its like stands), so a
+    # crash here leaves nothing wrong in sight.
     get_redis().zadd(keys.liked(user.id), {target.id: now}, nx=True)
     added = _counted_add(
         target.id,

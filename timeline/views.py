@@ -14,6 +14,7 @@ from config.http import int_param, safe_next, too_many_requests
 from config.reverse import url_for
 from timeline import (
     blocks,
+    bookmarks,
     notifications,
     privacy,
     richtext,
@@ -23,6 +24,7 @@ from timeline import (
 )
 from timeline.domain import (
     Blocked,
+    BookmarksFull,
     Busy,
     CannotBlock,
     CannotFollowSelf,
@@ -188,22 +190,24 @@ def status_reply(request, sid: int):
     return redirect(reply.url)
 
 
-def _react(request, sid: int, change, done: str):
-    """Like, unlike, repost or undo a repost, from the like budget; back to `next`."""
+def _react(
+    request,
+    sid: int,
+    change,
+    done: str,
+    too_often: str = "You have liked or reposted too often lately.",
+):
+    """Like, unlike, repost, bookmark or undo one, from the like budget; back to
+    `next`."""
     back = safe_next(request, url_for("timeline:status_detail", sid))
     try:
         changed = change(user=request.user, sid=sid, limit=limits.like(request.user.id))
     except NotFound as error:
         raise Http404("No such status") from error
-    except Forbidden as error:
+    except (Forbidden, BookmarksFull) as error:
         messages.error(request, str(error))
     except TooManyAttempts as error:
-        return _slow_down(
-            request,
-            error,
-            reason="You have liked or reposted too often lately.",
-            back=back,
-        )
+        return _slow_down(request, error, reason=too_often, back=back)
     else:
         if changed:
             messages.success(request, done)
@@ -232,6 +236,40 @@ def repost(request, sid: int):
 @login_required
 def unrepost(request, sid: int):
     return _react(request, sid, social.status_unrepost, "Repost undone.")
+
+
+_BOOKMARKED_TOO_OFTEN = "You have bookmarked or liked too often lately."
+
+
+@require_POST
+@login_required
+def bookmark(request, sid: int):
+    return _react(
+        request, sid, bookmarks.status_bookmark, "Bookmarked.", _BOOKMARKED_TOO_OFTEN
+    )
+
+
+@require_POST
+@login_required
+def unbookmark(request, sid: int):
+    return _react(
+        request,
+        sid,
+        bookmarks.status_unbookmark,
+        "Bookmark removed.",
+        _BOOKMARKED_TOO_OFTEN,
+    )
+
+
+def bookmarks_page(request):
+    """The viewer's bookmarks, newest bookmark first: only theirs, read with the
+    auth check (as `notifications_page`)."""
+    page = selectors.bookmarks_get(
+        reads=request.reads, max_id=int_param(request, "max_id")
+    )
+    if page is None:
+        return login_required(bookmarks_page)(request)
+    return render(request, "timeline/bookmarks.html", {"page": page})
 
 
 def _reactors(request, sid: int, relation: str):

@@ -21,7 +21,7 @@ from api.http import (
     unprocessable,
 )
 from api.pagination import Window, link_header
-from timeline import ids, richtext, selectors, services, social
+from timeline import bookmarks, ids, richtext, selectors, services, social
 from timeline.domain import (
     Busy,
     InvalidStatus,
@@ -241,7 +241,8 @@ def _shown(request, sid: int) -> dict:
 
 
 def _react(request, id: str, change) -> dict:
-    """Like or undo a like (of a repost's original); the status asked about."""
+    """Like, bookmark or undo either (of a repost's original), from the like
+    budget; the status asked about."""
     sid = int(id)
     change(user=request.user, sid=sid, limit=limits.like(request.user.id))
     return _shown(request, sid)
@@ -253,6 +254,15 @@ def favourite(request, id: str) -> dict:
 
 def unfavourite(request, id: str) -> dict:
     return _react(request, id, social.status_unlike)
+
+
+def bookmark(request, id: str) -> dict:
+    """Bookmark a status (a repost's original): the status asked about."""
+    return _react(request, id, bookmarks.status_bookmark)
+
+
+def unbookmark(request, id: str) -> dict:
+    return _react(request, id, bookmarks.status_unbookmark)
 
 
 def reblog(request, id: str) -> dict:
@@ -322,6 +332,8 @@ status = endpoint(
 context = endpoint(GET=Op(status_context, scope=READ, auth=OPTIONAL))
 favourite_view = endpoint(POST=Op(favourite, scope="write:favourites"))
 unfavourite_view = endpoint(POST=Op(unfavourite, scope="write:favourites"))
+bookmark_view = endpoint(POST=Op(bookmark, scope="write:bookmarks"))
+unbookmark_view = endpoint(POST=Op(unbookmark, scope="write:bookmarks"))
 reblog_view = endpoint(POST=Op(reblog, scope=WRITE))
 unreblog_view = endpoint(POST=Op(unreblog, scope=WRITE))
 favourited_by_view = endpoint(

@@ -103,7 +103,29 @@ def account_statuses(request, id: str) -> Reply:
     return _answer(request, found)
 
 
+def bookmarks(request) -> Reply:
+    """The viewer's bookmarks, newest bookmark first, paged by the time of each
+    (Mastodon's by the bookmark's id): those gone or hidden from the viewer since
+    are left out (`selectors.bookmarks_window`)."""
+    found = selectors.bookmarks_window(
+        reads=request.reads, **_bounds(Window.of(request))
+    )
+    return _answer(request, found)
+
+
+def favourites(request) -> Reply:
+    """The statuses the viewer liked, newest like first, paged by the time of each
+    (Mastodon's by the favourite's id), those gone or hidden from the viewer since
+    left out (`selectors.favourites_window`)."""
+    found = selectors.favourites_window(
+        reads=request.reads, **_bounds(Window.of(request))
+    )
+    return _answer(request, found)
+
+
 READ = "read:statuses"
+favourites_view = endpoint(GET=Op(favourites, scope="read:favourites"))
+bookmarks_view = endpoint(GET=Op(bookmarks, scope="read:bookmarks"))
 home_view = endpoint(GET=Op(home, scope=READ))
 public_view = endpoint(GET=Op(public, scope=READ, auth=OPTIONAL))
 tag_view = endpoint(GET=Op(tag, scope=READ, auth=OPTIONAL))

@@ -19,7 +19,7 @@ def _backend(redis_backend):
     [
         "/api/v1/statuses/abc",  # not an id: Mastodon answers 404 Record not found
         "/api/v1/accounts/123456789012345678901",  # 21 digits: no such record
-        "/api/v1/bookmarks",  # an endpoint the site leaves out
+        "/api/v1/featured_tags",  # an endpoint the site leaves out
     ],
 )
 def test_an_api_path_no_route_matches_answers_a_json_404(path):
