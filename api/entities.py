@@ -3,7 +3,7 @@
 Plain functions that return dicts for orjson: ids as strings, times in ISO 8601,
 every URL absolute, text as HTML (`timeline.richtext`, escaped). The shapes follow
 Mastodon 4.3's documentation; what the site has no notion of (media, polls, custom
-emoji, edits, pins) is there, empty or false, so clients parse them; a
+emoji, edits) is there, empty or false, so clients parse them; a
 URL field the site has nothing for (an Account's `header`) names a placeholder image
 rather than "", which strict clients cannot decode as a URL.
 
@@ -31,7 +31,12 @@ from config.reverse import url_maker
 from timeline import ids, richtext
 from timeline.bookmarks import status_member
 from timeline.domain import AccountStats, Relationship, Status
-from timeline.selectors import accounts_queue, bookmarked_queue, statuses_by_id_queue
+from timeline.selectors import (
+    accounts_queue,
+    bookmarked_queue,
+    pinned_queue,
+    statuses_by_id_queue,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -260,6 +265,9 @@ def _base_status(status: Status, author: dict, related: Related, urls: Urls) -> 
         if status.bookmarked is not None
         else status_member(status) in related.bookmarks
     )
+    entity["pinned"] = (
+        status.pinned if status.pinned is not None else status.id in related.pins
+    )
     return entity
 
 
@@ -277,6 +285,8 @@ class Related:
     # The viewer's bookmarks among statuses whose read did not say
     # (`selectors.bookmarked_queue`), as members.
     bookmarks: frozenset[str] = frozenset()
+    # And the viewer's pins among their own statuses (`selectors.pinned_queue`).
+    pins: frozenset[int] = frozenset()
 
 
 def _mentioned(statuses: Iterable[Status]) -> set[int]:
@@ -301,6 +311,7 @@ def related_get(
     mentioned users too); an original read here that mentions someone not read
     yet costs one more round trip (its mentions are known only once it is
     read)."""
+    statuses = list(statuses)
     known_accounts = dict(accounts or {})
     known_originals = dict(originals or {})
     known_names = dict(named or {})
@@ -336,6 +347,8 @@ def related_get(
         )
     ]
     marked = bookmarked_queue(reads, unsaid) if unsaid else None
+    unpinned = [s for s in statuses if s.pinned is None and s.repost_of is None]
+    pinned = pinned_queue(reads, unpinned) if unpinned else None
     if found_accounts is not None:
         known_accounts.update(found_accounts.value)
     users: dict[int, User] = found_users.value if found_users is not None else {}
@@ -355,6 +368,7 @@ def related_get(
         originals=known_originals,
         usernames=usernames,
         bookmarks=marked.value if marked is not None else frozenset(),
+        pins=pinned.value if pinned is not None else frozenset(),
     )
 
 

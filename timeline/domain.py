@@ -152,9 +152,9 @@ class Status:
     original's author and text (`repost_of`: the original's id), so a page renders
     it without reading the original. The counts change after the status is made:
     they take no part in equality (nor in `timeline.rendering`'s memo); None when
-    not read (a status from an outbox, a repost's row); `liked`, `reposted` and
-    `bookmarked` are the viewer's state, None when not read (`bookmarked` is read
-    by the client API's reads only: `timeline.bookmarks`).
+    not read (a status from an outbox, a repost's row); `liked`, `reposted`,
+    `bookmarked` and `pinned` are the viewer's state, None when not read (the last
+    two by the client API's reads only: `timeline.bookmarks`, `timeline.pins`).
 
     `mentions`: the `@names` of the text that named a user when it was posted, as
     (lowercase name, uid) pairs, stored as compact JSON `{"name": uid}` in the
@@ -187,6 +187,7 @@ class Status:
     liked: bool | None = field(default=None, compare=False)
     reposted: bool | None = field(default=None, compare=False)
     bookmarked: bool | None = field(default=None, compare=False)
+    pinned: bool | None = field(default=None, compare=False)
 
     # The fields a status is made with and keeps (its hash, its outbox entry), then
     # the counts (`timeline.social`), which only the hash holds.
@@ -214,8 +215,8 @@ class Status:
     ) -> Status | None:
         """The status from an HMGET of `FIELDS` (or a prefix of them: an outbox
         entry, a hash older than the field); None when it does not exist. `viewer`:
-        the viewer's like and repost of it (scores or None), and their bookmark of
-        it when read too (`timeline.bookmarks`: a score or None), when read."""
+        the viewer's like and repost of it (scores or None), and their bookmark and
+        pin of it when read too (scores or None), when read."""
         counted = len(values) >= len(cls.FIELDS)
         values = list(values) + [None] * (len(cls.FIELDS) - len(values))
         uid, author, text, created, reply_to, reply_uid, reply_author = values[:7]
@@ -248,6 +249,9 @@ class Status:
             reposted=viewer[1] is not None if viewer and not reposted_row else None,
             bookmarked=viewer[2] is not None
             if viewer and len(viewer) > 2 and not reposted_row
+            else None,
+            pinned=viewer[3] is not None
+            if viewer and len(viewer) > 3 and not reposted_row
             else None,
         )
 
@@ -493,6 +497,9 @@ class Profile:
     requests: int = 0
     # The owner follows the viewer ("Follows you").
     follows_viewer: bool = False
+    # The statuses the owner pinned, newest pin first, shown above the first page
+    # (`timeline.pins`); none where the page shows no statuses.
+    pinned: list[Status] = field(default_factory=list)
 
     @property
     def blocked(self) -> bool:
@@ -533,6 +540,10 @@ class FollowRequestsFull(TimelineError):
 
 class CannotBlock(TimelineError):
     """A block or mute refused: of oneself, or past BLOCKS_MAX / MUTES_MAX."""
+
+
+class CannotPin(TimelineError):
+    """A pin refused: another's status, a repost, or past `pins.PINS_MAX`."""
 
 
 class BookmarksFull(TimelineError):
@@ -652,8 +663,10 @@ class Thread:
     next_after: int | None
     # The authors' display names and avatars (`Page.cards`).
     cards: dict[int, Card] = field(default_factory=dict)
-    # Whether the viewer bookmarked the status (a repost's: its original).
+    # Whether the viewer bookmarked the status (a repost's: its original), and
+    # (their own) pinned it to their profile.
     bookmarked: bool = False
+    pinned: bool = False
 
 
 @dataclass(frozen=True, slots=True)

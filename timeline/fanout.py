@@ -710,6 +710,7 @@ def _account_keys(uid: int) -> list[str]:
         keys.notifications_read(uid),
         keys.liked(uid),
         keys.bookmarks(uid),
+        keys.pins(uid),
         keys.suggestions(uid),
         api_keys.idempotency(uid),  # the client API's Idempotency-Keys
     ]

@@ -36,6 +36,9 @@ account's job (`account:<uid>`) deletes every per-user key of both tables
 |                      |        | for later, private to them (the author    | since is skipped on read and counts until |
 |                      |        | too: the list checks who may see each in  | unbookmarked (`timeline.bookmarks`)       |
 |                      |        | the round trip that reads the statuses)   |                                           |
+| `pins:{<uid>}`       | zset   | sid -> pin time (microsecs): the user's   | PINS_MAX (5): past it, refused with a     |
+|                      |        | own statuses shown first on their profile | message; a status leaves it in the script |
+|                      |        | (`timeline.pins`)                         | that unpublishes it                       |
 | `posts:{<uid>}`      | zset   | status id -> status id                    | uncapped: the author's own record, the    |
 |                      |        |                                           | source of backfills and of the profile    |
 | `home:{<uid>}`       | zset   | status id -> status id                    | HOME_TIMELINE_CAP (1000), trimmed on add  |
@@ -188,6 +191,11 @@ def liked(uid: int) -> str:
 def bookmarks(uid: int) -> str:
     """The statuses user `uid` bookmarked (`timeline.bookmarks`), in their slot."""
     return f"bookmarks:{{{uid}}}"
+
+
+def pins(uid: int) -> str:
+    """The statuses user `uid` pinned to their profile (`timeline.pins`)."""
+    return f"pins:{{{uid}}}"
 
 
 def posts(uid: int) -> str:

@@ -1726,6 +1726,8 @@ def profile_get(
             )
             if vid == uid
             else None,
+            # The first page shows the pinned statuses above the others.
+            "pins": _pins_queue(reads, uid) if max_id is None else None,
         }
 
     # Others' statuses reposted here: none of someone blocked either way.
@@ -1741,6 +1743,9 @@ def profile_get(
     # the same for a private account's non-followers (`timeline.privacy`).
     protected = _protected(reads, owner, more["admitted"])
     hide = viewer_blocks or blocks_viewer or protected
+    pins = [] if hide or more["pins"] is None else more["pins"].value
+    # Read with whatever the page reads next: its second round trip.
+    pinned_d = _statuses_queue(reads, pins) if pins else None
     if more["window"] is not None:
         window = more["window"].value
         ids, found = (
@@ -1771,7 +1776,9 @@ def profile_get(
             cards.update(_cards_queue(reads, reposted).value)
     shown = _without_refused(shown, refused)
     cards[owner.id] = owner.card
+    pinned = pinned_d.value.statuses if pinned_d is not None else []
     return Profile(
+        pinned=[s for s in pinned if s is not None and s.author_id == owner.id],
         user=owner,
         statuses=statuses,
         followers=followers,
@@ -1788,6 +1795,15 @@ def profile_get(
         protected=protected,
         viewer_requested=bool(more["requested"] and proven and more["requested"].value),
         requests=more["requests"].value if more["requests"] and proven else 0,
+    )
+
+
+def _pins_queue(reads: ReadBatch, uid: int) -> Deferred[list[int]]:
+    """Queue the read of the ids of the statuses user `uid` pinned, newest pin
+    first (`timeline.pins`)."""
+    return reads.queue(
+        lambda pipe: pipe.zrevrange(keys.pins(uid), 0, -1),
+        lambda replies: [int(sid) for sid in replies[0]],
     )
 
 
@@ -2506,7 +2522,8 @@ def thread_get(
     Two round trips: the first reads the status and its replies' ids with their
     authors (`social.reply_member`); its hash names its ancestors and theirs, so
     the second reads their statuses with whether each author is private and has
-    approved the viewer, and whether the viewer bookmarked the status.
+    approved the viewer, and whether the viewer bookmarked (or, theirs, pinned)
+    the status.
     """
     size = settings.TIMELINE_PAGE_SIZE
     hidden = _hidden_queue(reads, mutes=False)
@@ -2548,6 +2565,7 @@ def thread_get(
     )
     others = _statuses_queue(reads, [s for s, _ in rows]) if rows else None
     marked = bookmarked_queue(reads, [status])
+    pinned = pinned_queue(reads, [status])
     if not visible(status.author_id) or not visible(status.shown_author_id):
         return None
     if refused is not None and status.id in refused.value:
@@ -2559,6 +2577,7 @@ def thread_get(
         replies=[s for s in shown[len(around) :] if s is not None],
         next_after=replies[size - 1][0] if len(replies) > size else None,
         bookmarked=marked is not None and bool(marked.value),
+        pinned=pinned is not None and bool(pinned.value),
         cards=cards(),
     )
 
@@ -2997,6 +3016,24 @@ def bookmarked_queue(
         lambda pipe: pipe.zmscore(keys.bookmarks(vid), members),
         lambda replies: frozenset(
             m for m, score in zip(members, replies[0], strict=True) if score
+        ),
+    )
+
+
+def pinned_queue(
+    reads: PageReads, statuses: Iterable[Status]
+) -> Deferred[frozenset[int]] | None:
+    """Queue the read of which of these statuses of the proven viewer's own they
+    pinned (`timeline.pins`), for those whose read did not say; None when there
+    is nothing to ask. Sent with the next round trip."""
+    vid = reads.proven_uid()
+    sids = sorted({s.id for s in statuses if s.author_id == vid and not s.repost_of})
+    if vid is None or not sids:
+        return None
+    return reads.queue(
+        lambda pipe: pipe.zmscore(keys.pins(vid), sids),
+        lambda replies: frozenset(
+            sid for sid, score in zip(sids, replies[0], strict=True) if score
         ),
     )
 
@@ -3667,6 +3704,34 @@ def tag_window(
     )
 
 
+def pinned_window(*, reads: PageReads, uid: int) -> StatusWindow | None:
+    """The statuses user `uid` pinned, newest pin first, to whom their profile
+    shows statuses (as `account_statuses_window`); None: no such user. Two round
+    trips on one server: the pins with the owner and the checks, then the
+    statuses with their accounts."""
+    owner_d = users_queue(reads, uids=[uid])
+    pins_d = _pins_queue(reads, uid)
+    between = _between_queue(reads, uid)
+    admitted = _admitted_queue(reads, uid)
+    owner = owner_d.value.get(uid)
+    if owner is None:
+        return None
+    proven = reads.proven_uid() == reads.claimed_uid
+    blocks, blocked_by, _ = (
+        between.value if between is not None and proven else (False, False, False)
+    )
+    if blocks or blocked_by or _protected(reads, owner, admitted):
+        return StatusWindow(statuses=[], older=None)
+    found = _statuses_queue(reads, pins_d.value, related=True).value
+    return StatusWindow(
+        statuses=[s for s in found.statuses if s is not None and s.author_id == uid],
+        older=None,
+        accounts=found.accounts,
+        originals=found.originals,
+        named=found.named,
+    )
+
+
 def account_statuses_window(
     *,
     reads: PageReads,
@@ -3750,11 +3815,11 @@ def repost_id_queue(reads: ReadBatch, *, uid: int, original_id: int) -> Deferred
 # for none), how many status fields, the field names, the positions of the
 # author's id, of a repost's original author's id, of the original's id and of the
 # mentions among them, then the text before and after an id in a user hash, posts,
-# followers, following, status, likes, reposts and bookmarks key
+# followers, following, status, likes, reposts, bookmarks and pins key
 # (`keys.around_id`), then the
 # user hash's privacy field and the user fields (`User.FIELDS`). It returns the
-# rows (as `_STATUSES_READ`'s, with the viewer's bookmark after their like and
-# repost; a repost's without the viewer's state), then uid,
+# rows (as `_STATUSES_READ`'s, with the viewer's bookmark and pin after their like
+# and repost; a repost's without the viewer's state), then uid,
 # fields, posts, followers, following, newest status id (null: none) of each
 # author, then sid, row of each original, then whether the viewer may see each row
 # (`original_seen`), then uid, user fields of each user that a shown text (a row
@@ -3772,10 +3837,10 @@ local function read_related(keys, a)
     tonumber(ARGV[a + n + 2]), tonumber(ARGV[a + n + 3]), tonumber(ARGV[a + n + 4]),
     tonumber(ARGV[a + n + 5])
   local t = a + n + 6
-  local up, us, pp, ps, fp, fs, gp, gs, sp, ss, lp, ls, rp, rs, bp, bs =
-    unpack(ARGV, t, t + 15)
-  local private = ARGV[t + 16]
-  local ufields = {unpack(ARGV, t + 17)}
+  local up, us, pp, ps, fp, fs, gp, gs, sp, ss, lp, ls, rp, rs, bp, bs, np, ns =
+    unpack(ARGV, t, t + 17)
+  local private = ARGV[t + 18]
+  local ufields = {unpack(ARGV, t + 19)}
   local nu = #ufields
   local rows, accounts, originals, checks, texts = {}, {}, {}, {}, {}
   local seen, seen_original = {}, {}
@@ -3792,16 +3857,19 @@ local function read_related(keys, a)
     accounts[at + 6] = redis.call('ZREVRANGE', posts, 0, 0)[1] or null
   end
   local at = counts_at(fields)
-  -- The viewer's bookmarks (`timeline.bookmarks`: members `<sid>:<author>`), not
-  -- asked about when there are none.
+  -- The viewer's bookmarks (`timeline.bookmarks`: members `<sid>:<author>`) and
+  -- pins (`timeline.pins`: their own statuses), not asked about when none.
   local marks = viewer ~= '' and bp .. viewer .. bs
   if marks and redis.call('EXISTS', marks) == 0 then marks = false end
+  local pins = viewer ~= '' and np .. viewer .. ns
+  if pins and redis.call('EXISTS', pins) == 0 then pins = false end
   local function state(row, likes, reposts, sid)
     viewer_state(row, n, viewer, at, likes, reposts)
     if viewer == '' then return end
     local author = row[uid_at]
     row[n + 3] = marks and author ~= null
       and redis.call('ZSCORE', marks, sid .. ':' .. author) or null
+    row[n + 4] = pins and author == viewer and redis.call('ZSCORE', pins, sid) or null
   end
   for i = 1, #keys, 3 do
     local row = redis.call('HMGET', keys[i], unpack(fields))
@@ -3903,6 +3971,7 @@ def _related_args(viewer: int | None) -> list:
                 keys.likes,
                 keys.reposts,
                 keys.bookmarks,
+                keys.pins,
             )
             for part in keys.around_id(key_of)
         ),

@@ -267,9 +267,10 @@ return 1
 """
 )
 
-# KEYS: the author's posts, home, job queue, data, outbox. ARGV: sid, the fan-out job's
-# id, the removal job's id, now (ms), the unlink job's id (`timeline.social`).
-# Unpublishes a status and records the removal from followers' homes and the
+# KEYS: the author's posts, home, job queue, data, outbox, pins. ARGV: sid, the
+# fan-out job's id, the removal job's id, now (ms), the unlink job's id
+# (`timeline.social`). Unpublishes a status (unpinned with it: `timeline.pins`)
+# and records the removal from followers' homes and the
 # removal of its likes, reposts and reply link that it owes. A fan-out of it still
 # queued is cancelled; one a worker holds cannot renew its lease any more, and the
 # removal waits until that lease has ended, so it runs after the last home that
@@ -282,6 +283,7 @@ local sid, fanout, removal, now = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
 local removed = redis.call('ZREM', KEYS[1], sid)
 redis.call('ZREM', KEYS[2], sid)
 redis.call('HDEL', KEYS[5], sid)
+redis.call('ZREM', KEYS[6], sid)
 local due = now
 local pending = redis.call('ZSCORE', KEYS[3], fanout)
 if pending then
@@ -591,6 +593,7 @@ def status_remove(*, author_id: int, status: Status) -> None:
                 keys.home(author_id),
                 *jobs.slot_keys(slot),
                 keys.outbox(author_id),
+                keys.pins(author_id),
             ],
             args=[
                 sid,

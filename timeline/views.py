@@ -16,6 +16,7 @@ from timeline import (
     blocks,
     bookmarks,
     notifications,
+    pins,
     privacy,
     richtext,
     selectors,
@@ -28,6 +29,7 @@ from timeline.domain import (
     Busy,
     CannotBlock,
     CannotFollowSelf,
+    CannotPin,
     FollowRequestsFull,
     Forbidden,
     InvalidStatus,
@@ -204,7 +206,7 @@ def _react(
         changed = change(user=request.user, sid=sid, limit=limits.like(request.user.id))
     except NotFound as error:
         raise Http404("No such status") from error
-    except (Forbidden, BookmarksFull) as error:
+    except (Forbidden, BookmarksFull, CannotPin) as error:
         messages.error(request, str(error))
     except TooManyAttempts as error:
         return _slow_down(request, error, reason=too_often, back=back)
@@ -259,6 +261,23 @@ def unbookmark(request, sid: int):
         "Bookmark removed.",
         _BOOKMARKED_TOO_OFTEN,
     )
+
+
+_PINNED_TOO_OFTEN = "You have pinned, bookmarked or liked too often lately."
+
+
+@require_POST
+@login_required
+def pin(request, sid: int):
+    return _react(
+        request, sid, pins.status_pin, "Pinned to your profile.", _PINNED_TOO_OFTEN
+    )
+
+
+@require_POST
+@login_required
+def unpin(request, sid: int):
+    return _react(request, sid, pins.status_unpin, "Unpinned.", _PINNED_TOO_OFTEN)
 
 
 def bookmarks_page(request):

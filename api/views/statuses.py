@@ -21,7 +21,7 @@ from api.http import (
     unprocessable,
 )
 from api.pagination import Window, link_header
-from timeline import bookmarks, ids, richtext, selectors, services, social
+from timeline import bookmarks, ids, pins, richtext, selectors, services, social
 from timeline.domain import (
     Busy,
     InvalidStatus,
@@ -241,8 +241,8 @@ def _shown(request, sid: int) -> dict:
 
 
 def _react(request, id: str, change) -> dict:
-    """Like, bookmark or undo either (of a repost's original), from the like
-    budget; the status asked about."""
+    """Like, bookmark, pin or undo one (of a repost's original, but a pin), from
+    the like budget; the status asked about."""
     sid = int(id)
     change(user=request.user, sid=sid, limit=limits.like(request.user.id))
     return _shown(request, sid)
@@ -263,6 +263,16 @@ def bookmark(request, id: str) -> dict:
 
 def unbookmark(request, id: str) -> dict:
     return _react(request, id, bookmarks.status_unbookmark)
+
+
+def pin(request, id: str) -> dict:
+    """Pin a status of the viewer's own to their profile: the status. Another's,
+    a repost, or one past the five: 422 with the reason; gone: 404."""
+    return _react(request, id, pins.status_pin)
+
+
+def unpin(request, id: str) -> dict:
+    return _react(request, id, pins.status_unpin)
 
 
 def reblog(request, id: str) -> dict:
@@ -334,6 +344,8 @@ favourite_view = endpoint(POST=Op(favourite, scope="write:favourites"))
 unfavourite_view = endpoint(POST=Op(unfavourite, scope="write:favourites"))
 bookmark_view = endpoint(POST=Op(bookmark, scope="write:bookmarks"))
 unbookmark_view = endpoint(POST=Op(unbookmark, scope="write:bookmarks"))
+pin_view = endpoint(POST=Op(pin, scope="write:accounts"))
+unpin_view = endpoint(POST=Op(unpin, scope="write:accounts"))
 reblog_view = endpoint(POST=Op(reblog, scope=WRITE))
 unreblog_view = endpoint(POST=Op(unreblog, scope=WRITE))
 favourited_by_view = endpoint(

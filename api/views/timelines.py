@@ -84,12 +84,17 @@ def tag(request, tag: str) -> Reply:
 
 
 def account_statuses(request, id: str) -> Reply:
-    """An account's statuses as its profile shows them; no pins or media here:
-    `pinned` and `only_media` list none."""
+    """An account's statuses as its profile shows them; `pinned`: those it pinned,
+    newest pin first, on one page; no media here: `only_media` lists none."""
     values = request.GET
     window = Window.of(request)
-    if flag(values, "pinned") or flag(values, "only_media"):
+    if flag(values, "only_media"):
         return Reply([])
+    if flag(values, "pinned"):
+        pinned = selectors.pinned_window(reads=request.reads, uid=int(id))
+        if pinned is None:
+            raise not_found()
+        return Reply(entities_of(request, pinned.statuses, pinned))
     found = selectors.account_statuses_window(
         reads=request.reads,
         uid=int(id),

@@ -1,0 +1,113 @@
+"""Pins through the client API (Mastodon's): pin and unpin one's own statuses,
+`pinned` on them wherever they are read, and an account's pinned statuses
+(`?pinned=true`), which clients show above its other statuses."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.api.helpers import api_client, token_for
+from tests.helpers import make_user, run_jobs
+from timeline import pins, privacy, services, social
+
+
+@pytest.fixture(autouse=True)
+def _backend(redis_backend, settings):
+    settings.RATE_LIMIT_POST = "off"
+    settings.RATE_LIMIT_LIKE = "off"
+    settings.RATE_LIMIT_FOLLOW = "off"
+    settings.RATE_LIMIT_API = "off"
+
+
+def _api(user):
+    return api_client(token_for(user))
+
+
+def _post(user, text="hello") -> int:
+    return services.status_create(author=user, text=text).id
+
+
+def _pinned(client, uid: int) -> list[int]:
+    response = client.get(f"/api/v1/accounts/{uid}/statuses?pinned=true")
+    assert response.status_code == 200, response.content
+    return [int(s["id"]) for s in response.json()]
+
+
+def test_pin_and_unpin_answer_the_status_and_list_it_first():
+    alice = make_user("alice")
+    older, newer = _post(alice, "older"), _post(alice, "newer")
+    client = _api(alice)
+    response = client.post(f"/api/v1/statuses/{older}/pin")
+    assert response.status_code == 200, response.content
+    assert response.json()["pinned"] is True
+    assert client.post(f"/api/v1/statuses/{newer}/pin").json()["pinned"] is True
+    assert _pinned(client, alice.id) == [newer, older]
+    # Anyone sees the list; only its owner reads `pinned` true.
+    assert _pinned(api_client(), alice.id) == [newer, older]
+    for row in (
+        api_client().get(f"/api/v1/accounts/{alice.id}/statuses?pinned=true").json()
+    ):
+        assert row["pinned"] is False
+    own = client.get(f"/api/v1/accounts/{alice.id}/statuses").json()
+    assert {int(s["id"]): s["pinned"] for s in own} == {newer: True, older: True}
+    assert client.get(f"/api/v1/statuses/{older}").json()["pinned"] is True
+    home = client.get("/api/v1/timelines/home").json()
+    assert all(s["pinned"] for s in home if int(s["id"]) in (older, newer))
+    undone = client.post(f"/api/v1/statuses/{older}/unpin")
+    assert undone.status_code == 200 and undone.json()["pinned"] is False
+    assert _pinned(client, alice.id) == [newer]
+
+
+def test_refusals_say_why():
+    alice, bob = make_user("alice"), make_user("bob")
+    hers = _post(alice)
+    client = _api(bob)
+    refused = client.post(f"/api/v1/statuses/{hers}/pin")
+    assert refused.status_code == 422
+    assert refused.json()["error"] == "Only your own statuses can be pinned."
+    repost = social.status_repost(user=bob, sid=hers)
+    refused = client.post(f"/api/v1/statuses/{repost.id}/pin")
+    assert refused.status_code == 422
+    assert refused.json()["error"] == "A repost cannot be pinned."
+    assert client.post("/api/v1/statuses/987654321/pin").status_code == 404
+    for i in range(5):
+        assert (
+            client.post(f"/api/v1/statuses/{_post(bob, f'{i}')}/pin").status_code == 200
+        )
+    refused = client.post(f"/api/v1/statuses/{_post(bob, 'sixth')}/pin")
+    assert refused.status_code == 422
+    assert "You have pinned 5 statuses" in refused.json()["error"]
+    assert len(_pinned(client, bob.id)) == 5
+
+
+def test_a_private_account_s_pins_are_for_approved_followers():
+    alice, bob = make_user("alice"), make_user("bob")
+    sid = _post(alice, "friends only")
+    pins.status_pin(user=alice, sid=sid)
+    privacy.account_privacy_set(user=alice, private=True)
+    assert _pinned(_api(bob), alice.id) == []
+    assert _pinned(api_client(), alice.id) == []
+    services.follow_ask(follower=bob, followee_id=alice.id)
+    privacy.follow_request_approve(owner=alice, requester_id=bob.id)
+    run_jobs()
+    assert _pinned(_api(bob), alice.id) == [sid]
+
+
+def test_a_deleted_status_leaves_the_pins_and_an_unknown_account_is_a_404():
+    alice = make_user("alice")
+    sid = _post(alice)
+    client = _api(alice)
+    client.post(f"/api/v1/statuses/{sid}/pin")
+    assert client.delete(f"/api/v1/statuses/{sid}").status_code == 200
+    assert _pinned(client, alice.id) == []
+    missing = client.get("/api/v1/accounts/987654321/statuses?pinned=true")
+    assert missing.status_code == 404
+
+
+def test_pins_take_write_accounts():
+    alice = make_user("alice")
+    sid = _post(alice)
+    writer = api_client(token_for(alice, scopes=("read", "write:statuses")))
+    assert writer.post(f"/api/v1/statuses/{sid}/pin").status_code == 403
+    allowed = api_client(token_for(alice, scopes=("read", "write:accounts")))
+    assert allowed.post(f"/api/v1/statuses/{sid}/pin").status_code == 200
