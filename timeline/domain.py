@@ -95,6 +95,8 @@ def text_shows_something(text: str) -> bool:
 # What a link counts, whatever its length: Mastodon's rule, which its clients apply
 # before they offer to post (the client API's `characters_reserved_per_url`).
 URL_LENGTH = 23
+# Mastodon counts a link as this placeholder, in its place.
+_URL_PLACEHOLDER = "x" * URL_LENGTH
 # A text may be longer written out (its links in full), up to this many times the
 # limit: enough for several long links, and a bound on what one status stores.
 RAW_LENGTH_FACTOR = 4
@@ -103,8 +105,7 @@ RAW_LENGTH_FACTOR = 4
 def text_length(text: str) -> int:
     """A normalized status text's length as the limit counts it: Unicode code points
     (an emoji counts one), each link (`richtext.links`) URL_LENGTH, however long."""
-    found = richtext.links(text)
-    return len(text) - sum(map(len, found)) + URL_LENGTH * len(found)
+    return len(richtext.with_links_as(text, _URL_PLACEHOLDER))
 
 
 def text_problem(text: str) -> str | None:

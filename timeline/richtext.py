@@ -20,7 +20,8 @@ address begins with `http://`, `https://` or `/` (the site's own pages).
 - A mention's link goes to the lowercase name (as stored in `Status.mentions`, and
   as the client API's Mention entity names it: clients match the two), its text
   stays as written; the profile route finds a user by any case.
-- `links(text)`: the links, as the length rule counts them
+- `links(text)`: the links; `with_links_as(text, placeholder)`: the text with each
+  link written as the placeholder, as the length rule counts it
   (`timeline.domain.text_length`).
 """
 
@@ -227,6 +228,14 @@ def filed_tags(text: str) -> list[str]:
 def links(text: str) -> list[str]:
     """The links of the text as written (what `to_html` links), in order."""
     return [raw for kind, raw in _pieces(text) if kind == "url"]
+
+
+def with_links_as(text: str, placeholder: str) -> str:
+    """The text with each of its links (`links`) written as `placeholder`."""
+    return "".join(
+        placeholder if kind == "url" else _raw_of(kind, raw)
+        for kind, raw in _pieces(text)
+    )
 
 
 def _text(raw: str) -> str:

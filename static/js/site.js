@@ -8,6 +8,7 @@
   // code points, each link counting URL_LENGTH however long (as Mastodon's apps
   // count), and RAW_LENGTH_FACTOR times the limit with the links written out.
   var URL_LENGTH = 23;
+  var URL_PLACEHOLDER = new Array(URL_LENGTH + 1).join("x");
   var RAW_LENGTH_FACTOR = 4;
   // Python's blanks (str.isspace, its regular expressions' \s), line breaks
   // (str.splitlines) and \w ([\p{L}\p{N}_] here).
@@ -57,7 +58,9 @@
     var text = value.replace(BREAKS, "\n").replace(CONTROLS, "");
     if (text.normalize) text = text.normalize("NFC");
     text = text.replace(ENDS, "");
-    var raw = Array.from(text).length, length = raw, match;
+    // Each link is counted as URL_LENGTH characters in its place, as Mastodon
+    // counts.
+    var counted = "", at = 0, match;
     if (TOKENS) {
       TOKENS.lastIndex = 0;
       while ((match = TOKENS.exec(text))) {
@@ -69,10 +72,14 @@
           continue;
         }
         var url = urlEnd(match[0]);
-        if (isUrl(url)) length += URL_LENGTH - Array.from(url).length;
+        if (isUrl(url)) {
+          counted += text.slice(at, match.index) + URL_PLACEHOLDER;
+          at = match.index + url.length;
+        }
       }
     }
-    return { length: length, raw: raw };
+    counted += text.slice(at);
+    return { length: Array.from(counted).length, raw: Array.from(text).length };
   }
 
   // "1 character", "2 characters".
