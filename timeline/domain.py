@@ -2,10 +2,11 @@
 
 The text rule (`normalize_text`, `text_problem`) is the one the service applies to
 every post and the site's form shows: a status is at most STATUS_MAX_LENGTH
-characters as `text_length` counts them (code points, each link URL_LENGTH, as the
+characters as `text_length` counts them (what a reader sees as one character, a
+grapheme cluster, as Mastodon and its apps count; each link URL_LENGTH, as the
 client API's instance tells clients: `characters_reserved_per_url`), and at most
-RAW_LENGTH_FACTOR times that written out. static/js/site.js's compose counter
-follows it.
+RAW_LENGTH_FACTOR times that in code points, written out. static/js/site.js's
+compose counter follows it.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import ClassVar
 
+import regex
 from django.conf import settings
 
 from accounts.domain import Card, User, UserRef
@@ -95,24 +97,35 @@ def text_shows_something(text: str) -> bool:
 # What a link counts, whatever its length: Mastodon's rule, which its clients apply
 # before they offer to post (the client API's `characters_reserved_per_url`).
 URL_LENGTH = 23
-# Mastodon counts a link as this placeholder, in its place.
+# Mastodon counts a link as this placeholder, in its place: a mark or joiner that
+# clings to a link's edge clings to the placeholder, as it does there.
 _URL_PLACEHOLDER = "x" * URL_LENGTH
-# A text may be longer written out (its links in full), up to this many times the
-# limit: enough for several long links, and a bound on what one status stores.
-RAW_LENGTH_FACTOR = 4
+# A text may be longer in code points, written out (its links in full), up to this
+# many times the limit: 280 of the longest emoji Unicode recommends (a kiss with two
+# skin tones, ten code points; a family or a flag of Scotland is seven), or several
+# long links; and a bound on what one status stores, which a letter under thousands
+# of accents (one character as counted) would otherwise escape.
+RAW_LENGTH_FACTOR = 10
+# An extended grapheme cluster (Unicode's UAX #29): what Mastodon counts (Ruby's
+# `each_grapheme_cluster`), as its apps and browsers' `Intl.Segmenter` do. Python's
+# own `re` has no such class; the `regex` package keeps it in step with Unicode.
+_GRAPHEME = regex.compile(r"\X")
 
 
 def text_length(text: str) -> int:
-    """A normalized status text's length as the limit counts it: Unicode code points
-    (an emoji counts one), each link (`richtext.links`) URL_LENGTH, however long."""
-    return len(richtext.with_links_as(text, _URL_PLACEHOLDER))
+    """A normalized status text's length as the limit counts it: what a reader sees as
+    one character counts one (a grapheme cluster: a family emoji, a flag, a letter
+    with its accents), each link (`richtext.links`) URL_LENGTH, however long."""
+    counted = richtext.with_links_as(text, _URL_PLACEHOLDER)
+    return len(_GRAPHEME.findall(counted))
 
 
 def text_problem(text: str) -> str | None:
     """What is wrong with a normalized status text, for the person who wrote it.
 
     The one status length rule (the service's and the form's): at most
-    STATUS_MAX_LENGTH as `text_length` counts, RAW_LENGTH_FACTOR times that in all.
+    STATUS_MAX_LENGTH as `text_length` counts, RAW_LENGTH_FACTOR times that in code
+    points, written out.
     """
     limit = settings.STATUS_MAX_LENGTH
     if not _shows_something(text):
@@ -126,7 +139,7 @@ def text_problem(text: str) -> str | None:
         )
     length = text_length(text)
     if length > limit:
-        links = f", a link counting as {URL_LENGTH}" if length != len(text) else ""
+        links = f", a link counting as {URL_LENGTH}" if richtext.links(text) else ""
         return f"A status is at most {limit} characters{links} (this one has {length})."
     return None
 

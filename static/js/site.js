@@ -4,12 +4,29 @@
 
   // The status length rule, kept in step with the server's, which lives in
   // timeline/domain.py (`normalize_text`, `text_length`, `text_problem`): the text
-  // as stored (control characters out, composed: NFC, blanks trimmed) in Unicode
-  // code points, each link counting URL_LENGTH however long (as Mastodon's apps
-  // count), and RAW_LENGTH_FACTOR times the limit with the links written out.
+  // as stored (control characters out, composed: NFC, blanks trimmed) in what a
+  // reader sees as one character (grapheme clusters: a family emoji, a flag, a
+  // letter with its accents), each link counting URL_LENGTH however long (as
+  // Mastodon and its apps count), and RAW_LENGTH_FACTOR times the limit in code
+  // points with the links written out.
   var URL_LENGTH = 23;
   var URL_PLACEHOLDER = new Array(URL_LENGTH + 1).join("x");
-  var RAW_LENGTH_FACTOR = 4;
+  var RAW_LENGTH_FACTOR = 10;
+  // Grapheme clusters, as the server's `\X` finds them. A browser without
+  // Intl.Segmenter counts code points: never fewer than the server counts, so what
+  // its counter shows as fitting, the server takes.
+  var GRAPHEMES = null;
+  try {
+    GRAPHEMES = new Intl.Segmenter(undefined, { granularity: "grapheme" });
+  } catch (e) {
+    GRAPHEMES = null;
+  }
+  function characterCount(text) {
+    if (!GRAPHEMES) return Array.from(text).length;
+    var n = 0, it = GRAPHEMES.segment(text)[Symbol.iterator]();
+    while (!it.next().done) n++;
+    return n;
+  }
   // Python's blanks (str.isspace, its regular expressions' \s), line breaks
   // (str.splitlines) and \w ([\p{L}\p{N}_] here).
   var BLANK = "\\t-\\r\\x1c-\\x20\\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029" +
@@ -59,7 +76,7 @@
     if (text.normalize) text = text.normalize("NFC");
     text = text.replace(ENDS, "");
     // Each link is counted as URL_LENGTH characters in its place, as Mastodon
-    // counts.
+    // counts: a mark or joiner that clings to its edge clings to the placeholder.
     var counted = "", at = 0, match;
     if (TOKENS) {
       TOKENS.lastIndex = 0;
@@ -79,7 +96,7 @@
       }
     }
     counted += text.slice(at);
-    return { length: Array.from(counted).length, raw: Array.from(text).length };
+    return { length: characterCount(counted), raw: Array.from(text).length };
   }
 
   // "1 character", "2 characters".

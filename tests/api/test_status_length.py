@@ -1,6 +1,7 @@
 """Status length through the client API: apps count each link as the instance's
-`characters_reserved_per_url` and offer to post what fits `max_characters`; the site
-takes what they offer (it answered 422 to a status they counted as fitting)."""
+`characters_reserved_per_url` and each character as a reader sees one (a grapheme
+cluster: a family emoji is one), and offer to post what fits `max_characters`; the
+site takes what they offer (it answered 422 to statuses they counted as fitting)."""
 
 from __future__ import annotations
 
@@ -61,3 +62,26 @@ def test_short_links_over_the_limit_are_refused_as_too_long():
     assert response.json()["error"] == (
         f"Validation failed: Text character limit of {limit} exceeded"
     )
+
+
+FAMILY = "\U0001f468\u200d\U0001f469\u200d\U0001f467\u200d\U0001f466"
+
+
+def test_a_status_counts_characters_as_the_apps_do():
+    """Apps count a family emoji (seven code points) as one character, and offer to
+    post `max_characters` of them: taken and shown whole; one more is refused in
+    Mastodon's words."""
+    alice = make_user("alice")
+    _, limit = _limits()
+    client = api_client(token_for(alice))
+    response = client.post("/api/v1/statuses", {"status": FAMILY * limit})
+    assert response.status_code == 200, response.content
+    sid = response.json()["id"]
+    assert FAMILY * limit in response.json()["content"]
+    assert FAMILY * limit in client.get(f"/api/v1/statuses/{sid}").json()["content"]
+    refused = client.post("/api/v1/statuses", {"status": FAMILY * (limit + 1)})
+    assert refused.status_code == 422
+    assert refused.json()["error"] == (
+        f"Validation failed: Text character limit of {limit} exceeded"
+    )
+    assert client.get(f"/api/v1/accounts/{alice.id}").json()["statuses_count"] == 1

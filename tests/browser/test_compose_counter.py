@@ -1,6 +1,8 @@
 """The compose box's counter counts as the server's rule does
-(`timeline.domain.text_length`): a link as 23 characters however long, a name or a
-tag that hides a link, an accent typed apart; what it shows as fitting, Post takes."""
+(`timeline.domain.text_length`): a character as a reader sees one (an emoji of
+several code points, a flag, a letter with accents typed apart or with none to
+compose into), a link as 23 characters however long, a name or a tag that hides a
+link; what it shows as fitting, Post takes."""
 
 from __future__ import annotations
 
@@ -24,6 +26,16 @@ TEXTS = [
     "cafe\u0301 #हिन्दी#https://example.com",
     f"  \t{LONG_URL}\n\n{LONG_URL}\u3000 ",
     "(https://example.com/a_(b))",
+    # One character each as read, of several code points (and UTF-16 units).
+    "\U0001f468\u200d\U0001f469\u200d\U0001f467\u200d\U0001f466" * 10,
+    "\U0001f1eb\U0001f1f7\U0001f1e9\U0001f1ea flags",
+    "\U0001f469\U0001f3fc\u200d\u2764\ufe0f\u200d\U0001f48b\u200d\U0001f468\U0001f3ff",
+    "\U0001f3f4\U000e0067\U000e0062\U000e0073\U000e0063\U000e0074\U000e007f"
+    " 1\ufe0f\u20e3",
+    "q\u0307\u0323 e\u0301\u0323 \u1100\u1161\u11a8 \u0915\u094d\u0937\u093f",
+    # Marks and joiners at a link's edges: the link counts 23, whatever joins it.
+    "\U0001f44d\U0001f3fd\u200d see https://example.com/\U0001f600\u0301"
+    " \u0600https://a.co",
 ]
 
 
@@ -55,8 +67,33 @@ def test_a_text_the_counter_shows_as_full_is_posted(compose):
     assert statuses(compose) == [shown]
 
 
+def test_280_family_emoji_are_full_and_posted_whole(compose):
+    family = "\U0001f468\u200d\U0001f469\u200d\U0001f467\u200d\U0001f466"
+    text = family * settings.STATUS_MAX_LENGTH
+    assert counter(compose, family + text) == "1 character too many"
+    assert compose.locator("#compose-counter.over").count() == 1
+    assert counter(compose, text) == "0 characters left"
+    post(compose, text)
+    assert statuses(compose) == [text]
+
+
 def test_the_counter_shows_the_bound_on_a_text_written_out(compose):
     raw_limit = RAW_LENGTH_FACTOR * settings.STATUS_MAX_LENGTH
     text = "https://example.com/" + "a" * raw_limit
     assert counter(compose, text) == "20 characters too many with the links written out"
     assert compose.locator("#compose-counter.over").count() == 1
+
+
+def test_without_intl_segmenter_the_counter_counts_code_points(new_page):
+    """A browser without Intl.Segmenter counts no fewer than the server: what its
+    counter shows as fitting, Post takes (an emoji of several code points counts
+    several there)."""
+    make_user("alice")
+    page = new_page()
+    page.add_init_script("delete Intl.Segmenter;")
+    log_in(page, "alice")
+    family = "\U0001f468\u200d\U0001f469\u200d\U0001f467\u200d\U0001f466"
+    assert counter(page, family * 41) == "7 characters too many"
+    assert counter(page, family * 40) == "0 characters left"
+    post(page, family * 40)
+    assert statuses(page) == [family * 40]

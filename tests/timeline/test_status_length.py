@@ -1,8 +1,9 @@
 """The status length rule as an author meets it, on the site and through the service
-(`timeline.domain.text_problem`, the one rule both apply): a link counts as 23
-characters however long, as the client API tells apps (`characters_reserved_per_url`)
-and as they count before they offer to post; written out, a text may be at most
-RAW_LENGTH_FACTOR times the limit."""
+(`timeline.domain.text_problem`, the one rule both apply): a character is what a
+reader sees as one (a grapheme cluster: a family emoji, a flag, a letter with its
+accents), and a link counts as 23 characters however long, as the client API tells
+apps (`characters_reserved_per_url`) and as they count before they offer to post;
+written out, a text may be at most RAW_LENGTH_FACTOR times the limit in code points."""
 
 from __future__ import annotations
 
@@ -16,6 +17,24 @@ from timeline import keys, services
 from timeline.domain import RAW_LENGTH_FACTOR, URL_LENGTH, InvalidStatus
 
 LONG_URL = "https://example.com/" + "a" * 100
+# What a reader sees as one character, written with several code points (NFC keeps
+# them several): a family (four people joined by three zero-width joiners), a flag
+# (two regional indicators), Scotland's flag (a black flag and six tag characters),
+# a keycap, a letter with two accents that no single code point holds (in the order
+# NFC stores them), a Devanagari conjunct with its vowel sign.
+FAMILY = "\U0001f468\u200d\U0001f469\u200d\U0001f467\u200d\U0001f466"
+ONE_CHARACTER_EACH = [
+    FAMILY,
+    "\U0001f1eb\U0001f1f7",
+    "\U0001f3f4\U000e0067\U000e0062\U000e0073\U000e0063\U000e0074\U000e007f",
+    "1\ufe0f\u20e3",
+    "q\u0323\u0307",
+    "\u0915\u094d\u0937\u093f",
+]
+# The longest emoji Unicode recommends: a kiss with two skin tones, ten code points.
+KISS = (
+    "\U0001f469\U0001f3fc\u200d\u2764\ufe0f\u200d\U0001f48b\u200d\U0001f468\U0001f3ff"
+)
 
 
 @pytest.fixture
@@ -78,4 +97,70 @@ def test_the_site_posts_what_the_rule_takes_and_explains_a_refusal(r, alice):
     assert refused.status_code == 400
     assert "a link counting as 23 (this one has 281)" in body(refused)
     assert html.escape("x" + text) in body(refused)  # what was typed is not lost
+    assert r.zcard(keys.posts(alice.id)) == 1
+
+
+@pytest.mark.parametrize("one", ONE_CHARACTER_EACH)
+def test_what_shows_as_one_character_counts_as_one(r, alice, one):
+    """As Mastodon counts (and its apps, which offer to post 280 of them): 280 are
+    taken and stored whole, 281 refused, the count in the reason."""
+    limit = settings.STATUS_MAX_LENGTH
+    status = services.status_create(author=alice, text=one * limit)
+    assert r.hget(keys.status(status.id), "text") == one * limit
+    with pytest.raises(InvalidStatus) as refused:
+        services.status_create(author=alice, text=one * (limit + 1))
+    assert str(refused.value) == (
+        f"A status is at most {limit} characters (this one has {limit + 1})."
+    )
+    assert r.zcard(keys.posts(alice.id)) == 1
+
+
+def test_the_longest_emoji_fit_written_out(r, alice):
+    """The bound on a text written out (in code points) leaves room for 280 of the
+    longest emoji; one more is refused by that bound, before it is counted."""
+    limit = settings.STATUS_MAX_LENGTH
+    raw_limit = RAW_LENGTH_FACTOR * limit
+    assert len(KISS) * limit == raw_limit
+    status = services.status_create(author=alice, text=KISS * limit)
+    assert r.hget(keys.status(status.id), "text") == KISS * limit
+    with pytest.raises(InvalidStatus) as refused:
+        services.status_create(author=alice, text=KISS * (limit + 1))
+    assert str(refused.value) == (
+        f"A status is at most {limit} characters, and {raw_limit} with its links "
+        f"written out in full (this one has {raw_limit + len(KISS)})."
+    )
+
+
+def test_emoji_and_a_link_count_together(r, alice):
+    text = FAMILY * (settings.STATUS_MAX_LENGTH - URL_LENGTH - 1) + " " + LONG_URL
+    services.status_create(author=alice, text=text)
+    with pytest.raises(InvalidStatus) as refused:
+        services.status_create(author=alice, text=FAMILY + text)
+    assert str(refused.value).endswith(
+        f"a link counting as 23 (this one has {settings.STATUS_MAX_LENGTH + 1})."
+    )
+
+
+def test_a_pile_of_accents_on_one_letter_is_refused(r, alice):
+    """One character as read, thousands of code points as stored: the bound on a
+    text written out still refuses it."""
+    text = "a" + "\u0301\u0323" * 2000
+    with pytest.raises(InvalidStatus) as refused:
+        services.status_create(author=alice, text=text)
+    raw_limit = RAW_LENGTH_FACTOR * settings.STATUS_MAX_LENGTH
+    assert f"and {raw_limit} with its links written out" in str(refused.value)
+    assert r.zcard(keys.posts(alice.id)) == 0
+
+
+def test_the_site_posts_280_family_emoji_and_shows_them_whole(r, alice):
+    client = logged_in_client("alice")
+    limit = settings.STATUS_MAX_LENGTH
+    assert client.post("/post/", {"text": FAMILY * limit}).status_code == 302
+    run_jobs()
+    assert FAMILY * limit in page(client, "/")
+    refused = client.post("/post/", {"text": FAMILY * (limit + 1)})
+    assert refused.status_code == 400
+    assert f"A status is at most {limit} characters (this one has {limit + 1})." in (
+        body(refused)
+    )
     assert r.zcard(keys.posts(alice.id)) == 1

@@ -65,7 +65,7 @@ linked_text = st.lists(
 
 @property_test(max_examples=100)
 @given(st.one_of(any_text, linked_text))
-def test_the_length_rule_counts_code_points_and_links_as_23(text):
+def test_the_length_rule_bounds_every_text_it_takes(text):
     normal = normalize_text(text)
     problem = text_problem(normal)
     limit = settings.STATUS_MAX_LENGTH
@@ -81,6 +81,38 @@ def test_the_length_rule_counts_code_points_and_links_as_23(text):
         assert text_length(normal) > limit
         assert problem.startswith(f"A status is at most {limit} characters")
         assert f"(this one has {text_length(normal)})" in problem
+
+
+# What a reader sees as one character, of one code point or several (NFC keeps each
+# several, and none joins the one before it): the rule counts each once.
+one_character = st.sampled_from(
+    [
+        "x",
+        "\u00e9",  # é, however typed (NFC)
+        "e\u0301",
+        "q\u0307\u0323",  # two accents no single code point holds
+        "\u0915\u094d\u0937\u093f",  # a Devanagari conjunct and its vowel sign
+        "\u1100\u1161\u11a8",  # a Hangul syllable from its letters (NFC: one)
+        "\U0001f600",
+        "\U0001f44d\U0001f3fd",  # a skin tone
+        "\U0001f468\u200d\U0001f469\u200d\U0001f467\u200d\U0001f466",  # a family
+        "\U0001f1eb\U0001f1f7",  # a flag
+        "\U0001f3f4\U000e0067\U000e0062\U000e0073\U000e0063\U000e0074\U000e007f",
+        "1\ufe0f\u20e3",  # a keycap
+        "\u2764\ufe0f",
+    ]
+)
+
+
+@property_test(max_examples=100)
+@given(st.lists(one_character, min_size=1, max_size=400))
+def test_the_length_rule_counts_what_shows_as_one_character_once(characters):
+    text = "".join(characters)
+    normal = normalize_text(text)
+    assert text_length(normal) == len(characters)
+    fits = len(characters) <= settings.STATUS_MAX_LENGTH
+    assert (text_problem(normal) is None) == fits
+    assert StatusForm({"text": text}).is_valid() == fits
 
 
 @property_test(max_examples=100)
