@@ -1066,12 +1066,29 @@ def _related_checked(
         s.id for s in shown if not s.repost_of and s.likes is None
     }
     originals = statuses_by_id_queue(reads, sorted(wanted))
+    # The viewer's bookmarks too, which such a read does not say either: else
+    # `related_get` would ask in a round trip of its own.
+    marked = bookmarked_queue(reads, shown)
     kept = _without_refused(statuses, refused)
+    if marked is not None:
+        kept = [_marked(s, marked.value) for s in kept]
     return kept, replace(
         found,
         accounts=accounts.value,
-        originals={s.id: s for s in originals.value.statuses if s is not None},
+        originals={
+            s.id: _marked(s, marked.value) if marked is not None else s
+            for s in originals.value.statuses
+            if s is not None
+        },
     )
+
+
+def _marked(status: Status | None, marks: frozenset[str]) -> Status | None:
+    """The status with whether the viewer bookmarked it (`bookmarked_queue`'s
+    members), unless it is a repost (whose original says)."""
+    if status is None or status.repost_of is not None:
+        return status
+    return replace(status, bookmarked=bookmarks.status_member(status) in marks)
 
 
 def _reposts_once(found: list[Status | None]) -> list[Status | None]:

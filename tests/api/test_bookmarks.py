@@ -177,3 +177,36 @@ def test_bookmarks_cost_no_round_trip_on_timelines_and_two_for_the_list():
     assert get_round_trips(client, "/api/v1/bookmarks?limit=40") == (
         3 if is_cluster() else 2
     )
+
+
+@pytest.mark.real_redis
+def test_a_window_with_reposts_reads_the_bookmarks_with_its_checks(settings):
+    # A Cluster checks a window's reposts in the round trip that reads its accounts
+    # and originals (`selectors._related_checked`): the bookmarks ride in it too,
+    # so bookmarks cost a timeline no round trip there either (they took one more).
+    settings.FANOUT_PUSH_MAX = 2
+    alice, bob, carol, star = (make_user(n) for n in ("alice", "bob", "carol", "star"))
+    services.follow_create(follower=bob, followee_id=carol.id)
+    for fan in [bob, *(make_user(f"fan{i}") for i in range(3))]:
+        services.follow_create(follower=fan, followee_id=star.id)
+    run_jobs()
+    saved = _post(alice, "saved")
+    repost = social.status_repost(user=carol, sid=saved)
+    pulled, other = _post(star, "pulled"), _post(star, "not saved")
+    run_jobs()
+    for sid in (saved, pulled):
+        bookmarks.status_bookmark(user=bob, sid=sid)
+    client = _api(bob)
+    rows = {s["id"]: s for s in client.get("/api/v1/timelines/home").json()}
+    assert rows[str(repost.id)]["bookmarked"] is True
+    assert rows[str(repost.id)]["reblog"]["bookmarked"] is True
+    assert rows[str(pulled)]["bookmarked"] is True
+    assert rows[str(other)]["bookmarked"] is False
+    # As before bookmarks: a home with a repost and a pulled author costs three
+    # round trips, on one server (the outbox, then its checks) as on a Cluster.
+    assert get_round_trips(client, "/api/v1/timelines/home") == 3
+    shown = client.get(f"/api/v1/accounts/{carol.id}/statuses").json()
+    assert [s["bookmarked"] for s in shown] == [True]
+    assert get_round_trips(client, f"/api/v1/accounts/{carol.id}/statuses") == (
+        3 if is_cluster() else 1
+    )
