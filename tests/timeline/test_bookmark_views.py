@@ -154,3 +154,27 @@ def test_the_pages_cost_two_round_trips(alice):
     assert get_round_trips(bob, f"/s/{sids[0]}/") == 2
     own = services.status_create(author=make_user("carol"), text="mine").id
     assert get_round_trips(logged_in_client("carol"), f"/s/{own}/") == 2
+
+
+def test_a_page_of_hidden_bookmarks_does_not_say_there_are_none(alice, settings):
+    settings.TIMELINE_PAGE_SIZE = 2
+    kept = services.status_create(author=alice, text="kept").id
+    hidden = [
+        services.status_create(author=make_user(f"carol{i}"), text=f"c{i}").id
+        for i in range(2)
+    ]
+    make_user("bob")
+    bob = logged_in_client("bob")
+    for sid in (kept, *hidden):
+        bob.post(f"/s/{sid}/bookmark/")
+    for i in range(2):
+        logged_in_client(f"carol{i}").post("/u/bob/block/")
+    run_jobs()
+    html = page(bob, "/bookmarks/")
+    # The newest two are hidden from bob now: the page shows none of them, and
+    # says so rather than that nothing was ever bookmarked, above its Older link.
+    assert status_ids(html) == []
+    assert "Nothing bookmarked yet" not in html
+    assert "None of these bookmarks can be shown" in html
+    older = re.search(r'rel="next" class="button secondary" href="([^"]+)"', html)
+    assert status_ids(page(bob, "/bookmarks/" + older[1])) == [kept]
