@@ -1066,29 +1066,41 @@ def _related_checked(
         s.id for s in shown if not s.repost_of and s.likes is None
     }
     originals = statuses_by_id_queue(reads, sorted(wanted))
-    # The viewer's bookmarks too, which such a read does not say either: else
-    # `related_get` would ask in a round trip of its own.
+    # The viewer's bookmarks and pins too, which such a read does not say either:
+    # else `related_get` would ask in a round trip of its own.
     marked = bookmarked_queue(reads, shown)
-    kept = _without_refused(statuses, refused)
-    if marked is not None:
-        kept = [_marked(s, marked.value) for s in kept]
+    pinned = pinned_queue(reads, shown)
+
+    def said(status: Status | None) -> Status | None:
+        return _marked(
+            status,
+            marked.value if marked is not None else None,
+            pinned.value if pinned is not None else frozenset(),
+        )
+
+    kept = [said(s) for s in _without_refused(statuses, refused)]
     return kept, replace(
         found,
         accounts=accounts.value,
-        originals={
-            s.id: _marked(s, marked.value) if marked is not None else s
-            for s in originals.value.statuses
-            if s is not None
-        },
+        originals={s.id: said(s) for s in originals.value.statuses if s is not None},
     )
 
 
-def _marked(status: Status | None, marks: frozenset[str]) -> Status | None:
+def _marked(
+    status: Status | None, marks: frozenset[str] | None, pins: frozenset[int]
+) -> Status | None:
     """The status with whether the viewer bookmarked it (`bookmarked_queue`'s
-    members), unless it is a repost (whose original says)."""
+    members; None: not asked) and pinned it (`pinned_queue`'s ids: those of the
+    viewer's own that they pinned), unless it is a repost (whose original says)."""
     if status is None or status.repost_of is not None:
         return status
-    return replace(status, bookmarked=bookmarks.status_member(status) in marks)
+    return replace(
+        status,
+        bookmarked=bookmarks.status_member(status) in marks
+        if marks is not None
+        else status.bookmarked,
+        pinned=status.id in pins,
+    )
 
 
 def _reposts_once(found: list[Status | None]) -> list[Status | None]:

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import pytest
 
+from config.redis import is_cluster
 from tests.api.helpers import api_client, token_for
 from tests.helpers import make_user, run_jobs
+from tests.roundtrips import get_round_trips
 from timeline import pins, privacy, services, social
 
 
@@ -111,3 +113,31 @@ def test_pins_take_write_accounts():
     assert writer.post(f"/api/v1/statuses/{sid}/pin").status_code == 403
     allowed = api_client(token_for(alice, scopes=("read", "write:accounts")))
     assert allowed.post(f"/api/v1/statuses/{sid}/pin").status_code == 200
+
+
+@pytest.mark.real_redis
+def test_pinned_rides_in_the_rounds_a_window_takes_anyway():
+    """On one server the window's script says `pinned`; on a Cluster a window
+    with reposts reads it with the reposts' checks, accounts and originals: no
+    round trip of its own either way."""
+    alice, bob, carol = make_user("alice"), make_user("bob"), make_user("carol")
+    services.follow_create(follower=bob, followee_id=alice.id)
+    services.follow_create(follower=bob, followee_id=carol.id)
+    own = [_post(bob, f"mine {i}") for i in range(3)]
+    pins.status_pin(user=bob, sid=own[1])
+    social.status_repost(user=carol, sid=_post(make_user("dave"), "reposted"))
+    for i in range(6):
+        _post(alice, f"hers {i}")
+    run_jobs()
+    client = _api(bob)
+    rows = client.get("/api/v1/timelines/home?limit=30").json()
+    assert {int(s["id"]): s["pinned"] for s in rows if int(s["id"]) in own} == {
+        own[0]: False,
+        own[1]: True,
+        own[2]: False,
+    }
+    assert any(s["reblog"] for s in rows)
+    path = "/api/v1/timelines/home?limit=30"
+    assert get_round_trips(client, path) == (3 if is_cluster() else 1)
+    path = f"/api/v1/accounts/{bob.id}/statuses?limit=30"
+    assert get_round_trips(client, path) == (3 if is_cluster() else 1)
