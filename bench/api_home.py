@@ -1,12 +1,13 @@
 """The client API's home against the site's HTML home, in-process.
 
-    .venv/bin/python bench/api_home.py [--requests 300] [--runs 3]
+    .venv/bin/python bench/api_home.py [--requests 300] [--runs 3] [--saved N]
 
 Starts its own redis-server (`config.embedded`, a Unix socket, no persistence), seeds a viewer who follows
 40 people whose statuses carry mentions, tags, links, likes and reposts, then times
 `GET /api/v1/timelines/home?limit=30` and `GET /` (30 statuses) through Django's test
 client with production settings, alternated request by request after a warm-up; prints
-the medians of each run and the round trips of each request.
+the medians of each run and the round trips of each request. `--saved N`: the viewer
+has bookmarked the newest N statuses of the home (the rows' state).
 """
 
 from __future__ import annotations
@@ -59,6 +60,18 @@ def _seed(count: int) -> tuple[str, str]:
     return credentials.access_token, session.cookie_value()
 
 
+def _save(count: int) -> None:
+    """The viewer bookmarks the newest `count` statuses of their home: their state
+    rides on every API row (`bookmarked`), read by the window's script."""
+    from accounts.selectors import user_get_by_username
+    from config.redis import get_redis
+    from timeline import bookmarks, keys
+
+    viewer = user_get_by_username(username="viewer")
+    for sid in get_redis().zrevrange(keys.home(viewer.id), 0, count - 1):
+        bookmarks.status_bookmark(user=viewer, sid=int(sid))
+
+
 def _time(client, path: str) -> float:
     start = time.perf_counter()
     response = client.get(path, secure=True)
@@ -76,6 +89,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--profile", help="cProfile this many API requests instead", type=int
+    )
+    parser.add_argument(
+        "--saved",
+        type=int,
+        default=0,
+        help="statuses of the home the viewer bookmarked",
     )
     args = parser.parse_args(argv)
     sys.path.insert(0, str(ROOT))
@@ -108,6 +127,8 @@ def main(argv: list[str] | None = None) -> int:
         from tests.roundtrips import RoundTripCounter
 
         token, cookie = _seed(args.authors)
+        if args.saved:
+            _save(args.saved)
         api = Client(headers={"Authorization": f"Bearer {token}"})
         html = Client()
         html.cookies[settings.AUTH_COOKIE_NAME] = cookie
