@@ -12,8 +12,10 @@ than shown. A status is bookmarked as a like is given: a repost's original, and
 only while the user may see it (`social.status_target`).
 
 The list is capped (BOOKMARKS_MAX): a bookmark past it is refused with a message,
-none is dropped. A deleted status's entry is skipped on read and counts until it
-is undone (`status_unbookmark` finds it without its author) or the account goes.
+none is dropped. A deleted status's entry is skipped on read; it goes when undone
+(`status_unbookmark` finds it without its author), when a full list is asked for
+one more (`_forget_deleted`: the list does not show it, so it could not be
+undone), or with the account.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import time
 
 from accounts import limits
 from accounts.domain import User
-from config.pipelines import LuaScript
+from config.pipelines import LuaScript, pipeline_run
 from config.redis import get_redis
 from timeline import keys
 from timeline.domain import BookmarksFull, NotFound, Status
@@ -92,20 +94,40 @@ def status_bookmark(*, user: User, sid: int, limit: limits.Limit | None = None) 
     if limit is not None:
         limits.take(limit)
     target = status_target(user=user, sid=sid)
-    added = _BOOKMARK_ADD(
-        keys=[keys.bookmarks(user.id)],
-        args=[
-            bookmark_member(target.id, target.author_id),
-            time.time_ns() // 1000,
-            BOOKMARKS_MAX,
-        ],
-    )
+
+    def add() -> int:
+        return _BOOKMARK_ADD(
+            keys=[keys.bookmarks(user.id)],
+            args=[
+                bookmark_member(target.id, target.author_id),
+                time.time_ns() // 1000,
+                BOOKMARKS_MAX,
+            ],
+        )
+
+    added = add()
+    if added < 0 and _forget_deleted(user.id):
+        added = add()
     if added < 0:
         raise BookmarksFull(
             f"You have {BOOKMARKS_MAX:,} bookmarks, the most one can keep. "
             "Remove some first."
         )
     return added == 1
+
+
+def _forget_deleted(uid: int) -> int:
+    """Remove the user's bookmarks of statuses deleted since, which the list does
+    not show and so cannot be undone there (a full list's, before it refuses one
+    more); how many. Their statuses are asked about in one round trip."""
+    r = get_redis()
+    members = r.zrange(keys.bookmarks(uid), 0, -1)
+    sids = [member_read(m)[0] for m in members]
+    found = pipeline_run(
+        lambda pipe: [pipe.exists(keys.status(sid)) for sid in sids], confirm=False
+    )
+    gone = [m for m, exists in zip(members, found, strict=True) if not exists]
+    return r.zrem(keys.bookmarks(uid), *gone) if gone else 0
 
 
 def status_unbookmark(

@@ -33,8 +33,8 @@ account's job (`account:<uid>`) deletes every per-user key of both tables
 |                      |        | owner (`selectors.favourites_window`)     |                                           |
 | `bookmarks:{<uid>}`  | zset   | `<sid>:<author uid>` -> bookmark time     | BOOKMARKS_MAX (10,000): past it, refused  |
 |                      |        | (microsecs): the statuses the user saved  | with a message; one of a status deleted   |
-|                      |        | for later, private to them (the author    | since is skipped on read and counts until |
-|                      |        | too: the list checks who may see each in  | unbookmarked (`timeline.bookmarks`)       |
+|                      |        | for later, private to them (the author    | since is skipped on read, dropped when    |
+|                      |        | too: the list checks who may see each in  | the list is full (`timeline.bookmarks`)   |
 |                      |        | the round trip that reads the statuses)   |                                           |
 | `pins:{<uid>}`       | zset   | sid -> pin time (microsecs): the user's   | PINS_MAX (5): past it, refused with a     |
 |                      |        | own statuses shown first on their profile | message; a status leaves it in the script |

@@ -150,3 +150,20 @@ def test_a_deleted_account_leaves_no_bookmarks(r, users):
 
 def test_a_visitor_has_no_bookmarks(users):
     assert selectors.bookmarks_get(reads=PageReads(None)) is None
+
+
+def test_a_full_list_makes_room_from_statuses_deleted_since(r, users, monkeypatch):
+    """Deleted statuses are not shown, so they could not be unbookmarked there: a
+    full list drops them rather than refuse the next bookmark."""
+    monkeypatch.setattr(bookmarks, "BOOKMARKS_MAX", 2)
+    alice, bob = users["alice"], users["bob"]
+    kept, deleted, new = (post(alice, t) for t in ("kept", "deleted", "new"))
+    bookmarks.status_bookmark(user=bob, sid=kept.id)
+    bookmarks.status_bookmark(user=bob, sid=deleted.id)
+    services.status_delete(user=alice, sid=deleted.id)
+    run_jobs()
+    assert bookmarks.status_bookmark(user=bob, sid=new.id) is True
+    assert listed(bob) == [new.id, kept.id]
+    assert r.zcard(keys.bookmarks(bob.id)) == 2
+    with pytest.raises(BookmarksFull):
+        bookmarks.status_bookmark(user=bob, sid=post(alice, "one more").id)
