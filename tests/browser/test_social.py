@@ -56,3 +56,33 @@ def test_reply_to_a_status_see_the_thread_then_like_and_repost_and_undo(
     run_jobs()
     bob.goto("/u/bob/")
     assert bob.get_by_text("@bob reposted").count() == 0
+
+
+def test_bookmark_a_status_find_it_from_the_navigation_and_pin_ones_own(new_page):
+    make_user("alice")
+    make_user("bob")
+    alice, bob = new_page(), new_page()
+    log_in(alice, "alice")
+    log_in(bob, "bob")
+    post(alice, "A recipe worth keeping")
+    post(alice, "Old news")
+    run_jobs()
+    bob.goto("/u/alice/")
+    navigating(bob, bob.locator("li.status a.permalink").nth(1).click)
+    bookmark = bob.locator("form.bookmark-form button")
+    assert bookmark.inner_text() == "Bookmark"
+    navigating(bob, bookmark.click)
+    assert bob.get_by_text("Bookmarked.").is_visible()
+    assert bob.locator("form.bookmark-form button").get_attribute("aria-pressed") == (
+        "true"
+    )
+    navigating(bob, bob.get_by_role("link", name="Bookmarks", exact=True).click)
+    assert statuses(bob) == ["A recipe worth keeping"]
+    # Alice pins her other status from its page; her profile shows it first.
+    alice.goto("/u/alice/")
+    navigating(alice, alice.locator("li.status a.permalink").first.click)
+    navigating(alice, alice.get_by_role("button", name="Pin to your profile").click)
+    assert alice.get_by_text("Pinned to your profile.").is_visible()
+    bob.goto("/u/alice/")
+    pinned = bob.locator("section.pinned li.status .status-text")
+    assert pinned.all_inner_texts() == ["Old news"]
