@@ -347,7 +347,16 @@ def related_get(
         )
     ]
     marked = bookmarked_queue(reads, unsaid) if unsaid else None
-    unpinned = [s for s in statuses if s.pinned is None and s.repost_of is None]
+    # A reblog's original is asked about too: clients offer Unpin from it.
+    unpinned = [
+        status
+        for status in statuses
+        if (
+            status.pinned is None
+            if status.repost_of is None
+            else getattr(known_originals.get(status.repost_of), "pinned", None) is None
+        )
+    ]
     pinned = pinned_queue(reads, unpinned) if unpinned else None
     if found_accounts is not None:
         known_accounts.update(found_accounts.value)

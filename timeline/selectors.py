@@ -3052,11 +3052,15 @@ def bookmarked_queue(
 def pinned_queue(
     reads: PageReads, statuses: Iterable[Status]
 ) -> Deferred[frozenset[int]] | None:
-    """Queue the read of which of these statuses of the proven viewer's own they
-    pinned (`timeline.pins`), for those whose read did not say; None when there
-    is nothing to ask. Sent with the next round trip."""
+    """Queue the read of which of these statuses of the proven viewer's own (a
+    repost's: its original, which the repost names with its author) they pinned
+    (`timeline.pins`), for those whose read did not say; None when there is
+    nothing to ask. Sent with the next round trip."""
     vid = reads.proven_uid()
-    sids = sorted({s.id for s in statuses if s.author_id == vid and not s.repost_of})
+    sids = sorted(
+        {s.repost_of for s in statuses if s.repost_of and s.repost_uid == vid}
+        | {s.id for s in statuses if not s.repost_of and s.author_id == vid}
+    )
     if vid is None or not sids:
         return None
     return reads.queue(

@@ -141,3 +141,24 @@ def test_pinned_rides_in_the_rounds_a_window_takes_anyway():
     assert get_round_trips(client, path) == (3 if is_cluster() else 1)
     path = f"/api/v1/accounts/{bob.id}/statuses?limit=30"
     assert get_round_trips(client, path) == (3 if is_cluster() else 1)
+
+
+def test_a_reblog_of_one_s_pinned_status_says_its_original_is_pinned():
+    """Clients offer Pin or Unpin from the status a reblog carries (its `reblog`):
+    `pinned` there is the owner's pin, however the reblog is read."""
+    alice, bob = make_user("alice"), make_user("bob")
+    services.follow_create(follower=alice, followee_id=bob.id)
+    sid = _post(alice, "pinned, then reblogged")
+    pins.status_pin(user=alice, sid=sid)
+    repost = social.status_repost(user=bob, sid=sid)
+    run_jobs()
+    client = _api(alice)
+    assert client.get(f"/api/v1/statuses/{repost.id}").json()["reblog"]["pinned"]
+    rows = client.get(f"/api/v1/accounts/{bob.id}/statuses").json()
+    (reblog,) = [s for s in rows if s["reblog"]]
+    assert reblog["pinned"] is False and reblog["reblog"]["pinned"] is True
+    own = client.post(f"/api/v1/statuses/{sid}/reblog").json()
+    assert own["pinned"] is False and own["reblog"]["pinned"] is True
+    # Anyone else reads it unpinned.
+    other = _api(bob).get(f"/api/v1/statuses/{repost.id}").json()
+    assert other["reblog"]["pinned"] is False
