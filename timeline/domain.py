@@ -432,6 +432,9 @@ class Page:
     # The authors' display names and avatars (uid -> Card), read fresh with the
     # page: never part of a status's cached markup (`timeline.rendering`).
     cards: dict[int, Card] = field(default_factory=dict)
+    # Some entries of the page could not be shown (a list of what the viewer saved,
+    # whose statuses were deleted or hidden since): an empty page is not "none yet".
+    left_out: bool = False
 
 
 @dataclass(frozen=True, slots=True)

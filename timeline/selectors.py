@@ -3082,6 +3082,7 @@ def bookmarks_get(*, reads: PageReads, max_id: int | None = None) -> Page | None
         statuses=[s for s in read.statuses[:size] if s is not None],
         next_max_id=read.rows[size - 1][1] if len(read.rows) > size else None,
         cards=read.cards(),
+        left_out=None in read.statuses[:size],
     )
 
 

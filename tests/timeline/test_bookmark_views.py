@@ -178,3 +178,17 @@ def test_a_page_of_hidden_bookmarks_does_not_say_there_are_none(alice, settings)
     assert "None of these bookmarks can be shown" in html
     older = re.search(r'rel="next" class="button secondary" href="([^"]+)"', html)
     assert status_ids(page(bob, "/bookmarks/" + older[1])) == [kept]
+
+
+def test_a_first_page_of_hidden_bookmarks_alone_does_not_say_there_are_none(alice):
+    """No Older link either: the only bookmarks are of statuses hidden since."""
+    sid = services.status_create(author=alice, text="hidden soon").id
+    make_user("bob")
+    bob = logged_in_client("bob")
+    bob.post(f"/s/{sid}/bookmark/")
+    logged_in_client("alice").post("/u/bob/block/")
+    run_jobs()
+    html = page(bob, "/bookmarks/")
+    assert status_ids(html) == []
+    assert "Nothing bookmarked yet" not in html
+    assert "None of these bookmarks can be shown" in html
