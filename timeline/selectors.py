@@ -3738,10 +3738,20 @@ def tag_window(
     )
 
 
-def pinned_window(*, reads: PageReads, uid: int) -> StatusWindow | None:
+def pinned_window(
+    *,
+    reads: PageReads,
+    uid: int,
+    size: int = 40,
+    max_id: int | None = None,
+    since_id: int | None = None,
+    min_id: int | None = None,
+) -> StatusWindow | None:
     """The statuses user `uid` pinned, newest pin first, to whom their profile
-    shows statuses (as `account_statuses_window`); None: no such user. Two round
-    trips on one server: the pins with the owner and the checks, then the
+    shows statuses (as `account_statuses_window`); None: no such user. As
+    Mastodon's, the window's bounds (status ids, each exclusive) and `size` keep
+    to the list, so a client paging by the last id it holds finds its end. Two
+    round trips on one server: the pins with the owner and the checks, then the
     statuses with their accounts."""
     owner_d = users_queue(reads, uids=[uid])
     pins_d = _pins_queue(reads, uid)
@@ -3756,7 +3766,13 @@ def pinned_window(*, reads: PageReads, uid: int) -> StatusWindow | None:
     )
     if blocks or blocked_by or _protected(reads, owner, admitted):
         return StatusWindow(statuses=[], older=None)
-    found = _statuses_queue(reads, pins_d.value, related=True).value
+    floor = min_id if min_id is not None else since_id
+    sids = [
+        sid
+        for sid in pins_d.value
+        if (max_id is None or sid < max_id) and (floor is None or sid > floor)
+    ][:size]
+    found = _statuses_queue(reads, sids, related=True).value
     return StatusWindow(
         statuses=[s for s in found.statuses if s is not None and s.author_id == uid],
         older=None,

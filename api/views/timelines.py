@@ -85,13 +85,16 @@ def tag(request, tag: str) -> Reply:
 
 def account_statuses(request, id: str) -> Reply:
     """An account's statuses as its profile shows them; `pinned`: those it pinned,
-    newest pin first, on one page; no media here: `only_media` lists none."""
+    newest pin first, within the window's bounds, with no `Link` (Mastodon's); no
+    media here: `only_media` lists none."""
     values = request.GET
     window = Window.of(request)
     if flag(values, "only_media"):
         return Reply([])
     if flag(values, "pinned"):
-        pinned = selectors.pinned_window(reads=request.reads, uid=int(id))
+        pinned = selectors.pinned_window(
+            reads=request.reads, uid=int(id), **_bounds(window)
+        )
         if pinned is None:
             raise not_found()
         return Reply(entities_of(request, pinned.statuses, pinned))

@@ -162,3 +162,28 @@ def test_a_reblog_of_one_s_pinned_status_says_its_original_is_pinned():
     # Anyone else reads it unpinned.
     other = _api(bob).get(f"/api/v1/statuses/{repost.id}").json()
     assert other["reblog"]["pinned"] is False
+
+
+def test_the_pinned_list_keeps_to_the_window_a_client_asks_for():
+    """As Mastodon's: `max_id`, `since_id`/`min_id` (status ids) and `limit` bound
+    the pinned list too, so a client that pages by the last id it holds gets an
+    empty page after the pins, not the same pins again and again."""
+    alice = make_user("alice")
+    sids = [_post(alice, f"pinned {i}") for i in range(3)]
+    for sid in sids:
+        pins.status_pin(user=alice, sid=sid)
+    client = _api(alice)
+    path = f"/api/v1/accounts/{alice.id}/statuses?pinned=true"
+    newest_pin_first = sids[::-1]
+    assert _ids(client, path) == newest_pin_first
+    assert _ids(client, f"{path}&max_id={min(sids)}") == []
+    assert _ids(client, f"{path}&max_id={sids[2]}") == [sids[1], sids[0]]
+    assert _ids(client, f"{path}&since_id={max(sids)}") == []
+    assert _ids(client, f"{path}&min_id={sids[0]}") == [sids[2], sids[1]]
+    assert _ids(client, f"{path}&limit=1") == [sids[2]]
+
+
+def _ids(client, path: str) -> list[int]:
+    response = client.get(path)
+    assert response.status_code == 200, response.content
+    return [int(s["id"]) for s in response.json()]
