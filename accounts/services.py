@@ -32,6 +32,8 @@ from accounts.selectors import token_hash
 from accounts.useragent import device_label
 from config.pipelines import LuaScript, pipeline_run
 from config.redis import get_redis, is_cluster
+from timeline import counts
+from timeline import keys as timeline_keys
 from timeline.domain import normalize_text, text_shows_something
 
 # Store a session and its device's metadata, and keep both hashes small and in step:
@@ -198,15 +200,43 @@ def names_index_queue(pipe, *, user: User) -> None:
     pipe.zadd(keys.names_index(), dict.fromkeys(names_entries(user), 0))
 
 
+# KEYS: the user hash, their posts, the slot's counts. ARGV: the unindexed, username
+# and deleted fields. Drops the mark of a sign-up's search entries owed; if it was
+# there (the sign-up completes now) and the account lives, counts the user and
+# their statuses in (`timeline.counts`).
+_SIGNUP_DONE = LuaScript(
+    counts.COUNT_LUA
+    + """
+local user = KEYS[1]
+if redis.call('HDEL', user, ARGV[1]) == 1
+   and redis.call('HEXISTS', user, ARGV[2]) == 1
+   and redis.call('HEXISTS', user, ARGV[3]) == 0 then
+  count(KEYS[3], 1, redis.call('ZCARD', KEYS[2]))
+end
+return 0
+"""
+)
+
+
 def names_index_owed(*, user: User) -> None:
     """Write the search index's entries a sign-up owes, then drop the user hash's
     mark of the debt (`User.UNINDEXED_FIELD`): in that order, so a crash between
-    leaves the mark, and the next log-in writes them again (idempotent)."""
+    leaves the mark, and the next log-in writes them again (idempotent). Dropping
+    the mark completes the sign-up: the site counts the user from then on."""
+    slot = timeline_keys.slot_of_user(user.id)
 
     def index(pipe) -> None:
         names_index_queue(pipe, user=user)
         pipe.barrier()
-        pipe.hdel(keys.user(user.id), User.UNINDEXED_FIELD)
+        _SIGNUP_DONE.queue(
+            pipe,
+            keys=[
+                keys.user(user.id),
+                timeline_keys.posts(user.id),
+                *counts.slot_keys(slot),
+            ],
+            args=[User.UNINDEXED_FIELD, User.USERNAME_FIELD, User.DELETED_FIELD],
+        )
 
     pipeline_run(index)
 

@@ -102,6 +102,11 @@ TRENDS_HOURS = env.int("TRENDS_HOURS", default=6)
 # workers are stopped or busy). 0: no worker does; every global page adds them up
 # itself, at a cost that grows with the tags the site uses.
 TRENDS_REFRESH_SECONDS = env.float("TRENDS_REFRESH_SECONDS", default=60.0)
+# How often one fan-out worker adds every slot's counts up for `/api/v1/instance`
+# (`timeline.counts`): the user and status counts shown are up to about 1.25 times
+# this old. 0: no worker does; the instance shows the last sum (seed, upgrade or
+# `timelines repair` write one too).
+SITE_COUNTS_SECONDS = env.float("SITE_COUNTS_SECONDS", default=60.0)
 # Notification groups kept per user (`timeline.notifications`), oldest dropped.
 NOTIFICATIONS_CAP = env.int("NOTIFICATIONS_CAP", default=500)
 FOLLOW_BACKFILL = env.int("FOLLOW_BACKFILL", default=200)

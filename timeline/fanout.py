@@ -38,6 +38,11 @@ resumable (`timeline.jobs`):
 - `private:<uid>`: takes a newly private account's statuses out of the global
   timeline and their tags' (`privacy.private_job_run`): at once, and again after
   the grace.
+
+Besides its jobs, every worker has two periodic duties, each done by one worker an
+interval: the sum of the trending tags (`timeline.trends.refresh`, every
+TRENDS_REFRESH_SECONDS) and of the site's counts for `/api/v1/instance`
+(`timeline.counts.site_sum`, every SITE_COUNTS_SECONDS).
 """
 
 from __future__ import annotations
@@ -69,6 +74,7 @@ from config.pipelines import LuaScript, pipeline_run
 from config.redis import get_redis, is_cluster, slot_groups
 from timeline import (
     blocks,
+    counts,
     jobs,
     keys,
     notifications,
@@ -951,8 +957,9 @@ def run_pending(*, now: int | None = None, sweep: bool = False) -> int:
 
 class Worker:
     """A loop that takes wake-up calls, sweeps the queues now and then, adds up the
-    trending tags (`timeline.trends.refresh`), and runs the jobs it leases, one at a
-    time, until `stop` is set."""
+    trending tags (`timeline.trends.refresh`) and the site's counts
+    (`timeline.counts.site_sum`), and runs the jobs it leases, one at a time, until
+    `stop` is set."""
 
     def __init__(self, *, stop: threading.Event | None = None):
         self.stop = stop or threading.Event()
@@ -974,7 +981,7 @@ class Worker:
 
     def _loop(self) -> set[int]:
         """Run until `stop`; return the slots announced and not yet looked at."""
-        next_sweep = next_trends = 0.0
+        next_sweep = next_trends = next_counts = 0.0
         revisit: set[int] = set()
         while not self.stop.is_set():
             try:
@@ -988,6 +995,15 @@ class Worker:
                     # soon after it is an interval old (one worker writes it).
                     next_trends = time.monotonic() + settings.TRENDS_REFRESH_SECONDS / 4
                     _trends_refresh()
+                if time.monotonic() >= next_counts:
+                    # As the trends: asked four times an interval, done by the one
+                    # worker that claims the interval's turn (0: never, and no
+                    # shorter idle wait for it).
+                    quarter = settings.SITE_COUNTS_SECONDS / 4
+                    next_counts = (
+                        time.monotonic() + quarter if quarter > 0 else math.inf
+                    )
+                    _site_sum()
                 ordered = sorted(slots)
                 for i, slot in enumerate(ordered):
                     if self.stop.is_set():
@@ -996,7 +1012,7 @@ class Worker:
                         self.finished += job_run(job)
                         revisit.add(slot)  # more may be due there
                 if not slots:
-                    revisit = self._idle(min(next_sweep, next_trends))
+                    revisit = self._idle(min(next_sweep, next_trends, next_counts))
             except OUTAGES as error:
                 log.warning("fan-out worker: Redis is not answering (%r)", error)
                 self.stop.wait(1.0)
@@ -1010,11 +1026,11 @@ class Worker:
         return min(self.WAIT_MAX, settings.REDIS_SOCKET_TIMEOUT / 2)
 
     def _idle(self, until: float) -> set[int]:
-        """Wait for work until the monotonic time `until` (the next sweep or sum of
-        the trends), for a wake-up call, within the client's socket timeout: on one
-        server with one blocking pop over every shard (`jobs.wakeup_wait`); on a
-        Cluster, whose shards lie on different nodes, through `ShardListeners`. The
-        slots announced meanwhile."""
+        """Wait for work until the monotonic time `until` (the next sweep, sum of
+        the trends or of the site's counts), for a wake-up call, within the
+        client's socket timeout: on one server with one blocking pop over every
+        shard (`jobs.wakeup_wait`); on a Cluster, whose shards lie on different
+        nodes, through `ShardListeners`. The slots announced meanwhile."""
         timeout = min(self._wait_max(), max(0.01, until - time.monotonic()))
         if is_cluster():
             if self.listeners is None:
@@ -1130,6 +1146,19 @@ def _trends_refresh() -> None:
             "fan-out worker: trending tags not added up (%r)",
             error,
             exc_info=not outage,
+        )
+
+
+def _site_sum() -> None:
+    """Add the site's counts up (`timeline.counts.site_sum`), if it is this worker's
+    turn. Derived from counts that stay: a failure is logged and left for the next
+    turn (the claim runs out), never in the way of the jobs."""
+    try:
+        counts.site_sum()
+    except OUTAGES as error:
+        outage = isinstance(error, redis.ConnectionError | redis.TimeoutError)
+        log.warning(
+            "fan-out worker: site counts not added up (%r)", error, exc_info=not outage
         )
 
 

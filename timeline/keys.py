@@ -129,6 +129,15 @@ account's job (`account:<uid>`) deletes every per-user key of both tables
 |                      |        | holds that actor, for an unfollow         |                                           |
 | `notifications_read:{<uid>}` | string | the place up to which the user has | one per user; only raised, never lowered  |
 |                      |        | read (groups above it are unread)         |                                           |
+| `counts:{q<k>}`      | hash   | the site's size in one slot's users       | one per slot holding users (CLUSTER_SLOTS |
+|                      |        | (`timeline/counts.py`): users (sign-ups   | at most), 2 fields; in the slot of its    |
+|                      |        | completed, not closed), statuses (in      | users (the tag of `jobs:{q<k>}`), changed |
+|                      |        | their `posts`)                            | in the step that makes the change         |
+| `counts:site`        | hash   | users, statuses: every slot's counts      | one key, 3 fields; written by one fan-out |
+|                      |        | added up; at: when (unix s). What the     | worker every SITE_COUNTS_SECONDS, by seed,|
+|                      |        | instance reads (one HMGET)                | upgrade and repair; never by a post       |
+| `counts:site:claim`  | string | a worker's token: its turn to add the     | one key, TTL SITE_COUNTS_SECONDS (SET NX) |
+|                      |        | site's counts up this interval            |                                           |
 | `store:layout`       | string | the key layout the store was upgraded to  | one key; set by `manage.py upgrade_store` |
 |                      |        | (`timeline/upgrades.py: LAYOUT`); absent  | or on first use of an empty store         |
 |                      |        | on a store no upgrade has checked yet     | (`timeline/upgrades.py`), never lowered   |
@@ -440,6 +449,33 @@ def job_ready(slot: int) -> str:
 
 def job_ready_shards() -> list[str]:
     return [f"jobs:ready:{{r{n}}}" for n in range(JOB_READY_SHARDS)]
+
+
+def counts(slot: int) -> str:
+    """The counts of the users of one slot, in that slot (the tag of its job queue)."""
+    return f"counts:{{{_slot_tags()[slot]}}}"
+
+
+def counts_pattern() -> str:
+    """SCAN pattern matching every slot's counts (admin tools only)."""
+    return "counts:{*}"
+
+
+def counts_slot(key: str) -> int | None:
+    """The slot whose counts `key` (matched by SCAN with `counts_pattern`) are."""
+    tag = key.removeprefix("counts:{").removesuffix("}")
+    slot = key_slot(tag.encode())
+    return slot if counts(slot) == key else None
+
+
+def counts_site() -> str:
+    """The site's totals, as a fan-out worker last added the slots' counts up."""
+    return "counts:site"
+
+
+def counts_site_claim() -> str:
+    """The turn of the worker that adds the site's counts up this interval."""
+    return "counts:site:claim"
 
 
 def store_layout() -> str:

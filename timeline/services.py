@@ -54,7 +54,7 @@ from accounts.services import (
 )
 from config.pipelines import LuaScript, pipeline_run
 from config.redis import get_redis, is_cluster, slot_groups
-from timeline import jobs, keys, notifications, richtext, suggestions
+from timeline import counts, jobs, keys, notifications, richtext, suggestions
 from timeline.domain import (
     Blocked,
     Busy,
@@ -233,22 +233,26 @@ return 0
 )
 
 
-# KEYS: the author's posts, home, job queue, job data, outbox, fan-out mode and user
-# hash (all in the author's slot). ARGV: sid, home cap, the fan-out job's id, now
-# (ms), the status as JSON, the outbox cap, the user hash's username, deleted and
-# private fields. Publishes a status and records the fan-out it owes in one atomic
-# step: no crash separates the two. An author not pushed (any mode set) also gets
-# the status in their outbox, where homes read it. An author being deleted
-# publishes nothing (returns 0): their deletion job has read, or will read, what
-# they posted. Returns 2 for a private author (their statuses stay out of the
-# global timeline, `timeline.privacy`), else 1.
+# KEYS: the author's posts, home, job queue, job data, outbox, fan-out mode, user
+# hash and the slot's counts (all in the author's slot). ARGV: sid, home cap, the
+# fan-out job's id, now (ms), the status as JSON, the outbox cap, the user hash's
+# username, deleted, private and unindexed fields. Publishes a status and records
+# the fan-out it owes in one atomic step: no crash separates the two; a status new
+# to `posts` is counted in the same step, once the author's sign-up is
+# (`timeline.counts`). An author not pushed (any mode set) also gets the status in
+# their outbox, where homes read it. An author being deleted publishes nothing
+# (returns 0): their deletion job has read, or will read, what they posted. Returns
+# 2 for a private author (their statuses stay out of the global timeline,
+# `timeline.privacy`), else 1.
 _PUBLISH = LuaScript(
     jobs.ENQUEUE
     + _LIVE
+    + counts.COUNT_LUA
     + """
 if not live(KEYS[7], ARGV[7], ARGV[8]) then return 0 end
 local sid, cap = ARGV[1], tonumber(ARGV[2])
-redis.call('ZADD', KEYS[1], sid, sid)
+local added = redis.call('ZADD', KEYS[1], sid, sid)
+if redis.call('HEXISTS', KEYS[7], ARGV[10]) == 0 then count(KEYS[8], 0, added) end
 redis.call('ZADD', KEYS[2], sid, sid)
 if redis.call('ZCARD', KEYS[2]) > cap then
   redis.call('ZREMRANGEBYRANK', KEYS[2], 0, -(cap + 1))
@@ -267,20 +271,29 @@ return 1
 """
 )
 
-# KEYS: the author's posts, home, job queue, data, outbox, pins. ARGV: sid, the
-# fan-out job's id, the removal job's id, now (ms), the unlink job's id
-# (`timeline.social`). Unpublishes a status (unpinned with it: `timeline.pins`)
+# KEYS: the author's posts, home, job queue, data, outbox, pins, user hash and the
+# slot's counts. ARGV: sid, the fan-out job's id, the removal job's id, now (ms),
+# the unlink job's id (`timeline.social`), the user hash's username, deleted and
+# unindexed fields. Unpublishes a status (unpinned with it: `timeline.pins`)
 # and records the removal from followers' homes and the
 # removal of its likes, reposts and reply link that it owes. A fan-out of it still
 # queued is cancelled; one a worker holds cannot renew its lease any more, and the
 # removal waits until that lease has ended, so it runs after the last home that
-# fan-out could still write.
+# fan-out could still write. A status that leaves a counted author's `posts` is
+# counted out in the same step (a closed account's were when it closed,
+# `timeline.counts`).
 _UNPUBLISH = LuaScript(
     jobs.ENQUEUE
     + jobs.FORGET
+    + _LIVE
+    + counts.COUNT_LUA
     + """
 local sid, fanout, removal, now = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
 local removed = redis.call('ZREM', KEYS[1], sid)
+local counted = live(KEYS[7], ARGV[6], ARGV[7])
+if counted and redis.call('HEXISTS', KEYS[7], ARGV[8]) == 0 then
+  count(KEYS[8], 0, -removed)
+end
 redis.call('ZREM', KEYS[2], sid)
 redis.call('HDEL', KEYS[5], sid)
 redis.call('ZREM', KEYS[6], sid)
@@ -392,6 +405,7 @@ def status_create(
                 keys.outbox(author.id),
                 keys.fanout_mode(author.id),
                 account_keys.user(author.id),
+                *counts.slot_keys(slot),
             ],
             args=[
                 sid,
@@ -402,6 +416,7 @@ def status_create(
                 outbox_cap(),
                 *_live_args(),
                 User.PRIVATE_FIELD,
+                User.UNINDEXED_FIELD,
             ],
         )
         if public:
@@ -594,6 +609,8 @@ def status_remove(*, author_id: int, status: Status) -> None:
                 *jobs.slot_keys(slot),
                 keys.outbox(author_id),
                 keys.pins(author_id),
+                account_keys.user(author_id),
+                *counts.slot_keys(slot),
             ],
             args=[
                 sid,
@@ -601,6 +618,8 @@ def status_remove(*, author_id: int, status: Status) -> None:
                 removal_job_id(author_id, sid),
                 jobs.now_ms(),
                 unlink_job_id(author_id, status),
+                *_live_args(),
+                User.UNINDEXED_FIELD,
             ],
         )
         global_remove_queue(pipe, sids=[sid])
@@ -1434,9 +1453,11 @@ def _own_pointless_jobs(uid: int) -> list[str]:
 
 
 # KEYS: the user hash, sessions, outbox, fan-out mode, then the job queue, data and
-# failed jobs of the user's slot. ARGV: the username, deleted and password fields,
-# now (s), the account job's id, now (ms), then the ids or id prefixes (ending in
-# ':') of the user's own jobs to cancel. Closes an account in one atomic step: the
+# failed jobs of the user's slot, their posts and the slot's counts. ARGV: the
+# username, deleted and password fields, now (s), the account job's id, now (ms),
+# the unindexed field, then the ids or id prefixes (ending in ':') of the user's own
+# jobs to cancel. Closes an account in one atomic step (and counts the user and
+# their statuses out, if their sign-up counted them: `timeline.counts`): the
 # password and every session go (every device is logged out), the hash is marked
 # deleted (pages find no such user from now on), the outbox and fan-out mode go (no
 # home merges their statuses any more), their pointless jobs are cancelled and the
@@ -1448,15 +1469,19 @@ _ACCOUNT_CLOSE = LuaScript(
     jobs.ENQUEUE
     + jobs.FORGET
     + _LIVE
+    + counts.COUNT_LUA
     + """
 local user, queue, data, failed = KEYS[1], KEYS[5], KEYS[6], KEYS[7]
 if not live(user, ARGV[1], ARGV[2]) then return 0 end
+if redis.call('HEXISTS', user, ARGV[7]) == 0 then
+  count(KEYS[9], -1, -redis.call('ZCARD', KEYS[8]))
+end
 local now = tonumber(ARGV[6])
 redis.call('HDEL', user, ARGV[3])
 redis.call('HSET', user, ARGV[2], ARGV[4])
 redis.call('DEL', KEYS[2], KEYS[3], KEYS[4])
 local function ours(id)
-  for i = 7, #ARGV do
+  for i = 8, #ARGV do
     local p = ARGV[i]
     if id == p or (string.sub(p, -1) == ':' and string.sub(id, 1, #p) == p) then
       return true
@@ -1509,6 +1534,8 @@ def account_close(*, user: User) -> bool:
                 keys.fanout_mode(user.id),
                 *jobs.slot_keys(slot),
                 keys.job_failed(slot),
+                keys.posts(user.id),
+                *counts.slot_keys(slot),
             ],
             args=[
                 User.USERNAME_FIELD,
@@ -1517,6 +1544,7 @@ def account_close(*, user: User) -> bool:
                 int(time.time()),
                 account_job_id(user.id),
                 jobs.now_ms(),
+                User.UNINDEXED_FIELD,
                 *_own_pointless_jobs(user.id),
             ],
         )

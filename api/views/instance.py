@@ -1,4 +1,9 @@
-"""`/api/v1/instance` and `/api/v2/instance`: what the server is and what it allows."""
+"""`/api/v1/instance` and `/api/v2/instance`: what the server is and what it allows,
+and how large it is: the accounts and statuses there are (`timeline.counts`: one
+HMGET of the sum a fan-out worker writes every SITE_COUNTS_SECONDS, in the
+request's one round trip), no other domain (no federation: Mastodon counts only
+the others it knows), and the site's mark as a PNG (clients draw no SVG).
+"""
 
 from __future__ import annotations
 
@@ -6,6 +11,7 @@ from django.conf import settings
 
 from api import entities, scopes
 from api.http import NONE, Op, endpoint
+from timeline.counts import site_counts_queue
 from timeline.domain import URL_LENGTH
 
 # Mastodon's version we follow (what a client checks before using a feature), and
@@ -16,6 +22,8 @@ API_VERSION = 2
 TITLE = "Retwis"
 DESCRIPTION = "Retwis on Django: a Twitter-style site where every post lives in Redis."
 SOURCE_URL = "https://github.com/antirez/retwis"
+# The favicon's drawing as a PNG, 400 x 400 (drawn once from static/favicon.svg).
+THUMBNAIL = "thumbnail.png"
 
 
 def _statuses_configuration() -> dict:
@@ -48,6 +56,7 @@ def _polls_configuration() -> dict:
 
 def instance_v1(request) -> dict:
     host = request.get_host()
+    counts = site_counts_queue(request.reads).value
     return {
         "uri": host,
         "title": TITLE,
@@ -58,8 +67,12 @@ def instance_v1(request) -> dict:
         # No streaming server (clients poll): null, as the site has no URL to give;
         # "" is no URL, and a client that decodes one (Ice Cubes) fails on it.
         "urls": {"streaming_api": None},
-        "stats": {"user_count": 0, "status_count": 0, "domain_count": 0},
-        "thumbnail": None,
+        "stats": {
+            "user_count": counts.users,
+            "status_count": counts.statuses,
+            "domain_count": 0,
+        },
+        "thumbnail": entities.Urls.of(request).static(THUMBNAIL),
         "languages": ["en"],
         "registrations": True,
         "approval_required": False,
@@ -84,7 +97,7 @@ def instance_v2(request) -> dict:
         "source_url": SOURCE_URL,
         "description": DESCRIPTION,
         "usage": {"users": {"active_month": 0}},
-        "thumbnail": {"url": urls.static("favicon.svg")},
+        "thumbnail": {"url": urls.static(THUMBNAIL)},
         "languages": ["en"],
         "configuration": {
             "urls": {"streaming": "", "status": None},
