@@ -50,6 +50,13 @@ SCAN (every master of a Cluster) in pipelined batches:
 - **people who mute someone missing from the fan-out's index** (one server): a
   `mutes:{u}` that exists while u's bit in `muters` is clear (the push would take u
   for someone who mutes no one, `timeline.fanout`). Repair sets the bit.
+- **site counts off** (`timeline/counts.py`, what `/api/v1/instance` shows): a
+  slot's counts that differ from its users and their `posts` (a bug, a hand
+  edit). Repair counts each slot again in one script and writes the site's sum
+  at once (`counts.counts_recount`), rather than at the workers' next turn. On a
+  live site a user who signs up in a slot after the walk passed it makes that
+  slot look off: the next check reports it, and a repair at a quieter moment
+  settles it.
 """
 
 from __future__ import annotations
@@ -65,6 +72,7 @@ from accounts.domain import User
 from config.pipelines import LuaScript, pipeline_run
 from config.redis import get_redis, is_cluster
 from timeline import blocks, fanout, jobs, keys, services
+from timeline.counts import CountsReport, counts_recount, site_sum
 from timeline.domain import Status
 from timeline.ids import first_id_at, shard_of
 
@@ -100,10 +108,12 @@ class Findings:
     one_sided_requests: list[tuple[int, int]] = field(default_factory=list)
     private_in_global: list[int] = field(default_factory=list)  # sids
     unmarked_muters: list[int] = field(default_factory=list)  # uids
+    counts: CountsReport = field(default_factory=CountsReport)  # the site's counts
 
     def problems(self) -> int:
         return (
-            len(self.unmarked_muters)
+            self.counts.problems()
+            + len(self.unmarked_muters)
             + len(self.unfinished_deletions)
             + len(self.one_sided_requests)
             + len(self.private_in_global)
@@ -148,6 +158,8 @@ class Findings:
             f"{len(self.private_in_global)}" + some(self.private_in_global),
             f"People who mute someone missing from the fan-out's index: "
             f"{len(self.unmarked_muters)}" + some(self.unmarked_muters),
+            f"Site counts off: {len(self.counts.off)} slots"
+            + some(f"slot {slot}" for slot in self.counts.off),
         ]
 
 
@@ -633,6 +645,7 @@ def timelines_check(
     _check_requests(findings, progress)
     _check_private_in_global(findings)
     _check_muters(findings, progress)
+    findings.counts = counts_recount(write=False)
     return findings
 
 
@@ -702,6 +715,16 @@ def timelines_repair(findings: Findings) -> None:
     for slot, jid in lost:
         jobs.enqueue(slot=slot, jid=jid)  # wakes a worker
     _requeued_run([*findings.failed_jobs, *findings.stuck_jobs, *lost])
+    # Last: the jobs run above may change what counts, and a reference removed from
+    # an author's `posts` took a status out of their count. Either way the site's
+    # sum is written now, not at the workers' next turn.
+    posts = keys.posts_pattern()
+    if findings.counts.problems() or any(
+        keys.key_owner(key, posts) is not None for key in findings.dead_refs
+    ):
+        counts_recount(write=True)
+    else:
+        site_sum(claim=False)
 
 
 def _requeued_run(pairs: list[tuple[int, str]]) -> None:

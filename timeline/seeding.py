@@ -29,6 +29,7 @@ from accounts.services import names_index_queue, seen_stamp_queue
 from config.pipelines import pipeline_run
 from config.redis import get_redis
 from timeline import keys
+from timeline.counts import counts_recount
 from timeline.domain import Status
 from timeline.ids import shard_of, tick_block_reserve
 from timeline.services import POPULAR_CAP, global_add_queue
@@ -365,6 +366,9 @@ def seed(
     writer.flush()
     progress.finish("homes", report.home_entries, time.monotonic() - phase_start)
     report.phases["homes"] = time.monotonic() - phase_start
+
+    # --- the site's counts (`timeline.counts`) and their sum, as the site keeps them
+    counts_recount(write=True)
 
     report.seconds = time.monotonic() - started
     return report

@@ -22,13 +22,22 @@ forward.
   prefix index). The upgrade adds every user's username and display name to it
   (ZADD of the same member is a no-op, so a repeat or an entry the site wrote
   meanwhile changes nothing).
-- Layout 6 (this version): on one server the fan-out's push trusts a clear bit in
+- Layout 6: on one server the fan-out's push trusts a clear bit in
   `muters` to mean "mutes no one", and reads no `mutes:{<uid>}` for that reader
   (`timeline.fanout._FOLLOWERS_PUSH`). The upgrade sets the bit of every user whose
   `mutes:{<uid>}` exists (SETBIT: a repeat changes nothing; a bit left set for
   someone who unmutes everyone meanwhile only makes the push look, as before).
   `seen:days` needs no step: a stamp it lacks is looked up as before, and the next
   day's stamp writes it. A Cluster has neither key: nothing to do there.
+- Layout 7 (this version) counts the site's users and statuses as it goes
+  (`timeline/counts.py`: `counts:{q<k>}` per slot, changed in the steps that
+  change what counts, and `counts:site`, their sum, which a fan-out worker writes
+  every SITE_COUNTS_SECONDS and `/api/v1/instance` reads). The upgrade counts them
+  from the store (`counts_recount`: the users SCAN finds, each one's `posts`),
+  slot by slot, each slot in one script, and writes the sum, so the upgraded
+  store answers at once. The store is quiet meanwhile (the new version serves
+  once the layout is recorded), so the counts are exact; a run again finds them
+  right and changes nothing.
 
 Each step runs only for a store recorded below its layout (none recorded: layout 1),
 so a run on an upgraded store changes nothing. That matters most for layout 4: its
@@ -67,9 +76,10 @@ from accounts.services import (
 from config.pipelines import LuaScript, ReadBatch, pipeline_run
 from config.redis import StoreRefused, get_redis, is_cluster, key_count
 from timeline import keys
+from timeline.counts import SiteCounts, counts_recount
 from timeline.services import global_add_queue
 
-LAYOUT = 6
+LAYOUT = 7
 SCAN_COUNT = 1000  # keys SCAN examines per round trip
 BATCH = 100  # followers zsets whose names are checked per round of round trips
 ZSCAN_COUNT = 1000  # followers read per zset per round trip (all of a small one)
@@ -154,6 +164,7 @@ class UpgradeReport:
     readers_stamped: int = 0  # users given a last-seen stamp (layout 4)
     names_indexed: int = 0  # entries added to the people search's index (layout 5)
     muters_marked: int = 0  # users given their bit in `muters` (layout 6)
+    counted: SiteCounts | None = None  # the site's counts (layout 7), if counted
     legacy_keys_deleted: int = 0
     layout_recorded: bool = False  # store:layout raised to LAYOUT by this run
 
@@ -205,6 +216,8 @@ def store_upgrade(
     # Whatever the layout (see the module docstring): a store copied from a Cluster
     # records the current layout without one server's `muters`.
     _muters_mark(report, batch=batch * 10)
+    if due(7):
+        report.counted = counts_recount(write=not dry_run).site
     legacy = (
         [
             account_keys.legacy_store_epoch(),

@@ -6,6 +6,7 @@ import re
 import pytest
 from django.core.management import CommandError, call_command
 from django.core.management.base import OutputWrapper
+from django.test import Client
 
 from accounts import keys as account_keys
 from accounts import services as account_services
@@ -42,6 +43,13 @@ def test_seed_creates_users_follows_statuses_and_homes(r):
         )
         home = [int(s) for s in r.zrevrange(keys.home(uid), 0, -1)]
         assert home == expected[:1000]
+
+
+def test_a_fresh_seed_tells_its_size_at_once(r):
+    run_seed("--users", "30", "--follows-per-user", "3", "--statuses-per-user", "2")
+    # No worker has had its turn: the seed wrote the sum of its counts.
+    stats = Client().get("/api/v1/instance").json()["stats"]
+    assert stats == {"user_count": 30, "status_count": 60, "domain_count": 0}
 
 
 def test_seed_names_every_follower_beside_the_followers_zset(r):

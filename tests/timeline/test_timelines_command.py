@@ -10,6 +10,7 @@ import time
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
+from django.test import Client
 
 from config.redis import is_cluster
 from tests.helpers import (
@@ -20,7 +21,7 @@ from tests.helpers import (
     run_jobs,
     store_snapshot,
 )
-from timeline import blocks, jobs, keys, repair, services, social
+from timeline import blocks, counts, jobs, keys, repair, services, social
 
 
 def timelines(*args: str) -> tuple[str, bool]:
@@ -305,3 +306,18 @@ def test_repair_returns_while_the_site_keeps_posting(r):
     # Run once: it failed again and waits for its retry, in the workers' hands.
     assert r.hget(keys.job_data(slot), "nosuchkind:1#a") == "1"
     assert "no such job kind" in r.hget(keys.job_data(slot), "nosuchkind:1#e")
+
+
+def test_a_drifted_count_of_the_site_is_counted_again(r, people):
+    alice, bob = people
+    services.status_create(author=alice, text="one")
+    services.status_create(author=bob, text="two")
+    stats = lambda: Client().get("/api/v1/instance").json()["stats"]  # noqa: E731
+    # A slot's count off (a bug, a hand edit), and a worker's sum of it.
+    slot = keys.slot_of_user(alice.id)
+    r.hincrby(keys.counts(slot), "statuses", 5)
+    counts.site_sum(claim=False)
+    assert stats()["status_count"] == 7
+    assert_repaired(r, "Site counts off: 1 slots")
+    # The repair wrote the sum: right at once, not at the workers' next turn.
+    assert stats() == {"user_count": 2, "status_count": 2, "domain_count": 0}

@@ -19,7 +19,7 @@ from accounts.selectors import PageReads, user_get_by_username
 from config import redis as connection
 from config.redis import is_cluster
 from tests.helpers import ROOT, logged_in_client, make_away, make_user, page, run_jobs
-from timeline import blocks, keys, services, upgrades
+from timeline import blocks, counts, keys, services, upgrades
 from timeline.selectors import global_page
 
 PEOPLE = ("olive", "viewer", "carol", "dave", "erin", "fred")
@@ -466,3 +466,31 @@ def test_a_cluster_that_cannot_be_reached_is_said_in_a_line():
     assert done.returncode == 1
     assert "Traceback" not in done.stderr, done.stderr[-600:]
     assert "Cannot reach Redis at redis://127.0.0.1:1/0" in done.stderr
+
+
+def forget_counts(r) -> None:
+    """The store as layout 6 left it: users and statuses, no counts of them."""
+    for key in [*r.scan_iter(match=keys.counts_pattern()), keys.counts_site()]:
+        r.delete(key)
+
+
+def instance_stats() -> dict:
+    return Client().get("/api/v1/instance").json()["stats"]
+
+
+def test_upgrade_counts_the_accounts_and_statuses_of_a_store_without_counts(r):
+    alice, bob, carol = (make_user(name) for name in ("alice", "bob", "carol"))
+    for user in (alice, bob, alice):
+        services.status_create(author=user, text=f"by {user.username}")
+    services.account_close(user=carol)
+    forget_counts(r)
+    r.set(keys.store_layout(), 6)
+    output = upgrade("--dry-run")
+    assert "Site counts: would count 2 users and 3 statuses." in output
+    upgrade()
+    assert instance_stats() == {"user_count": 2, "status_count": 3, "domain_count": 0}
+    assert r.get(keys.store_layout()) == str(upgrades.LAYOUT)
+    # And the counts go on from there, as the workers add them up.
+    services.status_create(author=bob, text="after the upgrade")
+    counts.site_sum(claim=False)
+    assert instance_stats()["status_count"] == 4

@@ -13,7 +13,8 @@ class Command(StoreCommand):
     help = (
         f"Upgrade a store written by an older version to key layout {LAYOUT}: name "
         "every follower in follower_names, partition the global timeline, stamp "
-        "every user as seen, index the people who mute someone, delete the legacy "
+        "every user as seen, index the people who mute someone, count the users "
+        "and statuses (the instance's stats), delete the legacy "
         "keys (store:epoch, statuses:next_id, timeline:global) and record the "
         "layout in store:layout. "
         "Each step runs only on a store of an older layout, so a run on an "
@@ -109,6 +110,14 @@ class Command(StoreCommand):
             if report.muters_marked
             else "Fan-out's index of muters: complete."
         )
+        if report.counted is not None:
+            count = "count" if would else "counted"
+            lines.append(
+                f"Site counts: {would}{count} {report.counted.users:,} users and "
+                f"{report.counted.statuses:,} statuses."
+            )
+        else:
+            lines.append("Site counts: kept as the site counts them.")
         deleted = "delete" if would else "deleted"
         lines.append(
             f"Legacy keys: {would}{deleted} {report.legacy_keys_deleted}."
