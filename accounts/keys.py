@@ -26,7 +26,9 @@ them together.
 |                             |        | deleted once `users:names` holds the user; |                                   |
 |                             |        | left by a sign-up cut short, the next      |                                   |
 |                             |        | log-in writes the entries; absent in older |                                   |
-|                             |        | hashes: indexed by layout 5, no migration) |                                   |
+|                             |        | hashes: indexed by layout 5, no migration; |                                   |
+|                             |        | its drop completes the sign-up, counted in |                                   |
+|                             |        | the slot's `counts:{q<k>}`, timeline/keys) |                                   |
 | `avatar:{<uid>}`            | hash   | `v`: the version (as the user hash's       | one per user, at most             |
 |                             |        | `avatar`), `img`: the WebP bytes (256x256, | AVATAR_MAX_BYTES (64 KB) of       |
 |                             |        | re-encoded, no metadata); read by the      | image; deleted on removal and by  |
