@@ -201,9 +201,10 @@ def names_index_queue(pipe, *, user: User) -> None:
 
 
 # KEYS: the user hash, their posts, the slot's counts. ARGV: the unindexed, username
-# and deleted fields. Drops the mark of a sign-up's search entries owed; if it was
-# there (the sign-up completes now) and the account lives, counts the user and
-# their statuses in (`timeline.counts`).
+# and deleted fields, the counts' JOINED field. Drops the mark of a sign-up's search
+# entries owed; if it was there (the sign-up completes now) and the account lives,
+# counts the user and their statuses in, and the sign-up in JOINED
+# (`timeline.counts`).
 _SIGNUP_DONE = LuaScript(
     counts.COUNT_LUA
     + """
@@ -212,6 +213,7 @@ if redis.call('HDEL', user, ARGV[1]) == 1
    and redis.call('HEXISTS', user, ARGV[2]) == 1
    and redis.call('HEXISTS', user, ARGV[3]) == 0 then
   count(KEYS[3], 1, redis.call('ZCARD', KEYS[2]))
+  redis.call('HINCRBY', KEYS[3], ARGV[4], 1)
 end
 return 0
 """
@@ -235,7 +237,12 @@ def names_index_owed(*, user: User) -> None:
                 timeline_keys.posts(user.id),
                 *counts.slot_keys(slot),
             ],
-            args=[User.UNINDEXED_FIELD, User.USERNAME_FIELD, User.DELETED_FIELD],
+            args=[
+                User.UNINDEXED_FIELD,
+                User.USERNAME_FIELD,
+                User.DELETED_FIELD,
+                counts.JOINED,
+            ],
         )
 
     pipeline_run(index)

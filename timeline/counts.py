@@ -48,6 +48,10 @@ from timeline import keys
 log = logging.getLogger(__name__)
 
 USERS, STATUSES, AT = "users", "statuses", "at"
+# Sign-ups completed in a slot, only ever raised: a recount passes the value it read
+# before its SCAN, and leaves alone a slot where a sign-up completed since (its
+# SCAN may have missed that user; the counts kept meanwhile are the truth).
+JOINED = "joined"
 
 # A Lua function for the scripts that change what counts: count(key, users,
 # statuses) adds to one slot's counts (`keys.counts`). Adding nothing writes nothing.
@@ -182,12 +186,16 @@ def site_sum(*, claim: bool = True) -> SiteCounts | None:
 
 # KEYS: one slot's counts, then the user hash and posts of each user of the slot
 # that SCAN found. ARGV: the username, deleted and unindexed fields, whether to
-# write (1) or only compare (0). Counts the users and statuses as COUNT_LUA's
-# callers do, in one step; with write, sets the counts when they differ. Returns
-# {users, statuses, the users and statuses held}.
+# write (1) or only compare (0), the slot's JOINED read before the SCAN. Counts
+# the users and statuses as COUNT_LUA's callers do, in one step; with write, sets
+# the counts when they differ. Returns {users, statuses, the users and statuses
+# held, 1 if a sign-up completed there since the SCAN began (nothing compared or
+# written: the SCAN may have missed its user)}.
 _RECOUNT = LuaScript(
     f"""
 local name_field, deleted_field, unindexed_field = ARGV[1], ARGV[2], ARGV[3]
+local joined = tonumber(redis.call('HGET', KEYS[1], '{JOINED}')) or 0
+if joined ~= tonumber(ARGV[5]) then return {{0, 0, 0, 0, 1}} end
 local users, statuses = 0, 0
 for i = 2, #KEYS, 2 do
   local user = KEYS[i]
@@ -202,12 +210,12 @@ local held = redis.call('HMGET', KEYS[1], '{USERS}', '{STATUSES}')
 local held_users, held_statuses = tonumber(held[1]) or 0, tonumber(held[2]) or 0
 if ARGV[4] == '1' and (held_users ~= users or held_statuses ~= statuses) then
   if users == 0 and statuses == 0 then
-    redis.call('DEL', KEYS[1])
+    redis.call('HDEL', KEYS[1], '{USERS}', '{STATUSES}')  -- JOINED stays
   else
     redis.call('HSET', KEYS[1], '{USERS}', users, '{STATUSES}', statuses)
   end
 end
-return {{users, statuses, held_users, held_statuses}}
+return {{users, statuses, held_users, held_statuses, 0}}
 """
 )
 
@@ -222,6 +230,9 @@ class CountsReport:
 
     slots: int = 0  # slots recounted
     off: list[int] = field(default_factory=list)  # slots whose counts were off
+    # Slots where a sign-up completed during the walk: left as counted (a later
+    # recount looks at them again).
+    busy: list[int] = field(default_factory=list)
     site: SiteCounts = SiteCounts(0, 0)
 
     def problems(self) -> int:
@@ -235,9 +246,19 @@ def counts_recount(
     master of a Cluster) and compare them with the slots' counts; with `write`, set
     what was off and write the site's sum (`site_sum`). Exact on a store nothing
     writes to (an upgrade's); on a live site a user who signs up in a slot after
-    the walk passed it is left out of that slot's count until the next recount
-    (the next check reports it)."""
+    the walk began leaves that slot as it was counted (`JOINED`: `report.busy`),
+    never written without them."""
     r = get_redis()
+    every = range(keys.CLUSTER_SLOTS)
+    # Before the SCAN: a user whose sign-up completed by now exists while it runs,
+    # and SCAN returns them.
+    joined = [
+        int(n or 0)
+        for n in pipeline_run(
+            lambda pipe: [pipe.hget(keys.counts(s), JOINED) for s in every],
+            confirm=False,
+        )
+    ]
     by_slot: dict[int, list[int]] = {}
     found = 0
     for key in r.scan_iter(match=account_keys.user_pattern(), count=SCAN_COUNT):
@@ -271,13 +292,16 @@ def counts_recount(
                             for k in (account_keys.user(u), keys.posts(u))
                         ),
                     ],
-                    args=[*fields, int(write)],
+                    args=[*fields, int(write), joined[slot]],
                 )
 
         replies = pipeline_run(recount, confirm=write)
-        for slot, (users, statuses, held_users, held_statuses) in zip(
+        for slot, (users, statuses, held_users, held_statuses, busy) in zip(
             chunk, replies, strict=True
         ):
+            if busy:
+                report.busy.append(slot)
+                continue
             users_total += users
             statuses_total += statuses
             if (users, statuses) != (held_users, held_statuses):

@@ -130,9 +130,9 @@ account's job (`account:<uid>`) deletes every per-user key of both tables
 | `notifications_read:{<uid>}` | string | the place up to which the user has | one per user; only raised, never lowered  |
 |                      |        | read (groups above it are unread)         |                                           |
 | `counts:{q<k>}`      | hash   | the site's size in one slot's users       | one per slot holding users (CLUSTER_SLOTS |
-|                      |        | (`timeline/counts.py`): users (sign-ups   | at most), 2 fields; in the slot of its    |
+|                      |        | (`timeline/counts.py`): users (sign-ups   | at most), 3 fields; in the slot of its    |
 |                      |        | completed, not closed), statuses (in      | users (the tag of `jobs:{q<k>}`), changed |
-|                      |        | their `posts`)                            | in the step that makes the change         |
+|                      |        | their `posts`), joined (sign-ups ever)    | in the step that makes the change         |
 | `counts:site`        | hash   | users, statuses: every slot's counts      | one key, 3 fields; written by one fan-out |
 |                      |        | added up; at: when (unix s). What the     | worker every SITE_COUNTS_SECONDS, by seed,|
 |                      |        | instance reads (one HMGET)                | upgrade and repair; never by a post       |

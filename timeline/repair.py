@@ -54,9 +54,9 @@ SCAN (every master of a Cluster) in pipelined batches:
   slot's counts that differ from its users and their `posts` (a bug, a hand
   edit). Repair counts each slot again in one script and writes the site's sum
   at once (`counts.counts_recount`), rather than at the workers' next turn. On a
-  live site a user who signs up in a slot after the walk passed it makes that
-  slot look off: the next check reports it, and a repair at a quieter moment
-  settles it.
+  live site a slot where a sign-up completes during the walk is left as the site
+  counted it (its `joined` moved: the SCAN may have missed that user), neither
+  reported nor written; the next check looks at it again.
 """
 
 from __future__ import annotations

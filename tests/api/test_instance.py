@@ -164,3 +164,25 @@ def test_v2_thumbnail_is_a_png_the_site_serves():
         path = url.removeprefix("http://testserver" + settings.STATIC_URL)
         image = finders.find(path)
         assert image and Path(image).read_bytes().startswith(b"\x89PNG"), url
+
+
+def test_a_repair_during_a_sign_up_keeps_the_new_account_counted(monkeypatch):
+    """`timelines repair` on a live site: an account whose sign-up completes after
+    the recount's SCAN passed stays counted (the recount wrote its slot without it,
+    for good: the instance showed one account fewer until a quiet repair, and the
+    account's close took its slot below zero)."""
+    make_user("alice")
+    pattern = keys.counts_pattern
+
+    def sign_up_meanwhile() -> str:
+        # Between the SCAN of the users and the slots' recount.
+        if not any(u.username == "bob" for u in signed):
+            signed.append(make_user("bob"))
+        return pattern()
+
+    signed: list = []
+    monkeypatch.setattr(counts.keys, "counts_pattern", sign_up_meanwhile)
+    counts.counts_recount(write=True)
+    monkeypatch.setattr(counts.keys, "counts_pattern", pattern)
+    assert stats()["user_count"] == 2
+    assert counts.counts_recount(write=False).off == []
