@@ -134,12 +134,17 @@ def text_problem(text: str) -> str | None:
     limit = settings.STATUS_MAX_LENGTH
     if not _shows_something(text):
         return "Write something first."
-    # The written-out bound first: the links of a huge text are not worth finding.
+    # The written-out bound first: the links of a huge text are not worth finding
+    # (whether it may hold one is enough to word the reason).
     if len(text) > RAW_LENGTH_FACTOR * limit:
+        counted = (
+            "with its links written out in full"
+            if "://" in text or "www." in text.lower()
+            else "counting each part of an emoji or accent on its own"
+        )
         return (
             f"A status is at most {limit} characters, and "
-            f"{RAW_LENGTH_FACTOR * limit} with its links written out in full "
-            f"(this one has {len(text)})."
+            f"{RAW_LENGTH_FACTOR * limit} {counted} (this one has {len(text)})."
         )
     length = text_length(text)
     if length > limit:

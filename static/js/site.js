@@ -96,7 +96,11 @@
       }
     }
     counted += text.slice(at);
-    return { length: characterCount(counted), raw: Array.from(text).length };
+    return {
+      length: characterCount(counted),
+      raw: Array.from(text).length,
+      links: at > 0
+    };
   }
 
   // "1 character", "2 characters".
@@ -114,7 +118,9 @@
       var left = max - counted.length;
       var rawLeft = RAW_LENGTH_FACTOR * max - counted.raw;
       out.textContent = rawLeft < 0 && left >= 0
-        ? characters(-rawLeft) + " too many with the links written out"
+        ? characters(-rawLeft) + (counted.links
+          ? " too many with the links written out"
+          : " too many counting each part of an emoji or accent")
         : left < 0 ? characters(-left) + " too many" : characters(left) + " left";
       out.classList.toggle("over", left < 0 || rawLeft < 0);
     }

@@ -84,6 +84,17 @@ def test_the_counter_shows_the_bound_on_a_text_written_out(compose):
     assert compose.locator("#compose-counter.over").count() == 1
 
 
+def test_the_bound_on_a_text_without_links_says_what_it_counts(compose):
+    """A letter under many accents reads as one character but is stored as many:
+    past the bound, the counter names what it counts, not links there are none of."""
+    raw_limit = RAW_LENGTH_FACTOR * settings.STATUS_MAX_LENGTH
+    text = "a" + "\u0301" * (raw_limit + 1)  # NFC joins the first: raw_limit + 1
+    assert counter(compose, text) == (
+        "1 character too many counting each part of an emoji or accent"
+    )
+    assert compose.locator("#compose-counter.over").count() == 1
+
+
 def test_without_intl_segmenter_the_counter_counts_code_points(new_page):
     """A browser without Intl.Segmenter counts no fewer than the server: what its
     counter shows as fitting, Post takes (an emoji of several code points counts

@@ -125,9 +125,11 @@ def test_the_longest_emoji_fit_written_out(r, alice):
     assert r.hget(keys.status(status.id), "text") == KISS * limit
     with pytest.raises(InvalidStatus) as refused:
         services.status_create(author=alice, text=KISS * (limit + 1))
+    # No link in it: the reason speaks of what it counts, not of links.
     assert str(refused.value) == (
-        f"A status is at most {limit} characters, and {raw_limit} with its links "
-        f"written out in full (this one has {raw_limit + len(KISS)})."
+        f"A status is at most {limit} characters, and {raw_limit} counting each "
+        f"part of an emoji or accent on its own (this one has "
+        f"{raw_limit + len(KISS)})."
     )
 
 
@@ -148,7 +150,9 @@ def test_a_pile_of_accents_on_one_letter_is_refused(r, alice):
     with pytest.raises(InvalidStatus) as refused:
         services.status_create(author=alice, text=text)
     raw_limit = RAW_LENGTH_FACTOR * settings.STATUS_MAX_LENGTH
-    assert f"and {raw_limit} with its links written out" in str(refused.value)
+    assert f"and {raw_limit} counting each part of an emoji or accent" in str(
+        refused.value
+    )
     assert r.zcard(keys.posts(alice.id)) == 0
 
 
