@@ -293,6 +293,23 @@ def _mentioned(statuses: Iterable[Status]) -> set[int]:
     return {uid for status in statuses for uid in status.mentioned_ids}
 
 
+def _unsaid(
+    statuses: list[Status], originals: dict[int, Status], state: str
+) -> list[Status]:
+    """The statuses whose read did not say the viewer's `state` (`bookmarked`,
+    `pinned`): of a repost, its original's, when known."""
+    return [
+        status
+        for status in statuses
+        if getattr(
+            status if status.repost_of is None else originals.get(status.repost_of),
+            state,
+            None,
+        )
+        is None
+    ]
+
+
 def related_get(
     reads: PageReads,
     statuses: Iterable[Status],
@@ -336,27 +353,10 @@ def related_get(
     found_accounts = accounts_queue(reads, missing_authors) if missing_authors else None
     found_originals = statuses_by_id_queue(reads, missing) if missing else None
     found_users = users_queue(reads, uids=named) if named else None
-    unsaid = [
-        status
-        for status in statuses
-        if (
-            status.bookmarked is None
-            if status.repost_of is None
-            else getattr(known_originals.get(status.repost_of), "bookmarked", None)
-            is None
-        )
-    ]
-    marked = bookmarked_queue(reads, unsaid) if unsaid else None
     # A reblog's original is asked about too: clients offer Unpin from it.
-    unpinned = [
-        status
-        for status in statuses
-        if (
-            status.pinned is None
-            if status.repost_of is None
-            else getattr(known_originals.get(status.repost_of), "pinned", None) is None
-        )
-    ]
+    unsaid = _unsaid(statuses, known_originals, "bookmarked")
+    marked = bookmarked_queue(reads, unsaid) if unsaid else None
+    unpinned = _unsaid(statuses, known_originals, "pinned")
     pinned = pinned_queue(reads, unpinned) if unpinned else None
     if found_accounts is not None:
         known_accounts.update(found_accounts.value)
