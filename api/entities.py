@@ -218,8 +218,9 @@ def _fixed(status: Status, urls: Urls) -> dict:
         "content": _content(status, urls),
         "text": None,
         "visibility": "public",
-        "sensitive": False,
-        "spoiler_text": "",
+        # A content warning makes a status sensitive, as Mastodon's does.
+        "sensitive": bool(status.spoiler),
+        "spoiler_text": status.spoiler,
         "media_attachments": [],
         "application": None,
         "mentions": [],
@@ -410,6 +411,8 @@ def statuses(found: Iterable[Status], related: Related, urls: Urls) -> list[dict
         entity = _base_status(status, poster, related, urls)
         entity["reblog"] = _base_status(original, original_author, related, urls)
         entity["content"] = ""
+        entity["spoiler_text"] = ""  # the reblog's own, as Mastodon's: none
+        entity["sensitive"] = False
         entity["mentions"] = []
         entity["tags"] = []
         entity["in_reply_to_id"] = entity["in_reply_to_account_id"] = None

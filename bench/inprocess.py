@@ -12,7 +12,8 @@ test client with production settings, the pages alternated request by request af
 warm-up, and prints the median of each run with the page's size and round trips.
 With `--cpu` it prints the CPU time each request cost instead, the site's process
 and the Redis server's (less disturbed than times on a shared, noisy machine).
-With `--trends N` each of the last TRENDS_HOURS hours also counts N tags, as a busy
+With `--spoilers` every seeded status carries a content warning (its row folds the
+text behind it; a checkout without them cannot take the option). With `--trends N` each of the last TRENDS_HOURS hours also counts N tags, as a busy
 site's do (the global page shows the top ten). The trending tags are then added up
 once, as a running fan-out worker keeps them (`timeline.trends.refresh`; the sum is
 made to outlive the run); a checkout without that step (`--root`) adds them up on
@@ -52,7 +53,7 @@ PAGES = {
 }
 
 
-def _seed(count: int) -> str:
+def _seed(count: int, spoilers: bool = False) -> str:
     """The viewer's session cookie value."""
     from accounts import services as account_services
     from timeline import fanout, services, social
@@ -60,6 +61,8 @@ def _seed(count: int) -> str:
     def user(name: str):
         return account_services.user_create(username=name, password="x" * 12)
 
+    # A content warning on every status, when asked (`--spoilers`).
+    warned = {"spoiler": "A content warning"} if spoilers else {}
     viewer = user("viewer")
     authors = [user(f"author{i}") for i in range(count)]
     stranger = user("stranger")
@@ -70,9 +73,13 @@ def _seed(count: int) -> str:
             services.follow_create(follower=author, followee_id=authors[1].id)
     fanout.run_pending()
     for i in range(20):  # a full profile page
-        services.status_create(author=authors[1], text=f"Profile status {i} #bench")
+        services.status_create(
+            author=authors[1], text=f"Profile status {i} #bench", **warned
+        )
     own = [
-        services.status_create(author=viewer, text=f"Viewer's status {i} #bench").id
+        services.status_create(
+            author=viewer, text=f"Viewer's status {i} #bench", **warned
+        ).id
         for i in range(10)
     ]
     for i in range(90):
@@ -82,7 +89,7 @@ def _seed(count: int) -> str:
             f"Status {i} for {mention} about #bench and #t{i % 7}, "
             f"see https://example.com/{i} <b>&</b>"
         )
-        sid = services.status_create(author=author, text=text).id
+        sid = services.status_create(author=author, text=text, **warned).id
         if i % 3 == 0:
             social.status_like(user=authors[(i + 2) % count], sid=sid)
         if i % 6 == 0:
@@ -176,6 +183,11 @@ def main(argv: list[str] | None = None) -> int:
         help="tags counted in each of the last hours, as on a busy site",
     )
     parser.add_argument(
+        "--spoilers",
+        action="store_true",
+        help="every seeded status carries a content warning",
+    )
+    parser.add_argument(
         "--no-sum",
         action="store_true",
         help="no worker's sum of the trends: every global page adds them up",
@@ -216,7 +228,7 @@ def main(argv: list[str] | None = None) -> int:
         from tests.roundtrips import RoundTripCounter
 
         client = Client()
-        client.cookies[settings.AUTH_COOKIE_NAME] = _seed(40)
+        client.cookies[settings.AUTH_COOKIE_NAME] = _seed(40, args.spoilers)
         _busy_trends(args.trends)
         if not args.no_sum:
             _sum_trends()

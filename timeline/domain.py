@@ -124,32 +124,59 @@ def text_length(text: str) -> int:
     return len(_GRAPHEME.findall(counted))
 
 
-def text_problem(text: str) -> str | None:
-    """What is wrong with a normalized status text, for the person who wrote it.
+def normalize_spoiler(spoiler: str) -> str:
+    """A content warning as stored: as a status text (`normalize_text`), on one line
+    (it shows as a line above the text it hides), and empty when it shows nothing:
+    a warning of blanks or invisible characters warns of nothing."""
+    spoiler = normalize_text(spoiler).replace("\n", " ")
+    return spoiler if _shows_something(spoiler) else ""
+
+
+def spoiler_length(spoiler: str) -> int:
+    """A normalized content warning's length as the limit counts it: its grapheme
+    clusters, a link as written (Mastodon counts the warning and the text together,
+    and only the text's links as URL_LENGTH)."""
+    if spoiler.isascii():
+        return len(spoiler)
+    return len(_GRAPHEME.findall(spoiler))
+
+
+def text_problem(text: str, spoiler: str = "") -> str | None:
+    """What is wrong with a normalized status text and its normalized content warning
+    (`normalize_spoiler`, '' for none), for the person who wrote them.
 
     The one status length rule (the service's and the form's): at most
-    STATUS_MAX_LENGTH as `text_length` counts, RAW_LENGTH_FACTOR times that in code
-    points, written out.
+    STATUS_MAX_LENGTH as `text_length` and `spoiler_length` count, the two together
+    (as Mastodon counts), RAW_LENGTH_FACTOR times that in code points, written out.
     """
     limit = settings.STATUS_MAX_LENGTH
     if not _shows_something(text):
         return "Write something first."
+    what = "A status and its content warning are" if spoiler else "A status is"
+    together = " together" if spoiler else ""
+    raw = len(text) + len(spoiler)
     # The written-out bound first: the links of a huge text are not worth finding
     # (whether it may hold one is enough to word the reason).
-    if len(text) > RAW_LENGTH_FACTOR * limit:
+    if raw > RAW_LENGTH_FACTOR * limit:
+        both = text + spoiler
         counted = (
             "with its links written out in full"
-            if "://" in text or "www." in text.lower()
+            if "://" in both or "www." in both.lower()
             else "counting each part of an emoji or accent on its own"
         )
         return (
-            f"A status is at most {limit} characters, and "
-            f"{RAW_LENGTH_FACTOR * limit} {counted} (this one has {len(text)})."
+            f"{what} at most {limit} characters{together}, and "
+            f"{RAW_LENGTH_FACTOR * limit} {counted} (this one has {raw})."
         )
     length = text_length(text)
-    if length > limit:
+    warned = spoiler_length(spoiler) if spoiler else 0
+    if length + warned > limit:
         links = f", a link counting as {URL_LENGTH}" if richtext.links(text) else ""
-        return f"A status is at most {limit} characters{links} (this one has {length})."
+        parts = f": {warned} in the warning" if spoiler else ""
+        return (
+            f"{what} at most {limit} characters{together}{links} "
+            f"(this one has {length + warned}{parts})."
+        )
     return None
 
 
@@ -188,6 +215,11 @@ class Status:
     public timelines (everyone's posts, tag pages, trends), shown wherever else
     their statuses show; the field is `1`, absent for any other status (so hashes
     and outbox entries from before it read as listed, with no migration).
+
+    `spoiler` (Mastodon's `spoiler_text`): a content warning, shown in place of the
+    text until the reader asks for it (`normalize_spoiler`; the field is absent
+    when there is none, so hashes and outbox entries from before it read as none).
+    A repost carries its original's, as it carries its text.
     """
 
     id: int
@@ -204,6 +236,7 @@ class Status:
     repost_uid: int | None = None
     repost_author: str = ""
     unlisted: bool = False
+    spoiler: str = ""
     likes: int | None = field(default=None, compare=False)
     reposts: int | None = field(default=None, compare=False)
     replies: int | None = field(default=None, compare=False)
@@ -228,6 +261,7 @@ class Status:
         "repost_author",
         "mentions",
         "unlisted",
+        "spoiler",
     )
     COUNTS: ClassVar[tuple[str, ...]] = ("likes", "reposts", "replies")
     FIELDS: ClassVar[tuple[str, ...]] = IMMUTABLE + COUNTS
@@ -244,8 +278,8 @@ class Status:
         values = list(values) + [None] * (len(cls.FIELDS) - len(values))
         uid, author, text, created, reply_to, reply_uid, reply_author = values[:7]
         thread, repost_of, repost_uid, repost_author, mentions = values[7:12]
-        unlisted = values[12]
-        likes, reposts, replies = values[13:]
+        unlisted, spoiler = values[12:14]
+        likes, reposts, replies = values[14:]
         if uid is None or text is None:
             return None
         reposted_row = bool(repost_of)
@@ -264,6 +298,7 @@ class Status:
             repost_uid=_int_or_none(repost_uid),
             repost_author=repost_author or "",
             unlisted=bool(unlisted),
+            spoiler=spoiler or "",
             # A repost row's own counts are not the original's: not shown.
             likes=int(likes or 0) if counted and not reposted_row else None,
             reposts=int(reposts or 0) if counted and not reposted_row else None,
@@ -315,6 +350,8 @@ class Status:
             )
         if self.unlisted:
             row["unlisted"] = 1
+        if self.spoiler:
+            row["spoiler"] = self.spoiler
         return row
 
     def to_json(self) -> str:

@@ -4,7 +4,7 @@ from django import forms
 from django.conf import settings
 
 from config.forms import AccessibleForm
-from timeline.domain import normalize_text, text_problem
+from timeline.domain import normalize_spoiler, normalize_text, text_problem
 
 
 class StatusForm(AccessibleForm):
@@ -19,6 +19,10 @@ class StatusForm(AccessibleForm):
         required=False,
     )
 
+    # A content warning (Mastodon's spoiler_text): shown in place of the text until
+    # the reader opens it; it counts toward the length with the text.
+    spoiler = forms.CharField(label="Content warning", required=False, strip=False)
+
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["text"].widget.attrs["data-max"] = settings.STATUS_MAX_LENGTH
@@ -30,3 +34,16 @@ class StatusForm(AccessibleForm):
         if problem:
             raise forms.ValidationError(problem)
         return text
+
+    def clean_spoiler(self) -> str:
+        return normalize_spoiler(self.cleaned_data.get("spoiler") or "")
+
+    def clean(self):
+        cleaned = super().clean()
+        text, spoiler = cleaned.get("text"), cleaned.get("spoiler")
+        if text is not None and spoiler:
+            # The text fits alone; with its warning it may not (counted together).
+            problem = text_problem(text, spoiler)
+            if problem:
+                self.add_error("text", problem)
+        return cleaned

@@ -20,6 +20,8 @@ account's job (`account:<uid>`) deletes every per-user key of both tables
 |                      |        | replies: counts, HINCRBY with their zset  |                                           |
 |                      |        | mentions (JSON {lowercase name: uid}, the | absent when none (and in older hashes:    |
 |                      |        | `@names` that named a user at post time)  | read as none, no migration)               |
+|                      |        | unlisted (`1`); spoiler (a content warning| absent when none (older hashes: none)     |
+|                      |        | on one line: `timeline.domain.Status`)    |                                           |
 | `likes:{status:<sid>}` | zset | liker uid -> like time (microsecs), in    | one per standing like; deleted with the   |
 |                      |        | the status's slot (`timeline.social`)     | status by its `unlink` job                |
 | `reposts:{status:<sid>}` | zset | reposter uid -> the repost's sid       | one per standing repost (a repost is a    |

@@ -85,7 +85,18 @@ def _fragments(status: Status, url) -> tuple[str, str, str, str]:
         if status.unlisted
         else ""
     )
-    tail = f'</time></a>{quiet}</div><p class="status-text">{text}</p>'
+    body = f'<p class="status-text">{text}</p>'
+    if status.spoiler:
+        # A content warning: the text stays folded until the reader opens it (no
+        # script needed); the warning is isolated, so its direction controls cannot
+        # reorder the button beside it.
+        body = (
+            '<details class="spoiler"><summary><bdi class="spoiler-text">'
+            f"{escape(status.spoiler)}</bdi> "
+            '<span class="spoiler-show" aria-hidden="true"></span></summary>'
+            f"{body}</details>"
+        )
+    tail = f"</time></a>{quiet}</div>{body}"
     return head, before, meta, tail
 
 
@@ -350,9 +361,11 @@ def _quote(status: Status, url) -> str:
     frozen `Status` (its counts take no part in its key) and `url` (one function
     per script prefix: `url_maker`)."""
     page = _links(url, status.id)[0]
+    # A status with a content warning is quoted by its warning, not its text.
+    quoted = f"Content warning: {status.spoiler}" if status.spoiler else status.text
     return (
         f'<blockquote class="notification-status"><a href="{page}">'
-        f"{escape(_truncated(status.text))}</a></blockquote>"
+        f"{escape(_truncated(quoted))}</a></blockquote>"
     )
 
 

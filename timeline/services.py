@@ -64,6 +64,7 @@ from timeline.domain import (
     InvalidStatus,
     NotFound,
     Status,
+    normalize_spoiler,
     normalize_text,
     text_problem,
 )
@@ -320,6 +321,7 @@ def status_create(
     repost_of: Status | None = None,
     reserved_id: int | None = None,
     unlisted: bool = False,
+    spoiler: str = "",
 ) -> Status:
     """Post a status: store it, publish it with its fan-out job, wake a worker.
 
@@ -334,10 +336,12 @@ def status_create(
     caller that must know it before the post can fail (the client API's
     Idempotency-Key): posting an id again writes the same keys, so a post retried
     with it is made once. `unlisted`: kept off the public timelines
-    (`Status.unlisted`; a repost is, whatever its original).
+    (`Status.unlisted`; a repost is, whatever its original). `spoiler`: a content
+    warning (`Status.spoiler`; a repost carries its original's).
     """
     text = normalize_text(text)
-    problem = text_problem(text)
+    spoiler = repost_of.spoiler if repost_of else normalize_spoiler(spoiler)
+    problem = text_problem(text, spoiler)
     if problem:
         raise InvalidStatus(problem)
     budget = (limit,) if limit is not None else ()
@@ -384,6 +388,7 @@ def status_create(
         repost_uid=repost_of.author_id if repost_of else None,
         repost_author=repost_of.author if repost_of else "",
         unlisted=unlisted and repost_of is None,
+        spoiler=spoiler,
     )
     public = not author.private and repost_of is None and not status.unlisted
     slot = keys.slot_of_user(author.id)

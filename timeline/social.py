@@ -688,6 +688,7 @@ def status_reply(
     limit: limits.Limit | None = None,
     reserved_id: int | None = None,
     unlisted: bool = False,
+    spoiler: str = "",
 ) -> Status:
     """Post a reply to a status (a repost's original): NotFound when it is gone or
     hidden from the author; else as `services.status_create` (`reserved_id`: the
@@ -700,6 +701,7 @@ def status_reply(
         reply_to=parent,
         reserved_id=reserved_id,
         unlisted=unlisted,
+        spoiler=spoiler,
     )
     link_posted(status=reply)
     return reply

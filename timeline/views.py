@@ -81,6 +81,7 @@ def post_status(request):
                 ),
                 limit=limits.post(request.user.id),
                 unlisted=form.cleaned_data["unlisted"],
+                spoiler=form.cleaned_data["spoiler"],
             )
         except InvalidStatus as error:
             form.add_error("text", str(error))
@@ -129,7 +130,13 @@ def status_detail(request, sid: int, form: StatusForm | None = None, code=200):
     if thread is None:
         raise Http404("No such status")
     if form is None:
-        form = StatusForm(initial={"text": _reply_start(thread.status, request.user)})
+        # As Mastodon's: a reply keeps the warning of what it answers.
+        form = StatusForm(
+            initial={
+                "text": _reply_start(thread.status, request.user),
+                "spoiler": thread.status.spoiler,
+            }
+        )
         page_path = None  # this address: the forms and the pager use the request's
     else:
         page_path = url_for("timeline:status_detail", sid)
@@ -173,6 +180,7 @@ def status_reply(request, sid: int):
                 ),
                 limit=limits.post(request.user.id),
                 unlisted=form.cleaned_data["unlisted"],
+                spoiler=form.cleaned_data["spoiler"],
             )
         except NotFound as error:
             raise Http404("No such status") from error

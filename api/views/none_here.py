@@ -28,7 +28,8 @@ def _no_markers(request) -> dict:
 def _preferences(request) -> dict:
     """The defaults a client's compose box starts from: a private account's
     statuses are for its followers (`private`), anyone else's are public; the
-    site has no sensitive media, languages or content warnings to expand."""
+    site has no sensitive media or languages, and content warnings start
+    folded, as the site's pages show them."""
     return {
         "posting:default:visibility": "private" if request.user.private else "public",
         "posting:default:sensitive": False,

@@ -28,6 +28,7 @@ from timeline.domain import (
     NotFound,
     Status,
     TimelineError,
+    normalize_spoiler,
     normalize_text,
     text_problem,
     text_shows_something,
@@ -103,10 +104,6 @@ def _unsupported(values, user) -> str | None:
     """What a post asks for that the site cannot honour (422 rather than ignored)."""
     if param_list(values, "media_ids"):
         return "Media attachments are not supported on this site"
-    if (param(values, "spoiler_text") or "").strip():
-        # Posted without the warning, the text would show to people who asked
-        # not to see it unwarned.
-        return "Content warnings (spoiler_text) are not supported on this site"
     if any(str(name).startswith("poll") and _sent(values, name) for name in values):
         return "Polls are not supported on this site"
     if param(values, "scheduled_at"):
@@ -114,13 +111,14 @@ def _unsupported(values, user) -> str | None:
     return _visibility_problem(values, user)
 
 
-def _text_error(text: str, error: InvalidStatus) -> ApiError:
+def _text_error(text: str, spoiler: str, error: InvalidStatus) -> ApiError:
     """A refused text in Mastodon's words where it has them (the rule is the
-    service's, `timeline.domain.text_problem`), else the service's own."""
+    service's, `timeline.domain.text_problem`: the text and its content warning
+    counted together), else the service's own."""
     normal = normalize_text(text)
     if not text_shows_something(normal):
         return unprocessable("Text can't be blank")
-    if text_problem(normal) is not None:
+    if text_problem(normal, normalize_spoiler(spoiler)) is not None:
         limit = settings.STATUS_MAX_LENGTH
         return unprocessable(f"Text character limit of {limit} exceeded")
     return unprocessable(str(error))
@@ -130,6 +128,7 @@ def _post(request, values, user, reserved_id: int | None = None) -> Status:
     text = richtext.local_handles(param(values, "status") or "", request.get_host())
     reply_to = param(values, "in_reply_to_id")
     unlisted = param(values, "visibility") == "unlisted"
+    spoiler = param(values, "spoiler_text") or ""
     limit = limits.post(user.id)
     try:
         if reply_to:
@@ -143,6 +142,7 @@ def _post(request, values, user, reserved_id: int | None = None) -> Status:
                     limit=limit,
                     reserved_id=reserved_id,
                     unlisted=unlisted,
+                    spoiler=spoiler,
                 )
             except NotFound as error:
                 raise ApiError(404, IN_REPLY_NOT_FOUND) from error
@@ -152,9 +152,10 @@ def _post(request, values, user, reserved_id: int | None = None) -> Status:
             limit=limit,
             reserved_id=reserved_id,
             unlisted=unlisted,
+            spoiler=spoiler,
         )
     except InvalidStatus as error:
-        raise _text_error(text, error) from error
+        raise _text_error(text, spoiler, error) from error
 
 
 def status_create(request) -> dict:
@@ -213,7 +214,7 @@ def status_remove(request, id: str) -> dict:
     entity = _entity(request, found)
     services.status_delete(user=request.user, sid=sid)
     entity.pop("content", None)
-    entity["text"] = found.text
+    entity["text"] = found.text  # its warning stays in `spoiler_text`
     return entity
 
 

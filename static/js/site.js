@@ -113,10 +113,23 @@
     var max = parseInt(textarea.getAttribute("data-max") || "280", 10);
     var out = document.getElementById(textarea.getAttribute("data-counter"));
     if (!out) return;
+    // The content warning counts with the text (timeline/domain.py's
+    // `spoiler_length`: its grapheme clusters, links as written, on one line).
+    // Its box folded away means none: the field is then not sent, as Mastodon's
+    // warning button turned off sends none.
+    var spoiler = document.getElementById(textarea.getAttribute("data-spoiler"));
+    var fold = spoiler && spoiler.closest("details");
+    function warning() {
+      if (!spoiler || spoiler.disabled) return { length: 0, raw: 0 };
+      var text = spoiler.value.replace(BREAKS, " ").replace(CONTROLS, "");
+      if (text.normalize) text = text.normalize("NFC");
+      text = text.replace(ENDS, "");
+      return { length: characterCount(text), raw: Array.from(text).length };
+    }
     function update() {
-      var counted = statusLength(textarea.value);
-      var left = max - counted.length;
-      var rawLeft = RAW_LENGTH_FACTOR * max - counted.raw;
+      var counted = statusLength(textarea.value), warned = warning();
+      var left = max - counted.length - warned.length;
+      var rawLeft = RAW_LENGTH_FACTOR * max - counted.raw - warned.raw;
       out.textContent = rawLeft < 0 && left >= 0
         ? characters(-rawLeft) + (counted.links
           ? " too many with the links written out"
@@ -125,6 +138,14 @@
       out.classList.toggle("over", left < 0 || rawLeft < 0);
     }
     textarea.addEventListener("input", update);
+    if (spoiler) spoiler.addEventListener("input", update);
+    if (fold) {
+      fold.addEventListener("toggle", function () {
+        spoiler.disabled = !fold.open;
+        update();
+      });
+      spoiler.disabled = !fold.open;
+    }
     update();
   }
 

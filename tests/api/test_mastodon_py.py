@@ -118,6 +118,11 @@ def test_mastodon_py_drives_the_site(site):
     assert str(reply.in_reply_to_id) == str(first.id)
     context = app.status_context(first.id)
     assert [str(s.id) for s in context.descendants] == [str(reply.id)]
+    # A content warning: posted, and kept by the library's reply, as it keeps one.
+    warned = app.status_post("the ending", spoiler_text="Film")
+    assert (warned.spoiler_text, warned.sensitive) == ("Film", True)
+    answer = bob_app.status_reply(warned, "no way")
+    assert (answer.spoiler_text, app.status(answer.id).spoiler_text) == ("Film",) * 2
 
     # Bob likes and reposts Alice's status; she is told, and the counts show it.
     assert bob_app.status_favourite(first.id).favourited

@@ -143,7 +143,6 @@ def test_what_cannot_be_honoured_is_refused_not_ignored():
     client = _api(alice)
     for more in (
         {"media_ids[]": "1"},
-        {"spoiler_text": "spoilers"},
         {"visibility": "direct"},
         {"visibility": "private"},  # a public account's statuses are public
     ):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 from django.conf import settings
+from playwright.sync_api import expect
 
 from tests.browser.test_journeys import log_in, post, statuses
 from tests.helpers import make_user
@@ -108,3 +109,40 @@ def test_without_intl_segmenter_the_counter_counts_code_points(new_page):
     assert counter(page, family * 40) == "0 characters left"
     post(page, family * 40)
     assert statuses(page) == [family * 40]
+
+
+def test_a_content_warning_counts_posts_folded_and_opens(compose):
+    """The warning's box folds open from the compose box; what is typed there counts
+    with the text; folded away again it is not sent. The posted status shows the
+    warning, and its text once the reader presses "Show more"."""
+    limit = settings.STATUS_MAX_LENGTH
+    assert not compose.locator("#id_spoiler").is_visible()
+    compose.locator("details.compose-cw > summary").click()
+    compose.get_by_label("Content warning").fill("Spoilers 😀")  # 10 characters
+    assert counter(compose, "x" * (limit - 10)) == "0 characters left"
+    assert counter(compose, "x" * (limit - 9)) == "1 character too many"
+    # Folded away, the warning is none: it counts nothing, and is not posted.
+    compose.locator("details.compose-cw > summary").click()
+    # (The toggle event comes a moment after the click.)
+    expect(compose.locator("#compose-counter")).to_have_text("9 characters left")
+    post_with_box(compose, "unwarned")
+    assert compose.locator("li.status details.spoiler").count() == 0
+    compose.locator("details.compose-cw > summary").click()
+    compose.get_by_label("Content warning").fill("Ending")
+    post_with_box(compose, "the butler did it")
+    row = compose.locator("li.status").first
+    assert row.locator(".spoiler-text").inner_text() == "Ending"
+    assert not row.locator(".status-text").is_visible()
+    assert "Show more" in row.locator("summary").evaluate(
+        "s => getComputedStyle(s.querySelector('.spoiler-show'), '::after').content"
+    )
+    row.locator("summary").click()
+    assert row.locator(".status-text").inner_text() == "the butler did it"
+    assert statuses(compose) == ["the butler did it", "unwarned"]
+
+
+def post_with_box(page, text: str) -> None:
+    """Post what the compose box holds, with `text` (the box's warning as set)."""
+    page.get_by_label("What's happening?").fill(text)
+    with page.expect_navigation():
+        page.get_by_role("button", name="Post", exact=True).click()

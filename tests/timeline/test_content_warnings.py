@@ -1,0 +1,192 @@
+"""Content warnings (Mastodon's `spoiler_text`): a status may carry a warning that
+shows in place of its text until the reader opens it, on every page that shows the
+status; the warning counts toward the length with the text; a reply starts with the
+warning of what it answers; a repost carries its original's."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.conf import settings as django_settings
+from django.test import Client
+
+from config.redis import get_redis
+from tests.helpers import (
+    logged_in_client,
+    make_user,
+    notifications_shown,
+    page,
+    run_jobs,
+)
+from timeline import keys, services, social
+
+
+def posted(author) -> list:
+    """The author's statuses as stored, newest first."""
+    sids = [int(s) for s in get_redis().zrevrange(keys.posts(author.id), 0, -1)]
+    return services.statuses_read(sids)
+
+
+@pytest.fixture(autouse=True)
+def _backend(redis_backend, settings):
+    settings.RATE_LIMIT_POST = "off"
+    settings.RATE_LIMIT_LIKE = "off"
+
+
+@pytest.fixture
+def people():
+    alice, bob = make_user("alice"), make_user("bob")
+    services.follow_create(follower=bob, followee_id=alice.id)
+    run_jobs()
+    return alice, bob
+
+
+_FOLDED = re.compile(
+    r'<details class="spoiler"><summary><bdi class="spoiler-text">(.*?)</bdi> '
+    r'<span class="spoiler-show" aria-hidden="true"></span></summary>'
+    r'<p class="status-text">(.*?)</p></details>',
+    re.S,
+)
+
+
+def folded(html: str) -> list[tuple[str, str]]:
+    """The (warning, hidden text) of each folded status a page shows, in its order."""
+    return _FOLDED.findall(html)
+
+
+def open_texts(html: str) -> list[str]:
+    """The texts a page shows unfolded: those of statuses without a warning."""
+    bare = _FOLDED.sub("", html)
+    return re.findall(r'<p class="status-text">(.*?)</p>', bare, re.S)
+
+
+def test_a_warned_status_is_folded_on_every_page_that_shows_it(people):
+    alice, bob = people
+    client = logged_in_client("alice")
+    answer = client.post(
+        "/post/", {"text": "the ending: they all #die", "spoiler": "Film spoilers"}
+    )
+    assert answer.status_code == 302
+    client.post("/post/", {"text": "plain news"})
+    run_jobs()
+    warned = posted(alice)[1]
+    for reader, path in (
+        (client, "/"),
+        (logged_in_client("bob"), "/"),
+        (Client(), "/u/alice/"),
+        (Client(), "/timeline/"),
+        (Client(), "/tags/die/"),
+        (Client(), f"/s/{warned.id}/"),
+    ):
+        html = page(reader, path)
+        assert folded(html) == [
+            (
+                "Film spoilers",
+                'the ending: they all <a class="hashtag" href="/tags/die/">#die</a>',
+            )
+        ], path
+        assert "they all" not in "".join(open_texts(html)), path
+        if path not in (f"/s/{warned.id}/", "/tags/die/"):
+            assert open_texts(html) == ["plain news"], path
+
+
+def test_the_warning_counts_with_the_text_and_both_are_kept_after_an_error(people):
+    alice, _ = people
+    client = logged_in_client("alice")
+    limit = django_settings.STATUS_MAX_LENGTH
+    text = "x" * (limit - 10)
+    answer = client.post("/post/", {"text": text, "spoiler": "eleven char"})
+    assert answer.status_code == 400
+    html = answer.content.decode()
+    assert (
+        f"A status and its content warning are at most {limit} characters "
+        f"together (this one has {limit + 1}: 11 in the warning)."
+    ) in html
+    assert text in html  # what was typed stays, the warning too, unfolded
+    assert '<details class="compose-cw" open>' in html
+    assert 'value="eleven char"' in html
+    assert posted(alice) == []
+    # One character less in the warning fits.
+    assert client.post("/post/", {"text": text, "spoiler": "ten chars!"}).status_code
+    (made,) = posted(alice)
+    assert (made.text, made.spoiler) == (text, "ten chars!")
+
+
+def test_a_warning_is_one_escaped_line_and_a_blank_one_is_none(people):
+    alice, _ = people
+    client = logged_in_client("alice")
+    client.post("/post/", {"text": "first", "spoiler": "  <b>bold</b>\r\nand more  "})
+    client.post("/post/", {"text": "second", "spoiler": " \u200b\t "})
+    second, first = posted(alice)
+    assert first.spoiler == "<b>bold</b> and more"
+    assert second.spoiler == ""
+    html = page(Client(), "/u/alice/")
+    assert folded(html) == [("&lt;b&gt;bold&lt;/b&gt; and more", "first")]
+    assert "<b>bold" not in html
+    assert open_texts(html) == ["second"]
+
+
+def test_a_reply_starts_with_the_warning_of_what_it_answers(people):
+    alice, bob = people
+    parent = services.status_create(author=alice, text="spoilery", spoiler="Book 3")
+    plain = services.status_create(author=alice, text="not spoilery")
+    reader = logged_in_client("bob")
+    html = page(reader, f"/s/{parent.id}/")
+    assert (
+        '<details class="compose-cw" open>' in html
+        and 'id="id_spoiler" value="Book 3"' in html
+    )
+    html = page(reader, f"/s/{plain.id}/")
+    assert '<details class="compose-cw">' in html and 'value=""' in html
+    # The reply keeps what it is sent: the warning the box started with, or none.
+    reader.post(f"/s/{parent.id}/reply/", {"text": "@alice wow", "spoiler": "Book 3"})
+    reader.post(f"/s/{plain.id}/reply/", {"text": "@alice indeed", "spoiler": ""})
+    indeed, wow = posted(bob)
+    assert (wow.spoiler, indeed.spoiler) == ("Book 3", "")
+    # A reply too long with its warning shows the page again with both kept.
+    limit = django_settings.STATUS_MAX_LENGTH
+    answer = reader.post(
+        f"/s/{parent.id}/reply/", {"text": "y" * limit, "spoiler": "Book 3"}
+    )
+    assert answer.status_code == 400
+    assert "content warning are at most" in answer.content.decode()
+    assert 'value="Book 3"' in answer.content.decode()
+
+
+def test_a_repost_carries_the_warning_of_its_original(people):
+    alice, bob = people
+    carol = make_user("carol")
+    services.follow_create(follower=carol, followee_id=bob.id)
+    original = services.status_create(author=alice, text="twist", spoiler="Series")
+    social.status_repost(user=bob, sid=original.id)
+    run_jobs()
+    html = page(logged_in_client("carol"), "/")
+    assert "@bob</a> reposted" in html
+    assert folded(html) == [("Series", "twist")]
+
+
+def test_a_notification_quotes_the_warning_not_the_text(people):
+    alice, bob = people
+    warned = services.status_create(author=alice, text="secret text", spoiler="Food")
+    social.status_like(user=bob, sid=warned.id)
+    run_jobs()
+    shown = notifications_shown(logged_in_client("alice"))
+    assert any("Content warning: Food" in line for line in shown), shown
+    assert not any("secret text" in line for line in shown), shown
+
+
+def test_a_pulled_authors_warning_is_merged_into_homes_with_the_status(r, settings):
+    """A status read from its author's outbox (an author past FANOUT_PUSH_MAX
+    followers, merged at read time) keeps its warning."""
+    settings.FANOUT_PUSH_MAX = 1
+    star = make_user("star")
+    fans = [make_user(name) for name in ("fan0", "fan1")]
+    for fan in fans:
+        services.follow_create(follower=fan, followee_id=star.id)
+    run_jobs()
+    assert r.get(keys.fanout_mode(star.id)) == "pull"
+    sid = services.status_create(author=star, text="big reveal", spoiler="Match").id
+    run_jobs()
+    assert r.zscore(keys.home(fans[0].id), sid) is None  # not pushed: merged
+    assert folded(page(logged_in_client("fan0"), "/")) == [("Match", "big reveal")]
