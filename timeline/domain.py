@@ -115,8 +115,9 @@ _GRAPHEME = regex.compile(r"\X")
 def text_length(text: str) -> int:
     """A normalized status text's length as the limit counts it: what a reader sees as
     one character counts one (a grapheme cluster: a family emoji, a flag, a letter
-    with its accents), each link (`richtext.links`) URL_LENGTH, however long."""
-    counted = richtext.with_links_as(text, _URL_PLACEHOLDER)
+    with its accents), each link (`richtext.links`) URL_LENGTH, however long, and
+    another server's handle, `@user@domain`, as its `@user` (`richtext.countable`)."""
+    counted = richtext.countable(text, _URL_PLACEHOLDER)
     if counted.isascii():
         # Each ASCII character is a cluster of its own (but \r\n, which a normalized
         # text has not): most statuses need no segmentation, a tenth of the cost.

@@ -20,9 +20,9 @@ address begins with `http://`, `https://` or `/` (the site's own pages).
 - A mention's link goes to the lowercase name (as stored in `Status.mentions`, and
   as the client API's Mention entity names it: clients match the two), its text
   stays as written; the profile route finds a user by any case.
-- `links(text)`: the links; `with_links_as(text, placeholder)`: the text with each
-  link written as the placeholder, as the length rule counts it
-  (`timeline.domain.text_length`).
+- `links(text)`: the links; `countable(text, placeholder)`: the text as the length
+  rule counts it (`timeline.domain.text_length`): each link written as the
+  placeholder, and each other server's handle, `@user@domain`, as its `@user`.
 """
 
 from __future__ import annotations
@@ -230,12 +230,24 @@ def links(text: str) -> list[str]:
     return [raw for kind, raw in _pieces(text) if kind == "url"]
 
 
-def with_links_as(text: str, placeholder: str) -> str:
-    """The text with each of its links (`links`) written as `placeholder`."""
-    return "".join(
+# Another server's handle as Mastodon's length rule finds one (its mention pattern:
+# a name that may hold `.` or `-` inside, as other servers' may, `@`, a domain
+# ending in a word character; not after a word character or `/`). Found in the
+# text outside links; static/js/site.js's counter follows it.
+_COUNTED_HANDLE = re.compile(
+    r"(?<![\w/])@(?P<name>[A-Za-z0-9_](?:[A-Za-z0-9_.\-]*[A-Za-z0-9_])?)@[\w.\-]*\w"
+)
+
+
+def countable(text: str, placeholder: str) -> str:
+    """The text as the length rule counts it, as Mastodon and its apps count: each of
+    its links (`links`) written as `placeholder`, then each handle of another server,
+    `@user@domain`, as `@user` (a mention shows no domain)."""
+    linked = "".join(
         placeholder if kind == "url" else _raw_of(kind, raw)
         for kind, raw in _pieces(text)
     )
+    return _COUNTED_HANDLE.sub(r"@\g<name>", linked) if "@" in linked else linked
 
 
 def _text(raw: str) -> str:

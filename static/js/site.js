@@ -40,7 +40,7 @@
   // and with a host. (Unicode classes built from strings: a browser without them
   // would refuse a literal, and with it this whole file; there links count as
   // written.)
-  var TOKENS = null, WORD_BEFORE = {}, HOST_START = null;
+  var TOKENS = null, WORD_BEFORE = {}, HOST_START = null, HANDLE = null;
   try {
     TOKENS = new RegExp(
       "(?:[Hh][Tt][Tt][Pp][Ss]?://|[Ww][Ww][Ww]\\.)[^" + BLANK + "<>\"`]+" +
@@ -51,6 +51,13 @@
     WORD_BEFORE["@"] = new RegExp("[\\p{L}\\p{N}_@#]$", "u");
     WORD_BEFORE["#"] = new RegExp("[\\p{L}\\p{N}\\p{M}_@#&]$", "u");
     HOST_START = new RegExp("^[\\p{L}\\p{N}[]", "u");
+    // Another server's handle, counted as its @name (timeline/richtext.py's
+    // `_COUNTED_HANDLE`; the character before it is kept by the replacement).
+    HANDLE = new RegExp(
+      "(^|[^\\p{L}\\p{N}_/])@([A-Za-z0-9_](?:[A-Za-z0-9_.\\-]*[A-Za-z0-9_])?)" +
+        "@[\\p{L}\\p{N}_.\\-]*[\\p{L}\\p{N}_]",
+      "gu"
+    );
   } catch (e) {
     TOKENS = null;
   }
@@ -96,6 +103,8 @@
       }
     }
     counted += text.slice(at);
+    // Each handle of another server counts as its @name, as Mastodon counts.
+    if (HANDLE) counted = counted.replace(HANDLE, "$1@$2");
     return {
       length: characterCount(counted),
       raw: Array.from(text).length,

@@ -34,6 +34,10 @@ TEXTS = [
     "\U0001f3f4\U000e0067\U000e0062\U000e0073\U000e0063\U000e0074\U000e007f"
     " 1\ufe0f\u20e3",
     "q\u0307\u0323 e\u0301\u0323 \u1100\u1161\u11a8 \u0915\u094d\u0937\u093f",
+    # Another server's handles count as their @names; not after a word or in a link.
+    "hi @bob@mastodon.social, @first.last@example.com. @ab@x.io@cd@y.io",
+    "x@bob@example.com @bob@- see https://example.com/@bob@example.com @bob@",
+    "#tag@bob@example.com é@bob@example.com",
     # Marks and joiners at a link's edges: the link counts 23, whatever joins it.
     "\U0001f44d\U0001f3fd\u200d see https://example.com/\U0001f600\u0301"
     " \u0600https://a.co",

@@ -168,3 +168,44 @@ def test_the_site_posts_280_family_emoji_and_shows_them_whole(r, alice):
         body(refused)
     )
     assert r.zcard(keys.posts(alice.id)) == 1
+
+
+@pytest.mark.parametrize(
+    ("handle", "counted"),
+    [
+        ("@bob@mastodon.social", "@bob"),
+        ("@Some_One@sub.example-host.org", "@Some_One"),
+        ("@ab@x.io", "@ab"),  # another server's names may be shorter than ours
+        ("@first.last@example.com", "@first.last"),  # or hold dots
+    ],
+)
+def test_another_servers_handle_counts_as_its_name(r, alice, handle, counted):
+    """As Mastodon and its apps count: `@user@domain` counts as `@user` (the domain
+    is never shown in a mention), so a text an app shows as fitting is taken."""
+    limit = settings.STATUS_MAX_LENGTH
+    text = "x" * (limit - len(counted) - 2) + f" {handle}."
+    status = services.status_create(author=alice, text=text)
+    assert r.hget(keys.status(status.id), "text") == text  # stored as written
+    with pytest.raises(InvalidStatus) as refused:
+        services.status_create(author=alice, text="x" + text)
+    assert f"(this one has {limit + 1})" in str(refused.value)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "mail me at bob@example.com",  # an address: no handle, counted in full
+        "see https://example.com/@bob@example.com",  # inside a link: the link's 23
+        "x@bob@example.com",  # after a word: no handle, as Mastodon finds none
+        "@bob@-",  # no domain
+        "@bob@",
+    ],
+)
+def test_what_is_not_a_handle_counts_as_written(text):
+    from timeline.domain import text_length
+    from timeline.richtext import links
+
+    counted = len(text)
+    for link in links(text):
+        counted += URL_LENGTH - len(link)
+    assert text_length(text) == counted
