@@ -157,12 +157,13 @@ def text_problem(text: str, spoiler: str = "") -> str | None:
     together = " together" if spoiler else ""
     raw = len(text) + len(spoiler)
     # The written-out bound first: the links of a huge text are not worth finding
-    # (whether it may hold one is enough to word the reason).
+    # (whether it may hold one is enough to word the reason). Only the text's: a
+    # link in the warning counts as written both ways (`spoiler_length`), as the
+    # compose counter words it.
     if raw > RAW_LENGTH_FACTOR * limit:
-        both = text + spoiler
         counted = (
             "with its links written out in full"
-            if "://" in both or "www." in both.lower()
+            if "://" in text or "www." in text.lower()
             else "counting each part of an emoji or accent on its own"
         )
         return (

@@ -20,6 +20,7 @@ from tests.helpers import (
     run_jobs,
 )
 from timeline import keys, services, social
+from timeline.domain import RAW_LENGTH_FACTOR
 
 
 def posted(author) -> list:
@@ -111,6 +112,26 @@ def test_the_warning_counts_with_the_text_and_both_are_kept_after_an_error(peopl
     assert client.post("/post/", {"text": text, "spoiler": "ten chars!"}).status_code
     (made,) = posted(alice)
     assert (made.text, made.spoiler) == (text, "ten chars!")
+
+
+def test_past_the_written_out_bound_a_link_in_the_warning_is_not_blamed(people):
+    """A link in the warning counts as written both ways (only the text's count 23):
+    a text without links that passes the bound in code points with its warning is
+    told what is counted, as the compose counter tells it, not of links."""
+    alice, _ = people
+    client = logged_in_client("alice")
+    limit = django_settings.STATUS_MAX_LENGTH
+    bound = RAW_LENGTH_FACTOR * limit
+    text = "x" + "\u0301" * (bound - 10)  # one character as read, under the bound
+    spoiler = "see https://example.com"
+    answer = client.post("/post/", {"text": text, "spoiler": spoiler})
+    assert answer.status_code == 400
+    assert (
+        f"A status and its content warning are at most {limit} characters "
+        f"together, and {bound} counting each part of an emoji or accent on its "
+        f"own (this one has {len(text) + len(spoiler)})."
+    ) in answer.content.decode()
+    assert posted(alice) == []
 
 
 def test_a_warning_is_one_escaped_line_and_a_blank_one_is_none(people):
