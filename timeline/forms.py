@@ -28,22 +28,20 @@ class StatusForm(AccessibleForm):
         self.fields["text"].widget.attrs["data-max"] = settings.STATUS_MAX_LENGTH
 
     def clean_text(self) -> str:
-        # The service's own rule (timeline.domain), so the form and the service agree.
-        text = normalize_text(self.cleaned_data["text"])
-        problem = text_problem(text)
-        if problem:
-            raise forms.ValidationError(problem)
-        return text
+        # As the service stores it; its length is checked with the warning (`clean`).
+        return normalize_text(self.cleaned_data["text"])
 
     def clean_spoiler(self) -> str:
         return normalize_spoiler(self.cleaned_data.get("spoiler") or "")
 
     def clean(self):
         cleaned = super().clean()
-        text, spoiler = cleaned.get("text"), cleaned.get("spoiler")
-        if text is not None and spoiler:
-            # The text fits alone; with its warning it may not (counted together).
-            problem = text_problem(text, spoiler)
+        text = cleaned.get("text")
+        if text is not None:
+            # The service's own rule (timeline.domain), so the form and the service
+            # agree: the text and its warning counted together, as the counter
+            # counts them (a text too long alone is told its length with both).
+            problem = text_problem(text, cleaned.get("spoiler") or "")
             if problem:
                 self.add_error("text", problem)
         return cleaned

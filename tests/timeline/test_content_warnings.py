@@ -114,6 +114,26 @@ def test_the_warning_counts_with_the_text_and_both_are_kept_after_an_error(peopl
     assert (made.text, made.spoiler) == (text, "ten chars!")
 
 
+def test_a_text_too_long_alone_is_told_its_length_with_its_warning(people):
+    """A text over the limit on its own is counted with its warning too, as the
+    compose counter counts it: one message says how much to cut, not the text's
+    length alone and then, once that is cut, the warning's."""
+    alice, _ = people
+    client = logged_in_client("alice")
+    limit = django_settings.STATUS_MAX_LENGTH
+    for path in (
+        "/post/",
+        f"/s/{services.status_create(author=alice, text='q').id}/reply/",
+    ):
+        answer = client.post(path, {"text": "x" * (limit + 5), "spoiler": "ten chars!"})
+        assert answer.status_code == 400, path
+        assert (
+            f"A status and its content warning are at most {limit} characters "
+            f"together (this one has {limit + 15}: 10 in the warning)."
+        ) in answer.content.decode(), path
+    assert [s.text for s in posted(alice)] == ["q"]
+
+
 def test_past_the_written_out_bound_a_link_in_the_warning_is_not_blamed(people):
     """A link in the warning counts as written both ways (only the text's count 23):
     a text without links that passes the bound in code points with its warning is
