@@ -114,6 +114,30 @@ def test_the_warning_counts_with_the_text_and_both_are_kept_after_an_error(peopl
     assert (made.text, made.spoiler) == (text, "ten chars!")
 
 
+def test_a_refused_warning_says_why_in_both_boxes(people):
+    """A warning the form refuses (a NUL character, which Django's fields refuse)
+    is told under the warning's box, open, as a text's error is under the text: the
+    page said nothing, answering 400 with the status unposted."""
+    alice, _ = people
+    client = logged_in_client("alice")
+    parent = services.status_create(author=alice, text="q")
+    for path in ("/post/", f"/s/{parent.id}/reply/"):
+        answer = client.post(path, {"text": "hello", "spoiler": "a\x00b"})
+        assert answer.status_code == 400, path
+        html = answer.content.decode()
+        assert '<details class="compose-cw" open>' in html, path
+        assert re.search(
+            r'<input [^>]*name="spoiler"[^>]*aria-invalid="true" '
+            r'aria-describedby="id_spoiler_error"',
+            html,
+        ), path
+        assert (
+            '<ul class="field-errors" id="id_spoiler_error">'
+            "<li>Null characters are not allowed.</li></ul>"
+        ) in html, path
+    assert [s.text for s in posted(alice)] == ["q"]
+
+
 def test_a_text_too_long_alone_is_told_its_length_with_its_warning(people):
     """A text over the limit on its own is counted with its warning too, as the
     compose counter counts it: one message says how much to cut, not the text's
