@@ -64,6 +64,12 @@ them together.
 |                             |        | fan-out's push takes a stamp at most       | `seen:{<uid>}` itself; zeroed by  |
 |                             |        | FANOUT_ACTIVE_DAYS - 2 days old as alive   | the account job                   |
 |                             |        | without looking it up (`timeline.fanout`)  |                                   |
+| `active:{active}:<day>`     | string | a HyperLogLog of the uids seen that day    | TTL ACTIVE_MONTH_DAYS + 1 days;   |
+|                             |        | (days since 1970, UTC): each daily stamp,  | about 12 KB a day at most (a few  |
+|                             |        | a sign-up's completion (`accounts.services | hundred bytes while sparse): 32   |
+|                             |        | .active_queue`); every day in one slot:    | days, under 400 KB; written once  |
+|                             |        | the v2 instance's `active_month` is one    | a day per reader, by nothing else |
+|                             |        | PFCOUNT of the last 30 (`timeline.counts`) |                                   |
 | `limit:<action>:<N>r<P>s:{<subject>}` | string | GCRA: when the subject's budget of N | TTL: until the budget is whole    |
 |                             |        | actions per P seconds is whole again (unix | again (at most P seconds); one    |
 |                             |        | microseconds; `accounts/limits.py`).       | key per rate of each RATE_LIMIT_* |
@@ -133,6 +139,12 @@ def seen(uid: int) -> str:
 def seen_days() -> str:
     """One server only: each user's last stamp day, 2 bytes at offset 2 x uid."""
     return "seen:days"
+
+
+def active_day(day: int) -> str:
+    """The users seen on a day (days since 1970, UTC), a HyperLogLog; every day in
+    one slot (`{active}`), so one PFCOUNT adds a month up."""
+    return f"active:{{active}}:{day}"
 
 
 def rate_limit(action: str, rate: str, subject: str) -> str:

@@ -229,6 +229,7 @@ def names_index_owed(*, user: User) -> None:
 
     def index(pipe) -> None:
         names_index_queue(pipe, user=user)
+        active_queue(pipe, uid=user.id)  # a new user is active, once signed up
         pipe.barrier()
         _SIGNUP_DONE.queue(
             pipe,
@@ -433,6 +434,19 @@ def seen_alive_since() -> int:
     FANOUT_ACTIVE_DAYS days from when it was written, one day less here for clocks a
     little apart (the fan-out looks up an older one, `timeline.fanout`)."""
     return seen_day() - settings.FANOUT_ACTIVE_DAYS + 2
+
+
+# The v2 instance's `active_month`: the users seen within this many days, today's
+# included (Mastodon counts four weeks of log-ins).
+ACTIVE_MONTH_DAYS = 30
+
+
+def active_queue(pipe, *, uid: int) -> None:
+    """Queue the note that the user was active today, for the site's count of its
+    active users (`keys.active_day`: PFADD, idempotent; kept a day past the month)."""
+    key = keys.active_day(seen_day())
+    pipe.pfadd(key, uid)
+    pipe.expire(key, (ACTIVE_MONTH_DAYS + 1) * 86400)
 
 
 def seen_stamp_queue(pipe, *, uid: int) -> None:

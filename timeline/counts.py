@@ -48,6 +48,9 @@ from timeline import keys
 log = logging.getLogger(__name__)
 
 USERS, STATUSES, AT = "users", "statuses", "at"
+# The users seen within ACTIVE_MONTH_DAYS (`accounts.keys.active_day`), as the sum
+# last counted them: Mastodon's `usage.users.active_month`.
+ACTIVE = "active_month"
 # Sign-ups completed in a slot, only ever raised: a recount passes the value it read
 # before its SCAN, and leaves alone a slot where a sign-up completed since (its
 # SCAN may have missed that user; the counts kept meanwhile are the truth).
@@ -89,6 +92,7 @@ def slot_keys(slot: int) -> list[str]:
 class SiteCounts:
     users: int
     statuses: int
+    active_month: int = 0
 
 
 def site_counts_queue(reads: ReadBatch) -> Deferred[SiteCounts]:
@@ -96,12 +100,23 @@ def site_counts_queue(reads: ReadBatch) -> Deferred[SiteCounts]:
     any sum: a store nothing has counted)."""
 
     def parse(replies: list) -> SiteCounts:
-        users, statuses = (max(int(n or 0), 0) for n in replies[0])
-        return SiteCounts(users=users, statuses=statuses)
+        users, statuses, active = (max(int(n or 0), 0) for n in replies[0])
+        return SiteCounts(users=users, statuses=statuses, active_month=active)
 
     return reads.queue(
-        lambda pipe: pipe.hmget(keys.counts_site(), [USERS, STATUSES]), parse
+        lambda pipe: pipe.hmget(keys.counts_site(), [USERS, STATUSES, ACTIVE]), parse
     )
+
+
+def active_month() -> int:
+    """The users seen within ACTIVE_MONTH_DAYS, today's included: one PFCOUNT of
+    the days' HyperLogLogs (their union, within about 1%)."""
+    # (accounts.services counts sign-ups with this module: imported at call time.)
+    from accounts.services import ACTIVE_MONTH_DAYS, seen_day
+
+    today = seen_day()
+    days = [account_keys.active_day(today - n) for n in range(ACTIVE_MONTH_DAYS)]
+    return int(get_redis().pfcount(*days))
 
 
 def _slots_added() -> SiteCounts:
@@ -168,7 +183,8 @@ def site_sum(*, claim: bool = True) -> SiteCounts | None:
         )
         if not claimed:
             return None
-    site = _slots_added()
+    added = _slots_added()
+    site = SiteCounts(added.users, added.statuses, active_month())
     # A derived value, written again within an interval: no wait for replicas.
     pipeline_run(
         lambda pipe: pipe.hset(
@@ -176,6 +192,7 @@ def site_sum(*, claim: bool = True) -> SiteCounts | None:
             mapping={
                 USERS: site.users,
                 STATUSES: site.statuses,
+                ACTIVE: site.active_month,
                 AT: int(time.time()),
             },
         ),

@@ -25,7 +25,7 @@ from django.core.management.base import OutputWrapper
 
 from accounts import keys as account_keys
 from accounts.domain import User
-from accounts.services import names_index_queue, seen_stamp_queue
+from accounts.services import active_queue, names_index_queue, seen_stamp_queue
 from config.pipelines import pipeline_run
 from config.redis import get_redis
 from timeline import keys
@@ -245,6 +245,7 @@ def seed(
             account_keys.user(uid), mapping=user.to_hash(password_hash=password_hash)
         )
         seen_stamp_queue(writer, uid=uid)
+        active_queue(writer, uid=uid)
         people[uid] = user
         if i % 5000 == 0:
             progress.update("users", i, users)

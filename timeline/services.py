@@ -46,6 +46,7 @@ from accounts import limits
 from accounts.domain import User, name_claim_uid
 from accounts.selectors import user_get
 from accounts.services import (
+    active_queue,
     password_confirm,
     seen_day,
     seen_days_args,
@@ -1375,6 +1376,7 @@ def reader_seen(*, uid: int) -> bool:
                 *(days or []),
             ],
         )
+        active_queue(pipe, uid=uid)
         pipe.barrier()
         jobs.wake_queue(pipe, slot=slot)
 

@@ -13,6 +13,7 @@ from api import entities, scopes
 from api.http import NONE, Op, endpoint
 from timeline.counts import site_counts_queue
 from timeline.domain import URL_LENGTH
+from timeline.pins import PINS_MAX
 
 # Mastodon's version we follow (what a client checks before using a feature), and
 # the API version of 4.3's `api_versions`.
@@ -90,19 +91,20 @@ def instance_v1(request) -> dict:
 
 def instance_v2(request) -> dict:
     urls = entities.Urls.of(request)
+    counts = site_counts_queue(request.reads).value
     return {
         "domain": request.get_host(),
         "title": TITLE,
         "version": VERSION,
         "source_url": SOURCE_URL,
         "description": DESCRIPTION,
-        "usage": {"users": {"active_month": 0}},
+        "usage": {"users": {"active_month": counts.active_month}},
         "thumbnail": {"url": urls.static(THUMBNAIL)},
         "languages": ["en"],
         "configuration": {
             "urls": {"streaming": "", "status": None},
             "vapid": {"public_key": ""},
-            "accounts": {"max_featured_tags": 0, "max_pinned_statuses": 0},
+            "accounts": {"max_featured_tags": 0, "max_pinned_statuses": PINS_MAX},
             "statuses": _statuses_configuration(),
             "media_attachments": _media_configuration(),
             "polls": _polls_configuration(),

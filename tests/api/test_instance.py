@@ -105,7 +105,7 @@ def test_one_worker_adds_the_counts_up_an_interval(settings):
     settings.SITE_COUNTS_SECONDS = 60
     alice = make_user("alice")
     services.status_create(author=alice, text="counted")
-    assert counts.site_sum() == counts.SiteCounts(users=1, statuses=1)
+    assert counts.site_sum() == counts.SiteCounts(users=1, statuses=1, active_month=1)
     services.status_create(author=alice, text="next turn")
     # Another worker, the same interval: the turn is taken, nothing is added up.
     assert counts.site_sum() is None
@@ -186,3 +186,54 @@ def test_a_repair_during_a_sign_up_keeps_the_new_account_counted(monkeypatch):
     monkeypatch.setattr(counts.keys, "counts_pattern", pattern)
     assert stats()["user_count"] == 2
     assert counts.counts_recount(write=False).off == []
+
+
+def test_v2_active_month_counts_the_people_seen_within_30_days(monkeypatch):
+    """Mastodon's `usage.users.active_month`: the people who signed up, used a page
+    or an app within the last 30 days (today's included), each once, as the
+    worker's sum last counted them (it was always 0)."""
+    from accounts import services as account_services
+
+    today = account_services.seen_day()
+
+    def then(days_ago: int, name: str):
+        # Signed up `days_ago` days ago (the day their activity was noted).
+        monkeypatch.setattr(account_services, "seen_day", lambda: today - days_ago)
+        try:
+            return make_user(name)
+        finally:
+            monkeypatch.setattr(account_services, "seen_day", lambda: today)
+
+    for name in ("alice", "bob"):
+        make_user(name)  # today
+    then(40, "dave")  # away since
+    then(29, "gina")  # the month's first day
+    then(30, "hal")  # the day before it
+    then(40, "erin")
+    then(40, "frank")
+    assert logged_in_client("erin").get("/").status_code == 200  # back on the site
+    frank = user_get_by_name("frank")
+    client = api_client(token_for(frank))
+    assert client.get("/api/v1/accounts/verify_credentials").status_code == 200
+    client.get("/api/v1/timelines/home")  # a second request of the day: once
+    assert v2()["usage"]["users"]["active_month"] == 0  # not added up yet
+    counts.site_sum(claim=False)
+    assert v2()["usage"]["users"]["active_month"] == 5  # alice bob gina erin frank
+    assert shown()["user_count"] == 7  # every account, active or not
+
+
+def test_v2_says_how_many_statuses_can_be_pinned():
+    from timeline.pins import PINS_MAX
+
+    accounts = v2()["configuration"]["accounts"]
+    assert accounts["max_pinned_statuses"] == PINS_MAX == 5
+
+
+def v2() -> dict:
+    return api_client().get("/api/v2/instance").json()
+
+
+def user_get_by_name(name: str):
+    from accounts.selectors import user_get_by_username
+
+    return user_get_by_username(username=name)

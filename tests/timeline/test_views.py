@@ -372,3 +372,26 @@ def test_the_last_seen_stamp_is_written_once_a_day(r, bob):
     bob.get("/u/bob/")
     assert r.ttl(account_keys.seen(bob_id)) <= 100  # already today: no write
     assert run_jobs() == 0  # and an active reader's home needs no rebuild
+
+
+@pytest.mark.real_redis
+def test_the_first_page_of_a_day_notes_the_reader_active_in_the_stamps_trip(r, bob):
+    """The day's stamp also notes the reader in the day's active users (the v2
+    instance's `active_month`) without a round trip of its own: the first page of a
+    day costs what it cost with the stamp alone, one trip more than the next page
+    (two on a Cluster: the stamp, then the wake-up call of its slot's workers)."""
+    from accounts.services import seen_day
+
+    bob_id = int(r.get(account_keys.username("bob")))
+    active = account_keys.active_day(seen_day())
+    assert bob.get("/u/bob/").status_code == 200  # scripts loaded, connections made
+    r.delete(active)
+    r.set(account_keys.seen(bob_id), 1, ex=100)  # seen on some long-gone day
+    with RoundTripCounter() as first:
+        assert bob.get("/u/bob/").status_code == 200
+    with RoundTripCounter() as next_page:
+        assert bob.get("/u/bob/").status_code == 200
+    assert first.count == next_page.count + (2 if is_cluster() else 1)
+    assert first.most_per_node <= 1
+    assert r.pfcount(active) == 1
+    assert 0 < r.ttl(active) <= 31 * 86400
