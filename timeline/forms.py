@@ -20,7 +20,10 @@ class StatusForm(AccessibleForm):
     )
 
     # A content warning (Mastodon's spoiler_text): shown in place of the text until
-    # the reader opens it; it counts toward the length with the text.
+    # the reader opens it; it counts toward the length with the text. Posted only
+    # while its tick box (`cw`, which shows the field) is ticked: unticked, a
+    # warning typed before is left behind, with or without the page's script.
+    cw = forms.BooleanField(label="Add a content warning", required=False)
     spoiler = forms.CharField(label="Content warning", required=False, strip=False)
 
     def __init__(self, *args, **kwargs):
@@ -32,6 +35,8 @@ class StatusForm(AccessibleForm):
         return normalize_text(self.cleaned_data["text"])
 
     def clean_spoiler(self) -> str:
+        if not self.cleaned_data.get("cw"):
+            return ""
         return normalize_spoiler(self.cleaned_data.get("spoiler") or "")
 
     def clean(self):

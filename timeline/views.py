@@ -134,6 +134,7 @@ def status_detail(request, sid: int, form: StatusForm | None = None, code=200):
         form = StatusForm(
             initial={
                 "text": _reply_start(thread.status, request.user),
+                "cw": bool(thread.status.spoiler),
                 "spoiler": thread.status.spoiler,
             }
         )

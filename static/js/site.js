@@ -123,13 +123,13 @@
     var out = document.getElementById(textarea.getAttribute("data-counter"));
     if (!out) return;
     // The content warning counts with the text (timeline/domain.py's
-    // `spoiler_length`: its grapheme clusters, links as written, on one line).
-    // Its box folded away means none: the field is then not sent, as Mastodon's
-    // warning button turned off sends none.
+    // `spoiler_length`: its grapheme clusters, links as written, on one line),
+    // while its tick box is ticked: unticked, the server posts none (the form's
+    // `cw`), as Mastodon's warning button turned off sends none.
     var spoiler = document.getElementById(textarea.getAttribute("data-spoiler"));
-    var fold = spoiler && spoiler.closest("details");
+    var tick = spoiler && document.getElementById("id_cw");
     function warning() {
-      if (!spoiler || spoiler.disabled) return { length: 0, raw: 0 };
+      if (!spoiler || (tick && !tick.checked)) return { length: 0, raw: 0 };
       var text = spoiler.value.replace(BREAKS, " ").replace(CONTROLS, "");
       if (text.normalize) text = text.normalize("NFC");
       text = text.replace(ENDS, "");
@@ -148,12 +148,11 @@
     }
     textarea.addEventListener("input", update);
     if (spoiler) spoiler.addEventListener("input", update);
-    if (fold) {
-      fold.addEventListener("toggle", function () {
-        spoiler.disabled = !fold.open;
+    if (tick) {
+      tick.addEventListener("change", function () {
         update();
+        if (tick.checked) spoiler.focus();
       });
-      spoiler.disabled = !fold.open;
     }
     update();
   }

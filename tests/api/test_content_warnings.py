@@ -131,7 +131,9 @@ def test_delete_gives_back_the_text_and_its_warning_for_a_redraft(people):
 
 def test_a_warning_from_the_site_is_said_to_apps(people):
     alice, bob = people
-    logged_in_client("alice").post("/post/", {"text": "site post", "spoiler": "Meta"})
+    logged_in_client("alice").post(
+        "/post/", {"text": "site post", "cw": "on", "spoiler": "Meta"}
+    )
     run_jobs()
     (shown,) = api_client(token_for(bob)).get("/api/v1/timelines/home").json()
     assert _warned(shown) == ("Meta", True)

@@ -116,23 +116,23 @@ def test_without_intl_segmenter_the_counter_counts_code_points(new_page):
 
 
 def test_a_content_warning_counts_posts_folded_and_opens(compose):
-    """The warning's box folds open from the compose box; what is typed there counts
-    with the text; folded away again it is not sent. The posted status shows the
-    warning, and its text once the reader presses "Show more"."""
+    """Ticking "Add a content warning" shows its field; what is typed there counts
+    with the text; unticked again it counts nothing and is not posted. The posted
+    status shows the warning, and its text once the reader presses "Show more"."""
     limit = settings.STATUS_MAX_LENGTH
     assert not compose.locator("#id_spoiler").is_visible()
-    compose.locator("details.compose-cw > summary").click()
-    compose.get_by_label("Content warning").fill("Spoilers 😀")  # 10 characters
+    compose.get_by_label("Add a content warning").check()
+    compose.get_by_label("Content warning", exact=True).fill("Spoilers 😀")  # 10
     assert counter(compose, "x" * (limit - 10)) == "0 characters left"
     assert counter(compose, "x" * (limit - 9)) == "1 character too many"
-    # Folded away, the warning is none: it counts nothing, and is not posted.
-    compose.locator("details.compose-cw > summary").click()
-    # (The toggle event comes a moment after the click.)
+    # Unticked, the warning is none: it counts nothing, and is not posted.
+    compose.get_by_label("Add a content warning").uncheck()
+    assert not compose.locator("#id_spoiler").is_visible()
     expect(compose.locator("#compose-counter")).to_have_text("9 characters left")
     post_with_box(compose, "unwarned")
     assert compose.locator("li.status details.spoiler").count() == 0
-    compose.locator("details.compose-cw > summary").click()
-    compose.get_by_label("Content warning").fill("Ending")
+    compose.get_by_label("Add a content warning").check()
+    compose.get_by_label("Content warning", exact=True).fill("Ending")
     post_with_box(compose, "the butler did it")
     row = compose.locator("li.status").first
     assert row.locator(".spoiler-text").inner_text() == "Ending"
@@ -143,6 +143,26 @@ def test_a_content_warning_counts_posts_folded_and_opens(compose):
     row.locator("summary").click()
     assert row.locator(".status-text").inner_text() == "the butler did it"
     assert statuses(compose) == ["the butler did it", "unwarned"]
+
+
+def test_without_script_an_unticked_warning_is_not_posted(new_page):
+    """Without the page's script the tick box still shows and hides the field (CSS),
+    and the server posts the warning only while it is ticked (a folded <details>
+    sent it all the same: found in review)."""
+    make_user("alice")
+    page = new_page(java_script_enabled=False)
+    log_in(page, "alice")
+    page.get_by_label("Add a content warning").check()
+    page.get_by_label("Content warning", exact=True).fill("Typed, then dropped")
+    page.get_by_label("Add a content warning").uncheck()
+    assert not page.locator("#id_spoiler").is_visible()
+    post_with_box(page, "no warning after all")
+    assert page.locator("li.status details.spoiler").count() == 0
+    assert statuses(page) == ["no warning after all"]
+    page.get_by_label("Add a content warning").check()
+    page.get_by_label("Content warning", exact=True).fill("Kept")
+    post_with_box(page, "warned")
+    assert page.locator("li.status .spoiler-text").all_inner_texts() == ["Kept"]
 
 
 def post_with_box(page, text: str) -> None:

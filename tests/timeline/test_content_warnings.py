@@ -66,7 +66,8 @@ def test_a_warned_status_is_folded_on_every_page_that_shows_it(people):
     alice, bob = people
     client = logged_in_client("alice")
     answer = client.post(
-        "/post/", {"text": "the ending: they all #die", "spoiler": "Film spoilers"}
+        "/post/",
+        {"text": "the ending: they all #die", "cw": "on", "spoiler": "Film spoilers"},
     )
     assert answer.status_code == 302
     client.post("/post/", {"text": "plain news"})
@@ -97,7 +98,7 @@ def test_the_warning_counts_with_the_text_and_both_are_kept_after_an_error(peopl
     client = logged_in_client("alice")
     limit = django_settings.STATUS_MAX_LENGTH
     text = "x" * (limit - 10)
-    answer = client.post("/post/", {"text": text, "spoiler": "eleven char"})
+    answer = client.post("/post/", {"text": text, "cw": "on", "spoiler": "eleven char"})
     assert answer.status_code == 400
     html = answer.content.decode()
     assert (
@@ -105,11 +106,13 @@ def test_the_warning_counts_with_the_text_and_both_are_kept_after_an_error(peopl
         f"together (this one has {limit + 1}: 11 in the warning)."
     ) in html
     assert text in html  # what was typed stays, the warning too, unfolded
-    assert '<details class="compose-cw" open>' in html
+    assert 'name="cw" id="id_cw" class="cw-toggle" checked>' in html
     assert 'value="eleven char"' in html
     assert posted(alice) == []
     # One character less in the warning fits.
-    assert client.post("/post/", {"text": text, "spoiler": "ten chars!"}).status_code
+    assert client.post(
+        "/post/", {"text": text, "cw": "on", "spoiler": "ten chars!"}
+    ).status_code
     (made,) = posted(alice)
     assert (made.text, made.spoiler) == (text, "ten chars!")
 
@@ -122,10 +125,10 @@ def test_a_refused_warning_says_why_in_both_boxes(people):
     client = logged_in_client("alice")
     parent = services.status_create(author=alice, text="q")
     for path in ("/post/", f"/s/{parent.id}/reply/"):
-        answer = client.post(path, {"text": "hello", "spoiler": "a\x00b"})
+        answer = client.post(path, {"text": "hello", "cw": "on", "spoiler": "a\x00b"})
         assert answer.status_code == 400, path
         html = answer.content.decode()
-        assert '<details class="compose-cw" open>' in html, path
+        assert 'name="cw" id="id_cw" class="cw-toggle" checked>' in html, path
         assert re.search(
             r'<input [^>]*name="spoiler"[^>]*aria-invalid="true" '
             r'aria-describedby="id_spoiler_error"',
@@ -149,7 +152,9 @@ def test_a_text_too_long_alone_is_told_its_length_with_its_warning(people):
         "/post/",
         f"/s/{services.status_create(author=alice, text='q').id}/reply/",
     ):
-        answer = client.post(path, {"text": "x" * (limit + 5), "spoiler": "ten chars!"})
+        answer = client.post(
+            path, {"text": "x" * (limit + 5), "cw": "on", "spoiler": "ten chars!"}
+        )
         assert answer.status_code == 400, path
         assert (
             f"A status and its content warning are at most {limit} characters "
@@ -168,7 +173,7 @@ def test_past_the_written_out_bound_a_link_in_the_warning_is_not_blamed(people):
     bound = RAW_LENGTH_FACTOR * limit
     text = "x" + "\u0301" * (bound - 10)  # one character as read, under the bound
     spoiler = "see https://example.com"
-    answer = client.post("/post/", {"text": text, "spoiler": spoiler})
+    answer = client.post("/post/", {"text": text, "cw": "on", "spoiler": spoiler})
     assert answer.status_code == 400
     assert (
         f"A status and its content warning are at most {limit} characters "
@@ -181,8 +186,11 @@ def test_past_the_written_out_bound_a_link_in_the_warning_is_not_blamed(people):
 def test_a_warning_is_one_escaped_line_and_a_blank_one_is_none(people):
     alice, _ = people
     client = logged_in_client("alice")
-    client.post("/post/", {"text": "first", "spoiler": "  <b>bold</b>\r\nand more  "})
-    client.post("/post/", {"text": "second", "spoiler": " \u200b\t "})
+    client.post(
+        "/post/",
+        {"text": "first", "cw": "on", "spoiler": "  <b>bold</b>\r\nand more  "},
+    )
+    client.post("/post/", {"text": "second", "cw": "on", "spoiler": " \u200b\t "})
     second, first = posted(alice)
     assert first.spoiler == "<b>bold</b> and more"
     assert second.spoiler == ""
@@ -199,20 +207,25 @@ def test_a_reply_starts_with_the_warning_of_what_it_answers(people):
     reader = logged_in_client("bob")
     html = page(reader, f"/s/{parent.id}/")
     assert (
-        '<details class="compose-cw" open>' in html
+        'name="cw" id="id_cw" class="cw-toggle" checked>' in html
         and 'id="id_spoiler" value="Book 3"' in html
     )
     html = page(reader, f"/s/{plain.id}/")
-    assert '<details class="compose-cw">' in html and 'value=""' in html
+    assert 'name="cw" id="id_cw" class="cw-toggle">' in html and 'value=""' in html
     # The reply keeps what it is sent: the warning the box started with, or none.
-    reader.post(f"/s/{parent.id}/reply/", {"text": "@alice wow", "spoiler": "Book 3"})
-    reader.post(f"/s/{plain.id}/reply/", {"text": "@alice indeed", "spoiler": ""})
+    reader.post(
+        f"/s/{parent.id}/reply/",
+        {"text": "@alice wow", "cw": "on", "spoiler": "Book 3"},
+    )
+    reader.post(
+        f"/s/{plain.id}/reply/", {"text": "@alice indeed", "cw": "on", "spoiler": ""}
+    )
     indeed, wow = posted(bob)
     assert (wow.spoiler, indeed.spoiler) == ("Book 3", "")
     # A reply too long with its warning shows the page again with both kept.
     limit = django_settings.STATUS_MAX_LENGTH
     answer = reader.post(
-        f"/s/{parent.id}/reply/", {"text": "y" * limit, "spoiler": "Book 3"}
+        f"/s/{parent.id}/reply/", {"text": "y" * limit, "cw": "on", "spoiler": "Book 3"}
     )
     assert answer.status_code == 400
     assert "content warning are at most" in answer.content.decode()
@@ -255,3 +268,24 @@ def test_a_pulled_authors_warning_is_merged_into_homes_with_the_status(r, settin
     run_jobs()
     assert r.zscore(keys.home(fans[0].id), sid) is None  # not pushed: merged
     assert folded(page(logged_in_client("fan0"), "/")) == [("Match", "big reveal")]
+
+
+def test_a_warning_typed_then_unticked_is_not_posted(people):
+    """The warning's box is a tick box ("Add a content warning") that shows its field:
+    unticked, what the field holds is not posted, with or without the page's script
+    (a folded <details> sent its field all the same: found in review)."""
+    alice, _ = people
+    client = logged_in_client("alice")
+    client.post("/post/", {"text": "unticked", "spoiler": "Left behind"})
+    (made,) = posted(alice)
+    assert made.spoiler == ""
+    # After an error the box stays as it was: unticked, its text kept.
+    limit = django_settings.STATUS_MAX_LENGTH
+    html = client.post("/post/", {"text": "z" * (limit + 1), "spoiler": "Kept"})
+    html = html.content.decode()
+    assert 'name="cw" id="id_cw" class="cw-toggle">' in html
+    assert 'value="Kept"' in html
+    ticked = client.post(
+        "/post/", {"text": "z" * (limit + 1), "cw": "on", "spoiler": "K"}
+    )
+    assert 'name="cw" id="id_cw" class="cw-toggle" checked>' in ticked.content.decode()

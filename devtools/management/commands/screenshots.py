@@ -112,6 +112,11 @@ class Command(BaseCommand):
             "Redis. #redis https://redis.io/docs/latest/develop/data-types/sorted-sets/",
         )
         services.status_create(author=ada, text="Line breaks work too.\nLike this.")
+        services.status_create(
+            author=ada,
+            text="The engine's last table had an error on every other line.",
+            spoiler="Chapter 3 spoilers",
+        )
         reply = social.status_reply(
             author=friends[0],
             sid=first.id,
