@@ -34,6 +34,7 @@ from timeline.domain import AccountStats, Relationship, Status
 from timeline.selectors import (
     accounts_queue,
     bookmarked_queue,
+    muted_queue,
     pinned_queue,
     statuses_by_id_queue,
 )
@@ -269,6 +270,11 @@ def _base_status(status: Status, author: dict, related: Related, urls: Urls) -> 
     entity["pinned"] = (
         status.pinned if status.pinned is not None else status.id in related.pins
     )
+    entity["muted"] = (
+        status.muted
+        if status.muted is not None
+        else status.conversation_id in related.muted
+    )
     return entity
 
 
@@ -288,6 +294,8 @@ class Related:
     bookmarks: frozenset[str] = frozenset()
     # And the viewer's pins among their own statuses (`selectors.pinned_queue`).
     pins: frozenset[int] = frozenset()
+    # And the conversations the viewer muted among theirs (`selectors.muted_queue`).
+    muted: frozenset[int] = frozenset()
 
 
 def _mentioned(statuses: Iterable[Status]) -> set[int]:
@@ -359,6 +367,12 @@ def related_get(
     marked = bookmarked_queue(reads, unsaid) if unsaid else None
     unpinned = _unsaid(statuses, known_originals, "pinned")
     pinned = pinned_queue(reads, unpinned) if unpinned else None
+    # And whether the viewer muted their conversations (of a repost: its original's).
+    unmuted = [
+        known_originals.get(s.repost_of, s) if s.repost_of is not None else s
+        for s in _unsaid(statuses, known_originals, "muted")
+    ]
+    muted = muted_queue(reads, unmuted) if unmuted else None
     if found_accounts is not None:
         known_accounts.update(found_accounts.value)
     users: dict[int, User] = found_users.value if found_users is not None else {}
@@ -379,6 +393,7 @@ def related_get(
         usernames=usernames,
         bookmarks=marked.value if marked is not None else frozenset(),
         pins=pinned.value if pinned is not None else frozenset(),
+        muted=muted.value if muted is not None else frozenset(),
     )
 
 
@@ -419,6 +434,7 @@ def statuses(found: Iterable[Status], related: Related, urls: Urls) -> list[dict
         entity["reblogged"] = bool(original.reposted)
         entity["favourited"] = bool(original.liked)
         entity["bookmarked"] = entity["reblog"]["bookmarked"]
+        entity["muted"] = entity["reblog"]["muted"]
         out.append(entity)
     return out
 

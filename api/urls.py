@@ -126,6 +126,8 @@ urlpatterns = [
     route("api/v1/statuses/<id>/unfavourite", statuses.unfavourite_view, "unfavourite"),
     route("api/v1/statuses/<id>/bookmark", statuses.bookmark_view, "bookmark"),
     route("api/v1/statuses/<id>/unbookmark", statuses.unbookmark_view, "unbookmark"),
+    route("api/v1/statuses/<id>/mute", statuses.mute_view, "status_mute"),
+    route("api/v1/statuses/<id>/unmute", statuses.unmute_view, "status_unmute"),
     route("api/v1/statuses/<id>/pin", statuses.pin_view, "pin"),
     route("api/v1/statuses/<id>/unpin", statuses.unpin_view, "unpin"),
     route("api/v1/bookmarks", timelines.bookmarks_view, "bookmarks"),

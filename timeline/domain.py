@@ -222,6 +222,12 @@ class Status:
     text until the reader asks for it (`normalize_spoiler`; the field is absent
     when there is none, so hashes and outbox entries from before it read as none).
     A repost carries its original's, as it carries its text.
+
+    `conversation`: the id of the status a reply's thread began with (Mastodon's
+    conversation; a repost's: its original's), which a reader may mute
+    (`timeline.conversations`); stored on replies and reposts posted since
+    (`conversation_id` works it out for older ones, as far as their `thread` goes
+    back).
     """
 
     id: int
@@ -239,6 +245,7 @@ class Status:
     repost_author: str = ""
     unlisted: bool = False
     spoiler: str = ""
+    conversation: int | None = None
     likes: int | None = field(default=None, compare=False)
     reposts: int | None = field(default=None, compare=False)
     replies: int | None = field(default=None, compare=False)
@@ -246,6 +253,7 @@ class Status:
     reposted: bool | None = field(default=None, compare=False)
     bookmarked: bool | None = field(default=None, compare=False)
     pinned: bool | None = field(default=None, compare=False)
+    muted: bool | None = field(default=None, compare=False)
 
     # The fields a status is made with and keeps (its hash, its outbox entry), then
     # the counts (`timeline.social`), which only the hash holds.
@@ -264,6 +272,7 @@ class Status:
         "mentions",
         "unlisted",
         "spoiler",
+        "conversation",
     )
     COUNTS: ClassVar[tuple[str, ...]] = ("likes", "reposts", "replies")
     FIELDS: ClassVar[tuple[str, ...]] = IMMUTABLE + COUNTS
@@ -280,8 +289,8 @@ class Status:
         values = list(values) + [None] * (len(cls.FIELDS) - len(values))
         uid, author, text, created, reply_to, reply_uid, reply_author = values[:7]
         thread, repost_of, repost_uid, repost_author, mentions = values[7:12]
-        unlisted, spoiler = values[12:14]
-        likes, reposts, replies = values[14:]
+        unlisted, spoiler, conversation = values[12:15]
+        likes, reposts, replies = values[15:]
         if uid is None or text is None:
             return None
         reposted_row = bool(repost_of)
@@ -301,6 +310,7 @@ class Status:
             repost_author=repost_author or "",
             unlisted=bool(unlisted),
             spoiler=spoiler or "",
+            conversation=_int_or_none(conversation),
             # A repost row's own counts are not the original's: not shown.
             likes=int(likes or 0) if counted and not reposted_row else None,
             reposts=int(reposts or 0) if counted and not reposted_row else None,
@@ -312,6 +322,9 @@ class Status:
             else None,
             pinned=viewer[3] is not None
             if viewer and len(viewer) > 3 and not reposted_row
+            else None,
+            muted=viewer[4] is not None
+            if viewer and len(viewer) > 4 and not reposted_row
             else None,
         )
 
@@ -354,6 +367,8 @@ class Status:
             row["unlisted"] = 1
         if self.spoiler:
             row["spoiler"] = self.spoiler
+        if self.conversation is not None:
+            row["conversation"] = self.conversation
         return row
 
     def to_json(self) -> str:
@@ -386,6 +401,21 @@ class Status:
         notification) leaves out people blocked either way (`timeline.blocks`).
         """
         return tuple(dict.fromkeys(uid for _, uid in self.mentions))
+
+    @property
+    def conversation_id(self) -> int:
+        """The conversation the status is part of, as a reader mutes it: the id of
+        the status its thread began with (a repost's: its original's). Stored on
+        replies and reposts posted since conversations (`conversation`); an older
+        reply's is the oldest ancestor its `thread` names (THREAD_DEPTH levels up
+        at most)."""
+        if self.conversation is not None:
+            return self.conversation
+        if self.repost_of is not None:
+            return self.repost_of  # an older repost's: as if its original began one
+        if self.thread:
+            return self.thread[-1][0]
+        return self.reply_to if self.reply_to is not None else self.id
 
     @property
     def shown_author_id(self) -> int:
@@ -615,6 +645,11 @@ class BookmarksFull(TimelineError):
     """A bookmark refused: the list holds `bookmarks.BOOKMARKS_MAX` already."""
 
 
+class ConversationMutesFull(TimelineError):
+    """A conversation's mute refused: the user muted
+    `conversations.CONVERSATION_MUTES_MAX` already."""
+
+
 @dataclass(frozen=True, slots=True)
 class FollowRequest:
     """A pending follow request, as its owner's requests page lists it."""
@@ -732,6 +767,8 @@ class Thread:
     # (their own) pinned it to their profile.
     bookmarked: bool = False
     pinned: bool = False
+    # Whether the viewer muted the conversation it is part of.
+    muted: bool = False
 
 
 @dataclass(frozen=True, slots=True)

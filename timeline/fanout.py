@@ -717,6 +717,7 @@ def _account_keys(uid: int) -> list[str]:
         keys.liked(uid),
         keys.bookmarks(uid),
         keys.pins(uid),
+        keys.conversation_mutes(uid),
         keys.suggestions(uid),
         api_keys.idempotency(uid),  # the client API's Idempotency-Keys
     ]

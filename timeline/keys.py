@@ -41,6 +41,11 @@ account's job (`account:<uid>`) deletes every per-user key of both tables
 | `pins:{<uid>}`       | zset   | sid -> pin time (microsecs): the user's   | PINS_MAX (5): past it, refused with a     |
 |                      |        | own statuses shown first on their profile | message; a status leaves it in the script |
 |                      |        | (`timeline.pins`)                         | that unpublishes it                       |
+| `conversation_mutes:{<uid>}` | zset | conversation id (the sid its thread | CONVERSATION_MUTES_MAX (10,000): past it, |
+|                      |        | began with, `Status.conversation_id`) ->  | refused with a message                    |
+|                      |        | mute time (microsecs): no notification of |                                           |
+|                      |        | a status in one reaches the user          |                                           |
+|                      |        | (`timeline.conversations`)                |                                           |
 | `posts:{<uid>}`      | zset   | status id -> status id                    | uncapped: the author's own record, the    |
 |                      |        |                                           | source of backfills and of the profile    |
 | `home:{<uid>}`       | zset   | status id -> status id                    | HOME_TIMELINE_CAP (1000), trimmed on add  |
@@ -207,6 +212,11 @@ def bookmarks(uid: int) -> str:
 def pins(uid: int) -> str:
     """The statuses user `uid` pinned to their profile (`timeline.pins`)."""
     return f"pins:{{{uid}}}"
+
+
+def conversation_mutes(uid: int) -> str:
+    """The conversations user `uid` muted (`timeline.conversations`), in their slot."""
+    return f"conversation_mutes:{{{uid}}}"
 
 
 def posts(uid: int) -> str:

@@ -23,7 +23,9 @@ each queue one script in the recipient's slot, atomic and safe to repeat, so a
 durable job may run them again: the same actor repeating the same event counts
 once; nothing is recorded when the actor is the recipient, when either blocks the
 other (`blocks:{r}`, `blocked_by:{r}` are in the recipient's slot), when the
-recipient mutes the actor, or when the recipient is deleted. Past
+recipient mutes the actor or muted the status's conversation
+(`conversation_mutes:{r}`, `timeline.conversations`), or when the recipient is
+deleted. Past
 NOTIFICATIONS_CAP groups the oldest go, with their rows and actors, in the same
 step. Callers decide who may be told: a status's notification should reach only a
 recipient who may see it (`timeline.privacy`); the page leaves out again whatever
@@ -233,7 +235,9 @@ if redis.call('HEXISTS', KEYS[8], ARGV[1]) == 0
   return 0
 end
 if ARGV[3] ~= '' and not redis.call('ZSCORE', KEYS[9], ARGV[3]) then return 0 end
-return notify(k, ARGV, 4)
+-- A conversation the recipient muted tells them nothing (`timeline.conversations`).
+if ARGV[4] ~= '' and redis.call('ZSCORE', KEYS[10], ARGV[4]) then return 0 end
+return notify(k, ARGV, 5)
 """
 )
 
@@ -345,24 +349,30 @@ def notify_queue(
     sid: int | None,
     at_ms: int,
     if_following: int | None = None,
+    conversation: int | None = None,
 ) -> None:
     """Queue the notification of one event: `actor` did `kind` (mention, reply,
-    like, repost: about status `sid`; follow, follow_request, follow_approved:
-    `sid` None) at `at_ms` (unix ms). One idempotent script in the recipient's
-    slot; its reply is 1 when recorded, 0 when skipped (a repeat, the recipient
-    themself, a block either way, a mute, a deleted recipient, or, with
+    like, repost: about status `sid`, part of `conversation`, its
+    `Status.conversation_id`; follow, follow_request, follow_approved: `sid` None)
+    at `at_ms` (unix ms). One idempotent script in the recipient's slot; its reply
+    is 1 when recorded, 0 when skipped (a repeat, the recipient themself, a block
+    either way, a mute, a muted conversation, a deleted recipient, or, with
     `if_following`, a recipient who does not follow that user at that moment)."""
+    if kind in STATUS_KINDS and conversation is None:
+        raise ValueError(f"a {kind} notification names its conversation")
     _NOTIFY.queue(
         pipe,
         keys=[
             *_recipient_keys(recipient),
             account_keys.user(recipient),
             keys.following(recipient),
+            keys.conversation_mutes(recipient),
         ],
         args=[
             User.USERNAME_FIELD,
             User.DELETED_FIELD,
             "" if if_following is None else int(if_following),
+            "" if conversation is None else int(conversation),
             *notify_args(
                 recipient=recipient, kind=kind, actor=actor, sid=sid, at_ms=at_ms
             ),
@@ -416,13 +426,23 @@ def notify(
     actor: int,
     sid: int | None = None,
     at_ms: int | None = None,
+    conversation: int | None = None,
 ) -> bool:
     """Notify one event now (`notify_queue` in a round trip of its own); True when
-    it was recorded."""
+    it was recorded. A status's event names its conversation, else the status
+    is taken to begin one."""
     at = at_ms if at_ms is not None else time.time_ns() // 1_000_000
+    if conversation is None and kind in STATUS_KINDS:
+        conversation = sid
     (recorded,) = pipeline_run(
         lambda pipe: notify_queue(
-            pipe, recipient=recipient, kind=kind, actor=actor, sid=sid, at_ms=at
+            pipe,
+            recipient=recipient,
+            kind=kind,
+            actor=actor,
+            sid=sid,
+            at_ms=at,
+            conversation=conversation,
         )
     )
     return bool(recorded)

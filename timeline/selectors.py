@@ -1070,12 +1070,14 @@ def _related_checked(
     # else `related_get` would ask in a round trip of its own.
     marked = bookmarked_queue(reads, shown)
     pinned = pinned_queue(reads, shown)
+    muted = muted_queue(reads, shown)
 
     def said(status: Status | None) -> Status | None:
         return _marked(
             status,
             marked.value if marked is not None else None,
             pinned.value if pinned is not None else frozenset(),
+            muted.value if muted is not None else None,
         )
 
     kept = [said(s) for s in _without_refused(statuses, refused)]
@@ -1087,11 +1089,15 @@ def _related_checked(
 
 
 def _marked(
-    status: Status | None, marks: frozenset[str] | None, pins: frozenset[int]
+    status: Status | None,
+    marks: frozenset[str] | None,
+    pins: frozenset[int],
+    muted: frozenset[int] | None = None,
 ) -> Status | None:
     """The status with whether the viewer bookmarked it (`bookmarked_queue`'s
-    members; None: not asked) and pinned it (`pinned_queue`'s ids: those of the
-    viewer's own that they pinned), unless it is a repost (whose original says)."""
+    members; None: not asked), pinned it (`pinned_queue`'s ids: those of the
+    viewer's own that they pinned) and muted its conversation (`muted_queue`'s
+    conversations; None: not asked), unless it is a repost (whose original says)."""
     if status is None or status.repost_of is not None:
         return status
     return replace(
@@ -1100,6 +1106,7 @@ def _marked(
         if marks is not None
         else status.bookmarked,
         pinned=status.id in pins,
+        muted=status.conversation_id in muted if muted is not None else status.muted,
     )
 
 
@@ -2595,6 +2602,7 @@ def thread_get(
     others = _statuses_queue(reads, [s for s, _ in rows]) if rows else None
     marked = bookmarked_queue(reads, [status])
     pinned = pinned_queue(reads, [status])
+    muted = muted_queue(reads, [status])
     if not visible(status.author_id) or not visible(status.shown_author_id):
         return None
     if refused is not None and status.id in refused.value:
@@ -2607,6 +2615,7 @@ def thread_get(
         next_after=replies[size - 1][0] if len(replies) > size else None,
         bookmarked=marked is not None and bool(marked.value),
         pinned=pinned is not None and bool(pinned.value),
+        muted=muted is not None and bool(muted.value),
         cards=cards(),
     )
 
@@ -3067,6 +3076,25 @@ def pinned_queue(
         lambda pipe: pipe.zmscore(keys.pins(vid), sids),
         lambda replies: frozenset(
             sid for sid, score in zip(sids, replies[0], strict=True) if score
+        ),
+    )
+
+
+def muted_queue(
+    reads: PageReads, statuses: Iterable[Status]
+) -> Deferred[frozenset[int]] | None:
+    """Queue the read of which of these statuses' conversations
+    (`Status.conversation_id`) the proven viewer muted (`timeline.conversations`), as
+    conversation ids; None when there is nothing to ask or no viewer. Sent with the
+    next round trip."""
+    vid = reads.proven_uid()
+    ids = sorted({s.conversation_id for s in statuses})
+    if vid is None or not ids:
+        return None
+    return reads.queue(
+        lambda pipe: pipe.zmscore(keys.conversation_mutes(vid), ids),
+        lambda replies: frozenset(
+            c for c, score in zip(ids, replies[0], strict=True) if score
         ),
     )
 
@@ -3863,13 +3891,14 @@ def repost_id_queue(reads: ReadBatch, *, uid: int, original_id: int) -> Deferred
 # `read_related(keys, a)` reads the statuses whose (status hash, likes, reposts)
 # keys `keys` lists, with these arguments starting at ARGV[a]: the viewer's uid (''
 # for none), how many status fields, the field names, the positions of the
-# author's id, of a repost's original author's id, of the original's id and of the
-# mentions among them, then the text before and after an id in a user hash, posts,
-# followers, following, status, likes, reposts, bookmarks and pins key
-# (`keys.around_id`), then the
-# user hash's privacy field and the user fields (`User.FIELDS`). It returns the
-# rows (as `_STATUSES_READ`'s, with the viewer's bookmark and pin after their like
-# and repost; a repost's without the viewer's state), then uid,
+# author's id, of a repost's original author's id, of the original's id, of the
+# mentions, of the conversation, thread and reply_to among them, then the text
+# before and after an id in a user hash, posts, followers, following, status,
+# likes, reposts, bookmarks, pins and conversation mutes key (`keys.around_id`),
+# then the user hash's privacy field and the user fields (`User.FIELDS`). It
+# returns the rows (as `_STATUSES_READ`'s, with the viewer's bookmark, pin and
+# conversation mute after their like and repost; a repost's without the viewer's
+# state), then uid,
 # fields, posts, followers, following, newest status id (null: none) of each
 # author, then sid, row of each original, then whether the viewer may see each row
 # (`original_seen`), then uid, user fields of each user that a shown text (a row
@@ -3886,11 +3915,13 @@ local function read_related(keys, a)
   local uid_at, ruid_at, orig_at, mentions_at =
     tonumber(ARGV[a + n + 2]), tonumber(ARGV[a + n + 3]), tonumber(ARGV[a + n + 4]),
     tonumber(ARGV[a + n + 5])
-  local t = a + n + 6
-  local up, us, pp, ps, fp, fs, gp, gs, sp, ss, lp, ls, rp, rs, bp, bs, np, ns =
-    unpack(ARGV, t, t + 17)
-  local private = ARGV[t + 18]
-  local ufields = {unpack(ARGV, t + 19)}
+  local conv_at, thread_at, reply_at =
+    tonumber(ARGV[a + n + 6]), tonumber(ARGV[a + n + 7]), tonumber(ARGV[a + n + 8])
+  local t = a + n + 9
+  local up, us, pp, ps, fp, fs, gp, gs, sp, ss, lp, ls, rp, rs, bp, bs, np, ns, cp, cs =
+    unpack(ARGV, t, t + 19)
+  local private = ARGV[t + 20]
+  local ufields = {unpack(ARGV, t + 21)}
   local nu = #ufields
   local rows, accounts, originals, checks, texts = {}, {}, {}, {}, {}
   local seen, seen_original = {}, {}
@@ -3913,6 +3944,20 @@ local function read_related(keys, a)
   if marks and redis.call('EXISTS', marks) == 0 then marks = false end
   local pins = viewer ~= '' and np .. viewer .. ns
   if pins and redis.call('EXISTS', pins) == 0 then pins = false end
+  -- And the conversations they muted (`timeline.conversations`), likewise.
+  local muted = viewer ~= '' and cp .. viewer .. cs
+  if muted and redis.call('EXISTS', muted) == 0 then muted = false end
+  local function given(value) return value and value ~= null and value ~= '' end
+  -- A status's conversation, as `Status.conversation_id` (not a repost's row).
+  local function conversation_of(row, sid)
+    if given(row[conv_at]) then return row[conv_at] end
+    if given(row[thread_at]) then
+      local oldest = string.match(row[thread_at], '(%d+):%d+%s*$')
+      if oldest then return oldest end
+    end
+    if given(row[reply_at]) then return row[reply_at] end
+    return sid
+  end
   local function state(row, likes, reposts, sid)
     viewer_state(row, n, viewer, at, likes, reposts)
     if viewer == '' then return end
@@ -3920,6 +3965,8 @@ local function read_related(keys, a)
     row[n + 3] = marks and author ~= null
       and redis.call('ZSCORE', marks, sid .. ':' .. author) or null
     row[n + 4] = pins and author == viewer and redis.call('ZSCORE', pins, sid) or null
+    row[n + 5] = muted and author ~= null
+      and redis.call('ZSCORE', muted, conversation_of(row, sid)) or null
   end
   for i = 1, #keys, 3 do
     local row = redis.call('HMGET', keys[i], unpack(fields))
@@ -4010,6 +4057,9 @@ def _related_args(viewer: int | None) -> list:
         Status.FIELDS.index("repost_uid") + 1,
         Status.FIELDS.index("repost_of") + 1,
         Status.FIELDS.index("mentions") + 1,
+        Status.FIELDS.index("conversation") + 1,
+        Status.FIELDS.index("thread") + 1,
+        Status.FIELDS.index("reply_to") + 1,
         *account_keys.user_prefix(),
         *(
             part
@@ -4022,6 +4072,7 @@ def _related_args(viewer: int | None) -> list:
                 keys.reposts,
                 keys.bookmarks,
                 keys.pins,
+                keys.conversation_mutes,
             )
             for part in keys.around_id(key_of)
         ),

@@ -390,6 +390,11 @@ def status_create(
         repost_author=repost_of.author if repost_of else "",
         unlisted=unlisted and repost_of is None,
         spoiler=spoiler,
+        conversation=repost_of.conversation_id
+        if repost_of
+        else reply_to.conversation_id
+        if reply_to
+        else None,
     )
     public = not author.private and repost_of is None and not status.unlisted
     slot = keys.slot_of_user(author.id)

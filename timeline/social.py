@@ -246,6 +246,7 @@ def status_like(*, user: User, sid: int, limit: limits.Limit | None = None) -> b
             sid=target.id,
             author=target.author_id,
             at_ms=now // 1000,
+            conversation=target.conversation_id,
             done=owner,
         )
     return added == 1
@@ -264,6 +265,7 @@ def like_tell(
     sid: int,
     author: int,
     at_ms: int,
+    conversation: int,
     done: str = "",
     again: int = RETELLS,
 ) -> None:
@@ -273,11 +275,18 @@ def like_tell(
     With `done` (the like's request: its nonce), the like's job is taken back with
     that check, if that request queued it anew and nothing since needs its run
     (`jobs.cancel_unless_again_queue`). `again`: how many more times a telling and
-    an untelling may answer each other's check (`RETELLS`)."""
+    an untelling may answer each other's check (`RETELLS`). `conversation`: the
+    status's (`Status.conversation_id`: the author may have muted it)."""
 
     def tell(pipe) -> None:
         notifications.notify_queue(
-            pipe, recipient=author, kind="like", actor=liker, sid=sid, at_ms=at_ms
+            pipe,
+            recipient=author,
+            kind="like",
+            actor=liker,
+            sid=sid,
+            at_ms=at_ms,
+            conversation=conversation,
         )
         pipe.barrier()
         pipe.zscore(keys.likes(sid), liker)
@@ -289,10 +298,18 @@ def like_tell(
 
     _, standing, exists, *_ = pipeline_run(tell)
     if standing is None or not exists:
-        _like_untell(liker=liker, sid=sid, author=author, again=again - 1)
+        _like_untell(
+            liker=liker,
+            sid=sid,
+            author=author,
+            conversation=conversation,
+            again=again - 1,
+        )
 
 
-def _like_untell(*, liker: int, sid: int, author: int, again: int = RETELLS) -> None:
+def _like_untell(
+    *, liker: int, sid: int, author: int, conversation: int, again: int = RETELLS
+) -> None:
     """Take the author's notification of a like back, then check that no like
     stands (again): one made since may have told them before this landed, its
     request and job both over (this one stalled past the grace), so it is told
@@ -313,6 +330,7 @@ def _like_untell(*, liker: int, sid: int, author: int, again: int = RETELLS) -> 
             sid=sid,
             author=author,
             at_ms=int(liked_at) // 1000,
+            conversation=conversation,
             again=again,
         )
 
@@ -324,19 +342,26 @@ def like_job_run(job: jobs.Job) -> None:
     forgets its notifications. Blocks, mutes and a deleted author are the
     notification's own checks, in the author's slot."""
     liker, sid = job.args
-    author, liked_at = pipeline_run(
+    row, liked_at = pipeline_run(
         lambda pipe: [
-            pipe.hget(keys.status(sid), "uid"),
+            pipe.hmget(keys.status(sid), Status.IMMUTABLE),
             pipe.zscore(keys.likes(sid), liker),
         ],
         confirm=False,
     )
-    if author is None:
+    status = Status.from_fields(sid, row)
+    if status is None:
         return
+    told = {
+        "liker": liker,
+        "sid": sid,
+        "author": status.author_id,
+        "conversation": status.conversation_id,
+    }
     if liked_at is None:
-        _like_untell(liker=liker, sid=sid, author=int(author))
+        _like_untell(**told)
     else:
-        like_tell(liker=liker, sid=sid, author=int(author), at_ms=int(liked_at) // 1000)
+        like_tell(**told, at_ms=int(liked_at) // 1000)
 
 
 def status_unlike(*, user: User, sid: int, limit: limits.Limit | None = None) -> bool:
@@ -345,7 +370,10 @@ def status_unlike(*, user: User, sid: int, limit: limits.Limit | None = None) ->
         limits.take(limit)
     target = _original_id(sid)
 
-    author = get_redis().hget(keys.status(target), "uid")
+    found = Status.from_fields(
+        target, get_redis().hmget(keys.status(target), Status.IMMUTABLE)
+    )
+    author = found.author_id if found is not None else None
     owner = secrets.token_hex(8)
 
     def unlike(pipe) -> None:
@@ -379,13 +407,17 @@ def status_unlike(*, user: User, sid: int, limit: limits.Limit | None = None) ->
         pipe.zscore(keys.likes(target), user.id)
 
     removed, *_, liked_at = pipeline_run(unlike)
-    if liked_at is not None and author is not None:
+    if liked_at is not None and found is not None:
         # A like came after this unlike's first step and told the author before
         # its second took "the" notification back: this request may have stalled
         # past the grace, when the job it queued has run already and the like took
         # back its own, so nobody else would tell them again.
         like_tell(
-            liker=user.id, sid=target, author=int(author), at_ms=int(liked_at) // 1000
+            liker=user.id,
+            sid=target,
+            author=found.author_id,
+            at_ms=int(liked_at) // 1000,
+            conversation=found.conversation_id,
         )
     return bool(removed)
 
@@ -565,6 +597,7 @@ def status_notify(*, status: Status) -> None:
                 actor=status.author_id,
                 sid=sid,
                 at_ms=at,
+                conversation=status.conversation_id,
             )
             for recipient, kind, sid in events
         ]

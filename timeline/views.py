@@ -15,6 +15,7 @@ from config.reverse import url_for
 from timeline import (
     blocks,
     bookmarks,
+    conversations,
     notifications,
     pins,
     privacy,
@@ -30,6 +31,7 @@ from timeline.domain import (
     CannotBlock,
     CannotFollowSelf,
     CannotPin,
+    ConversationMutesFull,
     FollowRequestsFull,
     Forbidden,
     InvalidStatus,
@@ -215,7 +217,7 @@ def _react(
         changed = change(user=request.user, sid=sid, limit=limits.like(request.user.id))
     except NotFound as error:
         raise Http404("No such status") from error
-    except (Forbidden, BookmarksFull, CannotPin) as error:
+    except (Forbidden, BookmarksFull, CannotPin, ConversationMutesFull) as error:
         messages.error(request, str(error))
     except TooManyAttempts as error:
         return _slow_down(request, error, reason=too_often, back=back)
@@ -287,6 +289,33 @@ def pin(request, sid: int):
 @login_required
 def unpin(request, sid: int):
     return _react(request, sid, pins.status_unpin, "Unpinned.", _PINNED_TOO_OFTEN)
+
+
+_MUTED_TOO_OFTEN = "You have muted, bookmarked or liked too often lately."
+
+
+@require_POST
+@login_required
+def mute_conversation(request, sid: int):
+    return _react(
+        request,
+        sid,
+        conversations.conversation_mute,
+        "Conversation muted: its notifications stop.",
+        _MUTED_TOO_OFTEN,
+    )
+
+
+@require_POST
+@login_required
+def unmute_conversation(request, sid: int):
+    return _react(
+        request,
+        sid,
+        conversations.conversation_unmute,
+        "Conversation unmuted.",
+        _MUTED_TOO_OFTEN,
+    )
 
 
 def bookmarks_page(request):

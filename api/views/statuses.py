@@ -21,7 +21,16 @@ from api.http import (
     unprocessable,
 )
 from api.pagination import Window, link_header
-from timeline import bookmarks, ids, pins, richtext, selectors, services, social
+from timeline import (
+    bookmarks,
+    conversations,
+    ids,
+    pins,
+    richtext,
+    selectors,
+    services,
+    social,
+)
 from timeline.domain import (
     Busy,
     InvalidStatus,
@@ -276,6 +285,16 @@ def unpin(request, id: str) -> dict:
     return _react(request, id, pins.status_unpin)
 
 
+def mute(request, id: str) -> dict:
+    """Mute the conversation a status is part of (no more notifications from it):
+    the status, `muted` true."""
+    return _react(request, id, conversations.conversation_mute)
+
+
+def unmute(request, id: str) -> dict:
+    return _react(request, id, conversations.conversation_unmute)
+
+
 def reblog(request, id: str) -> dict:
     """Repost a status: the repost (its `reblog` the original); again: the same."""
     user = request.user
@@ -347,6 +366,8 @@ bookmark_view = endpoint(POST=Op(bookmark, scope="write:bookmarks"))
 unbookmark_view = endpoint(POST=Op(unbookmark, scope="write:bookmarks"))
 pin_view = endpoint(POST=Op(pin, scope="write:accounts"))
 unpin_view = endpoint(POST=Op(unpin, scope="write:accounts"))
+mute_view = endpoint(POST=Op(mute, scope="write:mutes"))
+unmute_view = endpoint(POST=Op(unmute, scope="write:mutes"))
 reblog_view = endpoint(POST=Op(reblog, scope=WRITE))
 unreblog_view = endpoint(POST=Op(unreblog, scope=WRITE))
 favourited_by_view = endpoint(

@@ -151,6 +151,10 @@ def test_mastodon_py_drives_the_site(site):
     assert liked not in left and left
     seen = app.status(first.id)
     assert seen.favourites_count == 1 and seen.reblogs_count == 1
+    # Alice mutes the thread: the reply in it says so; unmuted, it does not.
+    assert app.status_mute(first.id).muted is True
+    assert app.status(reply.id).muted is True
+    assert app.status_unmute(first.id).muted is False
 
     # Bob's home holds Alice's status; paging walks it without repeats or gaps.
     for n in range(25):

@@ -286,7 +286,13 @@ def test_a_like_in_full_between_the_steps_of_an_unlike_that_found_none_is_told(
     assert added == 1
     pipeline_run(
         lambda p: notifications.notify_queue(
-            p, recipient=author, kind="like", actor=fan.id, sid=sid, at_ms=1
+            p,
+            recipient=author,
+            kind="like",
+            actor=fan.id,
+            sid=sid,
+            at_ms=1,
+            conversation=sid,
         )
     )
     pipeline_run(

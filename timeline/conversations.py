@@ -1,0 +1,94 @@
+"""Muted conversations (Mastodon's "Mute conversation"): a reader stops being told
+of anything in a thread, its replies and mentions and the likes and reposts of
+their own statuses in it, without unfollowing or muting anyone.
+
+A conversation is named by the id of the status its thread began with
+(`Status.conversation_id`: stored on every reply, `conversation`, from its parent's).
+A mute is one entry of the reader's own `conversation_mutes:{<uid>}` zset, scored
+by when it was made: one key in the reader's slot, beside their notifications, so
+the script that records a notification (`timeline.notifications`) looks it up in the
+same atomic step and records nothing for a muted conversation. Only what arrives
+after the mute is held back, as Mastodon's: the notifications already there stay.
+
+A status is muted as it is liked: a repost's original, and only while the reader
+may see it (`social.status_target`); an unmute needs no such check (a reader may
+always undo their own mute). The list is capped (CONVERSATION_MUTES_MAX): past it a
+mute is refused with a message, none is dropped. The account's deletion deletes the
+key (`timeline.fanout._account_keys`).
+"""
+
+from __future__ import annotations
+
+import time
+
+from accounts import limits
+from accounts.domain import User
+from config.pipelines import LuaScript
+from config.redis import get_redis
+from timeline import keys
+from timeline.domain import ConversationMutesFull, NotFound, Status
+from timeline.social import _valid, status_target
+
+CONVERSATION_MUTES_MAX = 10_000
+
+# KEYS: the user's conversation mutes. ARGV: the conversation, the time (microsecs),
+# the cap. Adds it unless there; refuses (-1) when the list holds the cap already.
+# Returns 1 when added, 0 when it was there.
+_MUTE = LuaScript(
+    """
+if redis.call('ZSCORE', KEYS[1], ARGV[1]) then return 0 end
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then return -1 end
+redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
+return 1
+"""
+)
+
+
+def conversation_mute(
+    *, user: User, sid: int, limit: limits.Limit | None = None
+) -> Status:
+    """Mute the conversation a status (a repost's original) is part of; the status.
+    NotFound when it is gone or the user may not see it; ConversationMutesFull past
+    CONVERSATION_MUTES_MAX; with `limit` (`limits.like`), taken first or refused with
+    TooManyAttempts."""
+    if limit is not None:
+        limits.take(limit)
+    target = status_target(user=user, sid=sid)
+    added = _MUTE(
+        keys=[keys.conversation_mutes(user.id)],
+        args=[target.conversation_id, time.time_ns() // 1000, CONVERSATION_MUTES_MAX],
+    )
+    if added < 0:
+        raise ConversationMutesFull(
+            f"You have muted {CONVERSATION_MUTES_MAX:,} conversations, the most one "
+            "can. Unmute some first."
+        )
+    return target
+
+
+def conversation_unmute(
+    *, user: User, sid: int, limit: limits.Limit | None = None
+) -> bool:
+    """Unmute the conversation a status (a repost's original) is part of; False if
+    it was not muted. NotFound for a status that does not exist (a deleted one's
+    conversation cannot be named)."""
+    if limit is not None:
+        limits.take(limit)
+    if not _valid(sid):
+        raise NotFound(sid)
+    r = get_redis()
+    found = Status.from_fields(sid, r.hmget(keys.status(sid), Status.IMMUTABLE))
+    if found is not None and found.repost_of is not None:
+        sid = found.repost_of
+        found = Status.from_fields(sid, r.hmget(keys.status(sid), Status.IMMUTABLE))
+    if found is None:
+        raise NotFound(sid)
+    return bool(r.zrem(keys.conversation_mutes(user.id), found.conversation_id))
+
+
+def conversation_muted(*, user: User, status: Status) -> bool:
+    """Whether the user muted the conversation of a status (not a repost's row)."""
+    return (
+        get_redis().zscore(keys.conversation_mutes(user.id), status.conversation_id)
+        is not None
+    )
