@@ -33,6 +33,8 @@ import unicodedata
 from collections.abc import Iterator
 from html import escape
 
+import regex
+
 from accounts.domain import USERNAME_MAX_LENGTH
 from config.reverse import url_for
 
@@ -232,10 +234,17 @@ def links(text: str) -> list[str]:
 
 # Another server's handle as Mastodon's length rule finds one (its mention pattern:
 # a name that may hold `.` or `-` inside, as other servers' may, `@`, a domain
-# ending in a word character; not after a word character or `/`). Found in the
-# text outside links; static/js/site.js's counter follows it.
-_COUNTED_HANDLE = re.compile(
-    r"(?<![\w/])@(?P<name>[A-Za-z0-9_](?:[A-Za-z0-9_.\-]*[A-Za-z0-9_])?)@[\w.\-]*\w"
+# ending in a word character; not after a word character or `/`). A word character
+# is Mastodon's (Ruby's `[[:word:]]`): a letter, a combining mark, a decimal digit
+# or a connector. Python's `\w` has no marks, so a domain such as `सरकार.भारत` was
+# cut at its first vowel sign and the rest counted, and it has the numbers that are
+# no digits (`①`, `²`), after which Mastodon still finds a handle: either way the
+# server counted more than Mastodon. Found in the text outside links;
+# static/js/site.js's counter follows it.
+_HANDLE_WORD = r"\p{L}\p{M}\p{Nd}\p{Pc}"  # the inside of a character class
+_COUNTED_HANDLE = regex.compile(
+    rf"(?<![{_HANDLE_WORD}/])@(?P<name>[A-Za-z0-9_](?:[A-Za-z0-9_.\-]*[A-Za-z0-9_])?)"
+    rf"@[{_HANDLE_WORD}.\-]*[{_HANDLE_WORD}]"
 )
 
 

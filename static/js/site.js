@@ -52,10 +52,12 @@
     WORD_BEFORE["#"] = new RegExp("[\\p{L}\\p{N}\\p{M}_@#&]$", "u");
     HOST_START = new RegExp("^[\\p{L}\\p{N}[]", "u");
     // Another server's handle, counted as its @name (timeline/richtext.py's
-    // `_COUNTED_HANDLE`; the character before it is kept by the replacement).
+    // `_COUNTED_HANDLE`, with Mastodon's word characters: letters, marks, decimal
+    // digits, connectors; the character before it is kept by the replacement).
+    var HANDLE_WORD = "\\p{L}\\p{M}\\p{Nd}\\p{Pc}";
     HANDLE = new RegExp(
-      "(^|[^\\p{L}\\p{N}_/])@([A-Za-z0-9_](?:[A-Za-z0-9_.\\-]*[A-Za-z0-9_])?)" +
-        "@[\\p{L}\\p{N}_.\\-]*[\\p{L}\\p{N}_]",
+      "(^|[^" + HANDLE_WORD + "/])@([A-Za-z0-9_](?:[A-Za-z0-9_.\\-]*[A-Za-z0-9_])?)" +
+        "@[" + HANDLE_WORD + ".\\-]*[" + HANDLE_WORD + "]",
       "gu"
     );
   } catch (e) {

@@ -38,6 +38,10 @@ TEXTS = [
     "hi @bob@mastodon.social, @first.last@example.com. @ab@x.io@cd@y.io",
     "x@bob@example.com @bob@- see https://example.com/@bob@example.com @bob@",
     "#tag@bob@example.com é@bob@example.com",
+    # Mastodon's word characters: a domain's marks and connectors are part of it, a
+    # mark before a handle ends none, a number that is no digit does.
+    "@ravi@\u0938\u0930\u0915\u093e\u0930.\u092d\u093e\u0930\u0924 @bob@a\u203fb.c"
+    " \u0915\u093f@bob@example.com \u2460@bob@example.com x\u00b2@bob@b.c",
     # Marks and joiners at a link's edges: the link counts 23, whatever joins it.
     "\U0001f44d\U0001f3fd\u200d see https://example.com/\U0001f600\u0301"
     " \u0600https://a.co",

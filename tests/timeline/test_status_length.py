@@ -177,6 +177,15 @@ def test_the_site_posts_280_family_emoji_and_shows_them_whole(r, alice):
         ("@Some_One@sub.example-host.org", "@Some_One"),
         ("@ab@x.io", "@ab"),  # another server's names may be shorter than ours
         ("@first.last@example.com", "@first.last"),  # or hold dots
+        # A domain's vowel signs and viramas (combining marks) are part of it, as
+        # Mastodon's [[:word:]] holds them: an Indian and a Tamil top-level domain.
+        ("@ravi@\u0938\u0930\u0915\u093e\u0930.\u092d\u093e\u0930\u0924", "@ravi"),
+        ("@kumar@example.\u0b87\u0ba8\u0bcd\u0ba4\u0bbf\u0baf\u0bbe", "@kumar"),
+        ("@bob@a\u203fb.example", "@bob"),  # and a connector, as `_` is
+        # A number that is not a digit (circled one, superscript two) does not end a
+        # word for Mastodon: a handle right after one is a handle.
+        ("\u2460@bob@example.com", "\u2460@bob"),
+        ("x\u00b2@bob@example.com", "x\u00b2@bob"),
     ],
 )
 def test_another_servers_handle_counts_as_its_name(r, alice, handle, counted):
