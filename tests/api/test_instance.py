@@ -222,6 +222,23 @@ def test_v2_active_month_counts_the_people_seen_within_30_days(monkeypatch):
     assert shown()["user_count"] == 7  # every account, active or not
 
 
+def test_v2_active_month_is_never_more_than_the_accounts_that_exist():
+    """A closed account leaves the accounts at once, but no day's record of who was
+    seen can forget it (nor is a HyperLogLog's count exact: 1,000 people count as
+    1,001): the people active this month are never more than the site's people."""
+    alice = make_user("alice")
+    for name in ("bob", "carol"):
+        services.account_close(user=make_user(name))  # seen today, then gone
+    run_jobs()
+    counts.site_sum(claim=False)
+    assert shown()["user_count"] == 1
+    assert v2()["usage"]["users"]["active_month"] == 1  # alice
+    services.account_close(user=alice)
+    run_jobs()
+    counts.site_sum(claim=False)
+    assert v2()["usage"]["users"]["active_month"] == 0
+
+
 def test_v2_says_how_many_statuses_can_be_pinned():
     from timeline.pins import PINS_MAX
 
