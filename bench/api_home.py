@@ -1,13 +1,14 @@
 """The client API's home against the site's HTML home, in-process.
 
-    .venv/bin/python bench/api_home.py [--requests 300] [--runs 3] [--saved N]
+    .venv/bin/python bench/api_home.py [--requests 300] [--runs 3] [--saved N] [--muted N]
 
 Starts its own redis-server (`config.embedded`, a Unix socket, no persistence), seeds a viewer who follows
 40 people whose statuses carry mentions, tags, links, likes and reposts, then times
 `GET /api/v1/timelines/home?limit=30` and `GET /` (30 statuses) through Django's test
 client with production settings, alternated request by request after a warm-up; prints
 the medians of each run and the round trips of each request. `--saved N`: the viewer
-has bookmarked the newest N statuses of the home (the rows' state).
+has bookmarked the newest N statuses of the home (the rows' state); `--muted N`: the
+viewer has muted the conversations of the newest N.
 """
 
 from __future__ import annotations
@@ -72,6 +73,19 @@ def _save(count: int) -> None:
         bookmarks.status_bookmark(user=viewer, sid=int(sid))
 
 
+def _mute(count: int) -> None:
+    """The viewer mutes the conversations of the newest `count` statuses of their
+    home: their state rides on every API row (`muted`), read by the window's
+    script."""
+    from accounts.selectors import user_get_by_username
+    from config.redis import get_redis
+    from timeline import conversations, keys
+
+    viewer = user_get_by_username(username="viewer")
+    for sid in get_redis().zrevrange(keys.home(viewer.id), 0, count - 1):
+        conversations.conversation_mute(user=viewer, sid=int(sid))
+
+
 def _time(client, path: str) -> float:
     start = time.perf_counter()
     response = client.get(path, secure=True)
@@ -95,6 +109,12 @@ def main(argv: list[str] | None = None) -> int:
         type=int,
         default=0,
         help="statuses of the home the viewer bookmarked",
+    )
+    parser.add_argument(
+        "--muted",
+        type=int,
+        default=0,
+        help="statuses of the home whose conversations the viewer muted",
     )
     args = parser.parse_args(argv)
     sys.path.insert(0, str(ROOT))
@@ -129,6 +149,8 @@ def main(argv: list[str] | None = None) -> int:
         token, cookie = _seed(args.authors)
         if args.saved:
             _save(args.saved)
+        if args.muted:
+            _mute(args.muted)
         api = Client(headers={"Authorization": f"Bearer {token}"})
         html = Client()
         html.cookies[settings.AUTH_COOKIE_NAME] = cookie
