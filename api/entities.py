@@ -373,13 +373,22 @@ def related_get(
         for s in _unsaid(statuses, known_originals, "muted")
     ]
     muted = muted_queue(reads, unmuted) if unmuted else None
+    asked = {s.conversation_id for s in unmuted}
     if found_accounts is not None:
         known_accounts.update(found_accounts.value)
     users: dict[int, User] = found_users.value if found_users is not None else {}
+    late_muted = None
     if found_originals is not None:
         read = [s for s in found_originals.value.statuses if s is not None]
         known_originals.update((original.id, original) for original in read)
         late = _mentioned(read) - named - known_accounts.keys() - known_names.keys()
+        # A repost stored before conversations names none (`Status.conversation_id`
+        # stood in with its original's id): its original's, read just now, is asked
+        # about now (one round trip more, for such a repost only).
+        unasked = [
+            o for o in read if o.muted is None and o.conversation_id not in asked
+        ]
+        late_muted = muted_queue(reads, unasked) if unasked else None
         if late:
             users = {**users, **users_queue(reads, uids=late).value}
     usernames = {uid: name for uid, name in known_names.items() if name is not None}
@@ -393,7 +402,8 @@ def related_get(
         usernames=usernames,
         bookmarks=marked.value if marked is not None else frozenset(),
         pins=pinned.value if pinned is not None else frozenset(),
-        muted=muted.value if muted is not None else frozenset(),
+        muted=(muted.value if muted is not None else frozenset())
+        | (late_muted.value if late_muted is not None else frozenset()),
     )
 
 

@@ -1071,13 +1071,20 @@ def _related_checked(
     marked = bookmarked_queue(reads, shown)
     pinned = pinned_queue(reads, shown)
     muted = muted_queue(reads, shown)
+    asked = {s.conversation_id for s in shown}
 
     def said(status: Status | None) -> Status | None:
         return _marked(
             status,
             marked.value if marked is not None else None,
             pinned.value if pinned is not None else frozenset(),
-            muted.value if muted is not None else None,
+            # An original whose conversation was not asked about (a repost's stored
+            # before conversations names none): left unsaid, for `related_get`.
+            muted.value
+            if muted is not None
+            and status is not None
+            and status.conversation_id in asked
+            else None,
         )
 
     kept = [said(s) for s in _without_refused(statuses, refused)]
@@ -2602,9 +2609,15 @@ def thread_get(
     others = _statuses_queue(reads, [s for s, _ in rows]) if rows else None
     marked = bookmarked_queue(reads, [status])
     pinned = pinned_queue(reads, [status])
-    muted = muted_queue(reads, [status])
+    # A repost stored before conversations names none: its original's, read first
+    # (one round trip more, for such a repost only).
+    older = status.repost_of is not None and status.conversation is None
+    original = _statuses_queue(reads, [status.repost_of]) if older else None
+    muted = muted_queue(reads, [status]) if not older else None
     if not visible(status.author_id) or not visible(status.shown_author_id):
         return None
+    if original is not None:
+        muted = muted_queue(reads, [s for s in original.value.statuses if s])
     if refused is not None and status.id in refused.value:
         return None
     shown = _seen(reads, hidden, visible, others.value.statuses) if others else []

@@ -131,3 +131,24 @@ def test_a_reply_posted_before_conversations_is_muted_with_its_thread(r):
     }
     assert rows == {str(deeper.id): True, str(root.id): True}
     assert client.get(f"/api/v1/statuses/{older.id}").json()["muted"] is True
+
+
+def test_a_repost_posted_before_conversations_says_its_originals_mute(r):
+    """A repost stored before conversations names none: it is muted as its original
+    is (a reply's conversation: its thread's first status), on every path, on one
+    server as on a Cluster."""
+    from timeline import keys
+
+    alice, bob, carol = make_user("alice"), make_user("bob"), make_user("carol")
+    root = services.status_create(author=bob, text="a thread")
+    answer = social.status_reply(author=alice, sid=root.id, text="@bob an answer")
+    repost = social.status_repost(user=carol, sid=answer.id)
+    run_jobs()
+    r.hdel(keys.status(repost.id), "conversation")  # as stored before
+    conversations.conversation_mute(user=bob, sid=root.id)
+    client = _api(bob)
+    assert client.get(f"/api/v1/statuses/{answer.id}").json()["muted"] is True
+    by_id = client.get(f"/api/v1/statuses/{repost.id}").json()
+    assert (by_id["muted"], by_id["reblog"]["muted"]) == (True, True)
+    (shown,) = client.get(f"/api/v1/accounts/{carol.id}/statuses").json()
+    assert (shown["muted"], shown["reblog"]["muted"]) == (True, True)

@@ -136,3 +136,18 @@ def test_the_account_job_deletes_the_mutes(people, r):
     services.account_delete(user=alice, password=PASSWORD, client="test")
     run_jobs()
     assert not r.exists(keys.conversation_mutes(alice.id))
+
+
+def test_an_older_reposts_page_says_its_conversation_is_muted(people, r):
+    """A repost stored before conversations names none: its page asks about its
+    original's (here a reply's: its thread's first status)."""
+    alice, bob, carol = people["alice"], people["bob"], people["carol"]
+    root = services.status_create(author=alice, text="a thread")
+    answer = reply(bob, root, "@alice an answer")
+    repost = social.status_repost(user=carol, sid=answer.id)
+    r.hdel(keys.status(repost.id), "conversation")  # as stored before
+    conversations.conversation_mute(user=alice, sid=root.id)
+    client = logged_in_client("alice")
+    for sid in (answer.id, repost.id):
+        html = page(client, f"/s/{sid}/")
+        assert 'aria-pressed="true">Conversation muted</button>' in html, sid
