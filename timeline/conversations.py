@@ -12,9 +12,11 @@ after the mute is held back, as Mastodon's: the notifications already there stay
 
 A status is muted as it is liked: a repost's original, and only while the reader
 may see it (`social.status_target`); an unmute needs no such check (a reader may
-always undo their own mute). The list is capped (CONVERSATION_MUTES_MAX): past it a
-mute is refused with a message, none is dropped. The account's deletion deletes the
-key (`timeline.fanout._account_keys`).
+always undo their own mute). The list is capped (CONVERSATION_MUTES_MAX): past it
+the mute made longest ago goes, in the same step. A refusal would ask for an unmute
+nobody could make: the list has no page of its own, and a conversation whose
+statuses were all deleted can no longer be named. The account's deletion deletes
+the key (`timeline.fanout._account_keys`).
 """
 
 from __future__ import annotations
@@ -26,18 +28,19 @@ from accounts.domain import User
 from config.pipelines import LuaScript
 from config.redis import get_redis
 from timeline import keys
-from timeline.domain import ConversationMutesFull, NotFound, Status
+from timeline.domain import NotFound, Status
 from timeline.social import _valid, status_target
 
 CONVERSATION_MUTES_MAX = 10_000
 
 # KEYS: the user's conversation mutes. ARGV: the conversation, the time (microsecs),
-# the cap. Adds it unless there; refuses (-1) when the list holds the cap already.
-# Returns 1 when added, 0 when it was there.
+# the cap. Adds it unless there, the oldest going first when the list holds the
+# cap already. Returns 1 when added, 0 when it was there.
 _MUTE = LuaScript(
     """
 if redis.call('ZSCORE', KEYS[1], ARGV[1]) then return 0 end
-if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then return -1 end
+local over = redis.call('ZCARD', KEYS[1]) - tonumber(ARGV[3]) + 1
+if over > 0 then redis.call('ZPOPMIN', KEYS[1], over) end
 redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
 return 1
 """
@@ -48,21 +51,16 @@ def conversation_mute(
     *, user: User, sid: int, limit: limits.Limit | None = None
 ) -> Status:
     """Mute the conversation a status (a repost's original) is part of; the status.
-    NotFound when it is gone or the user may not see it; ConversationMutesFull past
-    CONVERSATION_MUTES_MAX; with `limit` (`limits.like`), taken first or refused with
-    TooManyAttempts."""
+    NotFound when it is gone or the user may not see it; past
+    CONVERSATION_MUTES_MAX, the oldest mute goes; with `limit` (`limits.like`),
+    taken first or refused with TooManyAttempts."""
     if limit is not None:
         limits.take(limit)
     target = status_target(user=user, sid=sid)
-    added = _MUTE(
+    _MUTE(
         keys=[keys.conversation_mutes(user.id)],
         args=[target.conversation_id, time.time_ns() // 1000, CONVERSATION_MUTES_MAX],
     )
-    if added < 0:
-        raise ConversationMutesFull(
-            f"You have muted {CONVERSATION_MUTES_MAX:,} conversations, the most one "
-            "can. Unmute some first."
-        )
     return target
 
 

@@ -645,11 +645,6 @@ class BookmarksFull(TimelineError):
     """A bookmark refused: the list holds `bookmarks.BOOKMARKS_MAX` already."""
 
 
-class ConversationMutesFull(TimelineError):
-    """A conversation's mute refused: the user muted
-    `conversations.CONVERSATION_MUTES_MAX` already."""
-
-
 @dataclass(frozen=True, slots=True)
 class FollowRequest:
     """A pending follow request, as its owner's requests page lists it."""

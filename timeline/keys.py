@@ -42,8 +42,8 @@ account's job (`account:<uid>`) deletes every per-user key of both tables
 |                      |        | own statuses shown first on their profile | message; a status leaves it in the script |
 |                      |        | (`timeline.pins`)                         | that unpublishes it                       |
 | `conversation_mutes:{<uid>}` | zset | conversation id (the sid its thread | CONVERSATION_MUTES_MAX (10,000): past it, |
-|                      |        | began with, `Status.conversation_id`) ->  | refused with a message                    |
-|                      |        | mute time (microsecs): no notification of |                                           |
+|                      |        | began with, `Status.conversation_id`) ->  | the oldest mute goes (no page lists them, |
+|                      |        | mute time (microsecs): no notification of | a deleted thread cannot be unmuted)       |
 |                      |        | a status in one reaches the user          |                                           |
 |                      |        | (`timeline.conversations`)                |                                           |
 | `posts:{<uid>}`      | zset   | status id -> status id                    | uncapped: the author's own record, the    |

@@ -31,7 +31,6 @@ from timeline.domain import (
     CannotBlock,
     CannotFollowSelf,
     CannotPin,
-    ConversationMutesFull,
     FollowRequestsFull,
     Forbidden,
     InvalidStatus,
@@ -217,7 +216,7 @@ def _react(
         changed = change(user=request.user, sid=sid, limit=limits.like(request.user.id))
     except NotFound as error:
         raise Http404("No such status") from error
-    except (Forbidden, BookmarksFull, CannotPin, ConversationMutesFull) as error:
+    except (Forbidden, BookmarksFull, CannotPin) as error:
         messages.error(request, str(error))
     except TooManyAttempts as error:
         return _slow_down(request, error, reason=too_often, back=back)
