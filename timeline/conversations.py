@@ -28,8 +28,8 @@ from accounts.domain import User
 from config.pipelines import LuaScript
 from config.redis import get_redis
 from timeline import keys
-from timeline.domain import NotFound, Status
-from timeline.social import _valid, status_target
+from timeline.domain import Status
+from timeline.social import original_read, status_target
 
 CONVERSATION_MUTES_MAX = 10_000
 
@@ -72,16 +72,10 @@ def conversation_unmute(
     conversation cannot be named)."""
     if limit is not None:
         limits.take(limit)
-    if not _valid(sid):
-        raise NotFound(sid)
-    r = get_redis()
-    found = Status.from_fields(sid, r.hmget(keys.status(sid), Status.IMMUTABLE))
-    if found is not None and found.repost_of is not None:
-        sid = found.repost_of
-        found = Status.from_fields(sid, r.hmget(keys.status(sid), Status.IMMUTABLE))
-    if found is None:
-        raise NotFound(sid)
-    return bool(r.zrem(keys.conversation_mutes(user.id), found.conversation_id))
+    found = original_read(sid)
+    return bool(
+        get_redis().zrem(keys.conversation_mutes(user.id), found.conversation_id)
+    )
 
 
 def conversation_muted(*, user: User, status: Status) -> bool:

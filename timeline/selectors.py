@@ -3063,8 +3063,14 @@ def bookmarked_queue(
     members = sorted({bookmarks.status_member(s) for s in statuses})
     if vid is None or not members:
         return None
+    return _held_queue(reads, keys.bookmarks(vid), members)
+
+
+def _held_queue(reads: PageReads, key: str, members: list) -> Deferred[frozenset]:
+    """Queue the read of which of `members` the zset `key` holds (one ZMSCORE),
+    sent with the next round trip."""
     return reads.queue(
-        lambda pipe: pipe.zmscore(keys.bookmarks(vid), members),
+        lambda pipe: pipe.zmscore(key, members),
         lambda replies: frozenset(
             m for m, score in zip(members, replies[0], strict=True) if score
         ),
@@ -3085,12 +3091,7 @@ def pinned_queue(
     )
     if vid is None or not sids:
         return None
-    return reads.queue(
-        lambda pipe: pipe.zmscore(keys.pins(vid), sids),
-        lambda replies: frozenset(
-            sid for sid, score in zip(sids, replies[0], strict=True) if score
-        ),
-    )
+    return _held_queue(reads, keys.pins(vid), sids)
 
 
 def muted_queue(
@@ -3104,12 +3105,7 @@ def muted_queue(
     ids = sorted({s.conversation_id for s in statuses})
     if vid is None or not ids:
         return None
-    return reads.queue(
-        lambda pipe: pipe.zmscore(keys.conversation_mutes(vid), ids),
-        lambda replies: frozenset(
-            c for c, score in zip(ids, replies[0], strict=True) if score
-        ),
-    )
+    return _held_queue(reads, keys.conversation_mutes(vid), ids)
 
 
 def bookmarks_get(*, reads: PageReads, max_id: int | None = None) -> Page | None:

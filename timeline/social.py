@@ -115,10 +115,9 @@ def _valid(sid: int) -> bool:
     return 0 < sid < MAX_STATUS_ID
 
 
-def status_target(*, user: User, sid: int) -> Status:
-    """The status a like, repost or reply by `user` acts on (a repost's original),
-    or NotFound when it does not exist or `user` may not see it (a block either
-    way, a private author who has not approved them)."""
+def original_read(sid: int) -> Status:
+    """The status (a repost's original), whoever may see it; NotFound when it does
+    not exist."""
     if not _valid(sid):
         raise NotFound(sid)
     r = get_redis()
@@ -128,6 +127,14 @@ def status_target(*, user: User, sid: int) -> Status:
         found = Status.from_fields(sid, r.hmget(keys.status(sid), Status.IMMUTABLE))
     if found is None:
         raise NotFound(sid)
+    return found
+
+
+def status_target(*, user: User, sid: int) -> Status:
+    """The status a like, repost or reply by `user` acts on (a repost's original),
+    or NotFound when it does not exist or `user` may not see it (a block either
+    way, a private author who has not approved them)."""
+    found = original_read(sid)
     if found.author_id == user.id:
         return found
     author = found.author_id
