@@ -345,6 +345,7 @@ _UNREAD = (
     '<span class="visually-hidden">New: </span>',
 )
 QUOTE_LENGTH = 140  # of a group's status, cut at a word as Jinja's `truncate`
+_WARNED = "Content warning: "  # what a warned status's quote starts with
 
 
 def _truncated(text: str, length: int = QUOTE_LENGTH, leeway: int = 5) -> str:
@@ -361,11 +362,17 @@ def _quote(status: Status, url) -> str:
     frozen `Status` (its counts take no part in its key) and `url` (one function
     per script prefix: `url_maker`)."""
     page = _links(url, status.id)[0]
-    # A status with a content warning is quoted by its warning, not its text.
-    quoted = f"Content warning: {status.spoiler}" if status.spoiler else status.text
+    # A status with a content warning is quoted by its warning, not its text: the
+    # warning cut on its own (cut with the prefix, one without a space, as in
+    # Japanese, was cut at the prefix's space, the whole warning dropped).
+    quoted = (
+        _WARNED + _truncated(status.spoiler, QUOTE_LENGTH - len(_WARNED))
+        if status.spoiler
+        else _truncated(status.text)
+    )
     return (
         f'<blockquote class="notification-status"><a href="{page}">'
-        f"{escape(_truncated(quoted))}</a></blockquote>"
+        f"{escape(quoted)}</a></blockquote>"
     )
 
 

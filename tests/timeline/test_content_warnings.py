@@ -254,6 +254,21 @@ def test_a_notification_quotes_the_warning_not_the_text(people):
     assert not any("secret text" in line for line in shown), shown
 
 
+def test_a_long_warning_without_spaces_is_quoted_cut_not_dropped(people):
+    """A warning in a script written without spaces (Japanese here), longer than a
+    quote: the notification quotes its start, as it quotes such a text's."""
+    alice, bob = people
+    warning = "ネタバレ注意" * 30  # 180 characters, no space
+    warned = services.status_create(author=alice, text="secret", spoiler=warning)
+    social.status_like(user=bob, sid=warned.id)
+    run_jobs()
+    shown = notifications_shown(logged_in_client("alice"))
+    quoted = [line for line in shown if "Content warning:" in line]
+    assert quoted, shown
+    assert warning[:100] in quoted[0], quoted
+    assert "secret" not in quoted[0]
+
+
 def test_a_pulled_authors_warning_is_merged_into_homes_with_the_status(r, settings):
     """A status read from its author's outbox (an author past FANOUT_PUSH_MAX
     followers, merged at read time) keeps its warning."""
