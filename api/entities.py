@@ -254,6 +254,11 @@ def _base_status(status: Status, author: dict, related: Related, urls: Urls) -> 
     entity = _fixed(status, urls).copy()
     entity["account"] = author
     entity["mentions"] = _mentions(status, usernames, urls)
+    if any(uid not in usernames for _, uid in status.mentions):
+        # An account it named is gone: its name is not linked (it may belong to
+        # someone else by now), as its Mention is left out.
+        kept = {name: uid for name, uid in status.mentions if uid in usernames}
+        entity["content"] = f"<p>{richtext.to_html(status.text, kept, urls.base)}</p>"
     entity["visibility"] = (
         "private" if author["locked"] else "unlisted" if status.unlisted else "public"
     )

@@ -276,6 +276,16 @@ def _link(raw: str) -> str:
     )
 
 
+def mention_url(name: str, uid: int) -> str:
+    """Where a mention links on the site's pages: the profile of its (lowercase)
+    name, with the id of the account it named when posted (`?id=`), so that once
+    that account is deleted and the name claimed again, the new owner's profile
+    says it is not the one meant (`timeline.views.profile`). The client API links
+    the profile alone, as its Mention and Account say it, and links no mention
+    of an account gone (`api.entities`)."""
+    return f"{url_for('timeline:profile', name)}?id={int(uid):d}"
+
+
 def to_html(text: str, mentions: dict[str, int], base: str = "") -> str:
     """The status text as HTML; `mentions` maps the names resolved at post time
     (lowercase) to user ids: only those are linked. `base` (the client API's
@@ -289,7 +299,12 @@ def to_html(text: str, mentions: dict[str, int], base: str = "") -> str:
         elif kind == "mention" and raw.lower() in mentions:
             # The name as stored, whatever its case here: a client finds the
             # Mention entity of a link by its address (`api.entities`).
-            href = escape(base + url_for("timeline:profile", raw.lower()))
+            name = raw.lower()
+            href = escape(
+                base + url_for("timeline:profile", name)
+                if base
+                else mention_url(name, mentions[name])
+            )
             out.append(f'<a class="{mention_class}" href="{href}">@{escape(raw)}</a>')
         elif kind == "mention":
             out.append(f"@{escape(raw)}")

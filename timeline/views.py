@@ -368,7 +368,18 @@ def profile(request, username: str):
     if found is None:
         raise Http404("No such user")
     own = request.user.is_authenticated and request.user.id == found.user.id
-    context = {"profile": found, "page": found.page, "own": own}
+    # A mention's link names the account it meant (`richtext.mention_url`): one
+    # deleted since, whose name someone else claimed, is not this one.
+    named = request.GET.get("id", "")
+    context = {
+        "profile": found,
+        "page": found.page,
+        "own": own,
+        "not_named": named.isascii()
+        and named.isdigit()
+        and len(named) <= 16
+        and int(named) != found.user.id,
+    }
     if own:
         context["compose_next"] = request.path
     return render(request, "timeline/profile.html", context)

@@ -30,9 +30,9 @@ def test_names_are_resolved_when_posting_and_stored(r, alice):
     html = page(Client(), f"/s/{status.id}/")
     # The link goes to the name as stored (what the API's Mention names), the text
     # stays as written.
-    assert 'hi <a class="mention" href="/u/bob/">@BOB</a>, ' in html
+    assert f'hi <a class="mention" href="/u/bob/?id={bob.id}">@BOB</a>, ' in html
     assert Client().get("/u/bob/").status_code == 200  # Bob's page, in any case
-    assert '<a class="mention" href="/u/bob/">@bob</a> and @carol,' in html
+    assert f'<a class="mention" href="/u/bob/?id={bob.id}">@bob</a> and @carol,' in html
     assert 'href="/u/carol/"' not in html
 
 
@@ -53,7 +53,7 @@ def test_at_most_ten_distinct_names_are_resolved(r, alice, settings):
 def test_a_deleted_users_name_resolves_to_nothing_and_an_old_link_finds_no_one(
     r, alice
 ):
-    make_user("bob")
+    bob = make_user("bob")
     before = services.status_create(author=alice, text="hello @bob")
     bob_client = logged_in_client("bob")
     bob_client.post("/settings/delete/", {"password": "correct-horse-battery"})
@@ -62,8 +62,8 @@ def test_a_deleted_users_name_resolves_to_nothing_and_an_old_link_finds_no_one(
     assert after.mentions == ()
     html = page(Client(), "/u/alice/")
     assert "where is @bob</p>" in html
-    assert 'hello <a class="mention" href="/u/bob/">@bob</a>' in html
-    assert Client().get("/u/bob/").status_code == 404
+    assert f'hello <a class="mention" href="/u/bob/?id={bob.id}">@bob</a>' in html
+    assert Client().get(f"/u/bob/?id={bob.id}").status_code == 404
     assert before.mentioned_ids  # stored ids stay: notifications check the user
 
 
@@ -94,3 +94,43 @@ def test_a_posted_link_is_a_safe_link(r, alice):
         'title="https://example.com/a?b=1&amp;c=2">https://example.com/a?b=1&amp;c=2'
         "</a>). javascript:alert(1) &quot;&gt;&lt;b&gt;</p>"
     ) in html
+
+
+def test_a_mention_of_a_name_reclaimed_since_says_so_on_the_new_profile(r, alice):
+    """A mention links to the account it named when posted. After that account is
+    deleted and its name is claimed again by someone else, the link leads to the
+    name's new owner: their profile says that this is not the account the status
+    named, rather than passing them off as it (the site and the client API alike)."""
+    from accounts import keys as account_keys
+    from tests.api.helpers import api_client, token_for
+    from tests.helpers import PASSWORD
+
+    bob = make_user("bob")
+    status = services.status_create(author=alice, text="thanks @bob")
+    html = page(Client(), f"/s/{status.id}/")
+    href = f"/u/bob/?id={bob.id}"
+    assert f'<a class="mention" href="{href}">@bob</a>' in html
+    reader = api_client(token_for(alice))
+    content = reader.get(f"/api/v1/statuses/{status.id}").json()
+    assert 'href="http://testserver/u/bob/"' in content["content"]
+    assert content["mentions"][0]["url"] == "http://testserver/u/bob/"
+    # The link, followed while bob is bob: his profile, as it always was.
+    assert "not the account" not in page(Client(), href)
+    services.account_delete(user=bob, password=PASSWORD, client="test")
+    run_jobs()
+    r.delete(account_keys.username("bob"))  # as the name's grace period ends
+    newcomer = make_user("bob")
+    # The client API links the name no more, and names no one (Mastodon's way).
+    content = reader.get(f"/api/v1/statuses/{status.id}").json()
+    assert content["mentions"] == []
+    assert content["content"] == "<p>thanks @bob</p>"
+    shown = page(Client(), href)
+    assert "@bob" in shown
+    assert (
+        "This is not the account the status you came from mentioned: that account "
+        "was deleted, and its name now belongs to someone else."
+    ) in shown
+    # Reached any other way, the new owner's profile is theirs alone.
+    assert "not the account" not in page(Client(), "/u/bob/")
+    assert "not the account" not in page(Client(), f"/u/bob/?id={newcomer.id}")
+    assert "not the account" not in page(Client(), "/u/bob/?id=x")

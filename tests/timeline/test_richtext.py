@@ -254,7 +254,7 @@ def test_names_and_tags_are_found_as_words():
     assert hashtags("https://example.com/#frag #Straße") == ["strasse"]
     html = to_html("#Straße @bob @carol", {"bob": 2})
     assert '<a class="hashtag" href="/tags/strasse/">#Straße</a>' in html
-    assert '<a class="mention" href="/u/bob/">@bob</a> @carol' in html
+    assert '<a class="mention" href="/u/bob/?id=2">@bob</a> @carol' in html
 
 
 def test_at_most_ten_names_are_resolved():
@@ -298,11 +298,12 @@ def test_a_status_is_found_under_the_tags_it_was_filed_under_before_marks():
 
 def test_a_mention_links_to_the_name_as_stored_whatever_its_case():
     """A client finds the Mention of a link by its address: the link goes to the
-    lowercase name the status stores, its text stays as written."""
+    lowercase name the status stores, its text stays as written; the site's own
+    pages add the id it named (`mention_url`)."""
     html = to_html("hi @ALICE and @Alice", {"alice": 1})
     assert html == (
-        'hi <a class="mention" href="/u/alice/">@ALICE</a> and '
-        '<a class="mention" href="/u/alice/">@Alice</a>'
+        'hi <a class="mention" href="/u/alice/?id=1">@ALICE</a> and '
+        '<a class="mention" href="/u/alice/?id=1">@Alice</a>'
     )
     api = to_html("hi @ALICE", {"alice": 1}, "https://example.com")
     assert 'href="https://example.com/u/alice/">@ALICE</a>' in api
