@@ -8,6 +8,7 @@ Cluster."""
 from __future__ import annotations
 
 import re
+import time
 
 import pytest
 
@@ -78,8 +79,13 @@ def reposted():
         services.follow_create(follower=dave, followee_id=followee.id)
     original = services.status_create(author=alice, text="worth a repost")
     later = [services.status_create(author=alice, text=f"later {i}") for i in range(3)]
+    # Ids follow time to the millisecond (`timeline.ids`): within the one alice's
+    # last posts took, bob's repost could be numbered below them (seen twice on a
+    # busy machine). A repost made later is, once a millisecond has passed.
+    time.sleep(0.003)
     repost = social.status_repost(user=bob, sid=original.id)
     run_jobs()
+    assert repost.id > max(s.id for s in later)
     return dave, original.id, [s.id for s in reversed(later)], repost.id, alice
 
 
