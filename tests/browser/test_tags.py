@@ -20,7 +20,7 @@ pytestmark = [pytest.mark.real_redis, pytest.mark.browser]
 
 def test_post_a_tag_and_a_link_then_follow_the_tag(new_page, fanout_worker):
     make_user("alice")
-    make_user("bob")
+    bob = make_user("bob")
     # axe is injected as an inline script, which the site's policy rightly refuses.
     page = new_page(bypass_csp=True)
     log_in(page, "alice")
@@ -28,7 +28,9 @@ def test_post_a_tag_and_a_link_then_follow_the_tag(new_page, fanout_worker):
     link = page.get_by_role("link", name="https://example.com/docs")
     assert link.get_attribute("href") == "https://example.com/docs"
     assert link.get_attribute("rel") == "nofollow noopener ugc"
-    assert page.get_by_role("link", name="@bob").get_attribute("href") == "/u/bob/"
+    # The account it named when posted (`richtext.mention_url`).
+    mention = page.get_by_role("link", name="@bob").get_attribute("href")
+    assert mention == f"/u/bob/?id={bob.id}"
     navigating(page, page.get_by_role("link", name="#Redis").click)
     assert path_of(page) == "/tags/redis/"
     assert page.get_by_role("heading", name="#redis").is_visible()
