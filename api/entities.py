@@ -176,9 +176,10 @@ def tag(name: str, urls: Urls, *, history: list | None = None) -> dict:
     }
 
 
-def _content(status: Status, urls: Urls) -> str:
-    html = richtext.to_html(status.text, dict(status.mentions), urls.base)
-    return f"<p>{html}</p>"
+def _content(status: Status, urls: Urls, mentions: dict[str, int] | None = None) -> str:
+    """The status's text as HTML, its `mentions` linked (by default all it names)."""
+    linked = dict(status.mentions) if mentions is None else mentions
+    return f"<p>{richtext.to_html(status.text, linked, urls.base)}</p>"
 
 
 def _mentions(status: Status, usernames: dict[int, str], urls: Urls) -> list[dict]:
@@ -258,7 +259,7 @@ def _base_status(status: Status, author: dict, related: Related, urls: Urls) -> 
         # An account it named is gone: its name is not linked (it may belong to
         # someone else by now), as its Mention is left out.
         kept = {name: uid for name, uid in status.mentions if uid in usernames}
-        entity["content"] = f"<p>{richtext.to_html(status.text, kept, urls.base)}</p>"
+        entity["content"] = _content(status, urls, kept)
     entity["visibility"] = (
         "private" if author["locked"] else "unlisted" if status.unlisted else "public"
     )

@@ -76,11 +76,3 @@ def conversation_unmute(
     return bool(
         get_redis().zrem(keys.conversation_mutes(user.id), found.conversation_id)
     )
-
-
-def conversation_muted(*, user: User, status: Status) -> bool:
-    """Whether the user muted the conversation of a status (not a repost's row)."""
-    return (
-        get_redis().zscore(keys.conversation_mutes(user.id), status.conversation_id)
-        is not None
-    )

@@ -117,12 +117,16 @@ def text_length(text: str) -> int:
     one character counts one (a grapheme cluster: a family emoji, a flag, a letter
     with its accents), each link (`richtext.links`) URL_LENGTH, however long, and
     another server's handle, `@user@domain`, as its `@user` (`richtext.countable`)."""
-    counted = richtext.countable(text, _URL_PLACEHOLDER)
-    if counted.isascii():
+    return _clusters(richtext.countable(text, _URL_PLACEHOLDER))
+
+
+def _clusters(text: str) -> int:
+    """How many grapheme clusters a normalized text holds."""
+    if text.isascii():
         # Each ASCII character is a cluster of its own (but \r\n, which a normalized
         # text has not): most statuses need no segmentation, a tenth of the cost.
-        return len(counted)
-    return len(_GRAPHEME.findall(counted))
+        return len(text)
+    return len(_GRAPHEME.findall(text))
 
 
 def normalize_spoiler(spoiler: str) -> str:
@@ -137,9 +141,7 @@ def spoiler_length(spoiler: str) -> int:
     """A normalized content warning's length as the limit counts it: its grapheme
     clusters, a link as written (Mastodon counts the warning and the text together,
     and only the text's links as URL_LENGTH)."""
-    if spoiler.isascii():
-        return len(spoiler)
-    return len(_GRAPHEME.findall(spoiler))
+    return _clusters(spoiler)
 
 
 def text_problem(text: str, spoiler: str = "") -> str | None:
