@@ -63,6 +63,22 @@
   } catch (e) {
     TOKENS = null;
   }
+  // A text that shows nothing (timeline/domain.py's `_shows_something`): blanks,
+  // format and control characters, and the ones Unicode says show nothing
+  // (`_INVISIBLE`). A warning of them alone is none there, so it counts nothing.
+  var SHOWS_NOTHING = null;
+  try {
+    SHOWS_NOTHING = new RegExp(
+      "^[" + BLANK + "\\p{Cf}\\p{Cc}\\p{Cs}" +
+        "\\u00ad\\u034f\\u061c\\u115f\\u1160\\u17b4\\u17b5\\u180b-\\u180f" +
+        "\\u200b-\\u200f\\u202a-\\u202e\\u2060-\\u206f\\u2800\\u3164" +
+        "\\ufe00-\\ufe0f\\ufeff\\uffa0\\ufff0-\\ufff8\\u{1bca0}-\\u{1bca3}" +
+        "\\u{1d173}-\\u{1d17a}\\u{e0000}-\\u{e0fff}]*$",
+      "u"
+    );
+  } catch (e) {
+    SHOWS_NOTHING = null;
+  }
   var PAIRS = { ")": "(", "]": "[", "}": "{" };
   function count(text, c) { return text.split(c).length - 1; }
   function urlEnd(url) {
@@ -135,6 +151,7 @@
       var text = spoiler.value.replace(BREAKS, " ").replace(CONTROLS, "");
       if (text.normalize) text = text.normalize("NFC");
       text = text.replace(ENDS, "");
+      if (SHOWS_NOTHING && SHOWS_NOTHING.test(text)) return { length: 0, raw: 0 };
       return { length: characterCount(text), raw: Array.from(text).length };
     }
     function update() {

@@ -12,7 +12,12 @@ from playwright.sync_api import expect
 
 from tests.browser.test_journeys import log_in, post, statuses
 from tests.helpers import make_user
-from timeline.domain import RAW_LENGTH_FACTOR, normalize_text, text_length
+from timeline.domain import (
+    RAW_LENGTH_FACTOR,
+    normalize_spoiler,
+    normalize_text,
+    text_length,
+)
 from timeline.richtext import URL_SHOWN
 
 pytestmark = [pytest.mark.real_redis, pytest.mark.browser]
@@ -147,6 +152,24 @@ def test_a_content_warning_counts_posts_folded_and_opens(compose):
     row.locator("summary").click()
     assert row.locator(".status-text").inner_text() == "the butler did it"
     assert statuses(compose) == ["the butler did it", "unwarned"]
+
+
+@pytest.mark.parametrize(
+    "warning",
+    ["\u200b\u200d", "\u2800 \ufe0f", "\u00ad\u3164\U000e0041", "\u202e\u2066"],
+)
+def test_a_warning_that_shows_nothing_counts_nothing(compose, warning):
+    """A warning of invisible characters only is none on the server
+    (`normalize_spoiler`): the counter counts it as nothing too, and Post takes a
+    text that fills the limit, with no warning on it."""
+    limit = settings.STATUS_MAX_LENGTH
+    assert normalize_spoiler(warning) == ""
+    compose.get_by_label("Add a content warning").check()
+    compose.get_by_label("Content warning", exact=True).fill(warning)
+    assert counter(compose, "x" * limit) == "0 characters left"
+    post_with_box(compose, "x" * limit)
+    assert statuses(compose) == ["x" * limit]
+    assert compose.locator("li.status details.spoiler").count() == 0
 
 
 def test_without_script_an_unticked_warning_is_not_posted(new_page):
