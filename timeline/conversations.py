@@ -11,12 +11,13 @@ same atomic step and records nothing for a muted conversation. Only what arrives
 after the mute is held back, as Mastodon's: the notifications already there stay.
 
 A status is muted as it is liked: a repost's original, and only while the reader
-may see it (`social.status_target`); an unmute needs no such check (a reader may
-always undo their own mute). The list is capped (CONVERSATION_MUTES_MAX): past it
-the mute made longest ago goes, in the same step. A refusal would ask for an unmute
-nobody could make: the list has no page of its own, and a conversation whose
-statuses were all deleted can no longer be named. The account's deletion deletes
-the key (`timeline.fanout._account_keys`).
+may see it (`social.status_target`); an unmute likewise, as Mastodon's, so a status
+hidden from the reader answers "not found" and changes nothing (any status of the
+thread they may see unmutes it: they all name the same conversation). The list is
+capped (CONVERSATION_MUTES_MAX): past it the mute made longest ago goes, in the same
+step. A refusal would ask for an unmute nobody could make: the list has no page of
+its own, and a conversation whose statuses were all deleted can no longer be named.
+The account's deletion deletes the key (`timeline.fanout._account_keys`).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from config.pipelines import LuaScript
 from config.redis import get_redis
 from timeline import keys
 from timeline.domain import Status
-from timeline.social import original_read, status_target
+from timeline.social import status_target
 
 CONVERSATION_MUTES_MAX = 10_000
 
@@ -68,11 +69,12 @@ def conversation_unmute(
     *, user: User, sid: int, limit: limits.Limit | None = None
 ) -> bool:
     """Unmute the conversation a status (a repost's original) is part of; False if
-    it was not muted. NotFound for a status that does not exist (a deleted one's
-    conversation cannot be named)."""
+    it was not muted. NotFound, with nothing changed, for a status that does not
+    exist (a deleted one's conversation cannot be named) or that the user may not
+    see (as Mastodon's: shown to them first)."""
     if limit is not None:
         limits.take(limit)
-    found = original_read(sid)
+    found = status_target(user=user, sid=sid)
     return bool(
         get_redis().zrem(keys.conversation_mutes(user.id), found.conversation_id)
     )

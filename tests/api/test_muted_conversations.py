@@ -10,7 +10,7 @@ from config.redis import is_cluster
 from tests.api.helpers import api_client, token_for
 from tests.helpers import make_user, run_jobs
 from tests.roundtrips import get_round_trips
-from timeline import conversations, services, social
+from timeline import blocks, conversations, services, social
 
 
 @pytest.fixture(autouse=True)
@@ -91,6 +91,19 @@ def test_muting_takes_the_mutes_scope_and_a_hidden_status_is_a_404():
     reader = _api(bob, scopes=("read", "write:statuses"))
     assert reader.post(f"/api/v1/statuses/{sid}/mute").status_code == 403
     assert _api(bob).post("/api/v1/statuses/99999999/mute").status_code == 404
+
+
+def test_unmuting_a_status_hidden_from_the_viewer_is_a_404_that_changes_nothing():
+    """As Mastodon's (the status must be shown to the viewer first): a 404 says the
+    status is not there for them, so their mute is left as it was."""
+    alice, bob = make_user("alice"), make_user("bob")
+    sid = services.status_create(author=alice, text="hi").id
+    client = _api(bob)
+    assert client.post(f"/api/v1/statuses/{sid}/mute").status_code == 200
+    blocks.block_create(blocker=alice, blocked_id=bob.id)
+    assert client.post(f"/api/v1/statuses/{sid}/unmute").status_code == 404
+    blocks.block_delete(blocker=alice, blocked_id=bob.id)
+    assert client.get(f"/api/v1/statuses/{sid}").json()["muted"] is True
 
 
 def test_mutes_cost_no_round_trip_on_timelines():
