@@ -394,6 +394,17 @@ def param(values, name: str) -> str | None:
     raise ApiError(422, f"Validation failed: {name} must be a single value")
 
 
+def text_param(values, name: str) -> str | None:
+    """A text parameter (a status, its warning): JSON's `false` is none, as
+    Mastodon reads it (`|| ''`), rather than the word "false"; `true` is refused."""
+    value = values.get(name)
+    if value is False:
+        return None
+    if value is True:
+        raise ApiError(422, f"Validation failed: {name} must be text")
+    return param(values, name)
+
+
 def param_list(values, name: str) -> list[str]:
     """A list parameter, sent as `name[]=a&name[]=b`, `name=a`, or a JSON array."""
     if isinstance(values, dict) and not isinstance(values, QueryDict):

@@ -18,6 +18,7 @@ from api.http import (
     param,
     param_list,
     params,
+    text_param,
     unprocessable,
 )
 from api.pagination import Window, link_header
@@ -134,10 +135,12 @@ def _text_error(text: str, spoiler: str, error: InvalidStatus) -> ApiError:
 
 
 def _post(request, values, user, reserved_id: int | None = None) -> Status:
-    text = richtext.local_handles(param(values, "status") or "", request.get_host())
+    text = richtext.local_handles(
+        text_param(values, "status") or "", request.get_host()
+    )
     reply_to = param(values, "in_reply_to_id")
     unlisted = param(values, "visibility") == "unlisted"
-    spoiler = param(values, "spoiler_text") or ""
+    spoiler = text_param(values, "spoiler_text") or ""
     limit = limits.post(user.id)
     try:
         if reply_to:

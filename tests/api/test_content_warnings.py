@@ -138,3 +138,27 @@ def test_a_warning_from_the_site_is_said_to_apps(people):
     (shown,) = api_client(token_for(bob)).get("/api/v1/timelines/home").json()
     assert _warned(shown) == ("Meta", True)
     assert "site post" in shown["content"]
+
+
+def test_a_json_false_warning_is_none_and_a_true_one_is_refused(people):
+    """JSON clients send `"spoiler_text": false` for "no warning" (Mastodon reads it
+    as none, `|| ''`): it posts no warning, rather than the word "false"; `true`
+    names no text at all, and is refused with nothing posted."""
+    alice, _ = people
+    client = api_client(token_for(alice))
+    unwarned = client.post(
+        "/api/v1/statuses",
+        {"status": "plain", "spoiler_text": False},
+        content_type="application/json",
+    )
+    assert unwarned.status_code == 200, unwarned.content
+    assert _warned(unwarned.json()) == ("", False)
+    refused = client.post(
+        "/api/v1/statuses",
+        {"status": "odd", "spoiler_text": True},
+        content_type="application/json",
+    )
+    assert refused.status_code == 422
+    assert refused.json() == {"error": "Validation failed: spoiler_text must be text"}
+    shown = client.get(f"/api/v1/accounts/{alice.id}/statuses").json()
+    assert [s["content"] for s in shown] == ["<p>plain</p>"]
