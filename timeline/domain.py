@@ -227,9 +227,10 @@ class Status:
 
     `conversation`: the id of the status a reply's thread began with (Mastodon's
     conversation; a repost's: its original's), which a reader may mute
-    (`timeline.conversations`); stored on replies and reposts posted since
-    (`conversation_id` works it out for older ones, as far as their `thread` goes
-    back).
+    (`timeline.conversations`); stored on every reply and repost (`upgrade_store`'s
+    layout 8 named those posted before; `conversation_id` still works one out,
+    as far as its `thread` goes back, for a status written meanwhile by an older
+    process).
     """
 
     id: int

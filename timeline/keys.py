@@ -22,6 +22,8 @@ account's job (`account:<uid>`) deletes every per-user key of both tables
 |                      |        | `@names` that named a user at post time)  | read as none, no migration)               |
 |                      |        | unlisted (`1`); spoiler (a content warning| absent when none (older hashes: none)     |
 |                      |        | on one line: `timeline.domain.Status`)    |                                           |
+|                      |        | conversation (a reply's or repost's: the  | written since layout 7; upgrade_store     |
+|                      |        | sid its thread began with)                | gives older ones theirs (layout 8)        |
 | `likes:{status:<sid>}` | zset | liker uid -> like time (microsecs), in    | one per standing like; deleted with the   |
 |                      |        | the status's slot (`timeline.social`)     | status by its `unlink` job                |
 | `reposts:{status:<sid>}` | zset | reposter uid -> the repost's sid       | one per standing repost (a repost is a    |
@@ -274,6 +276,17 @@ def home_pattern() -> str:
 def following_pattern() -> str:
     """SCAN pattern matching every following zset (admin tools only)."""
     return "following:{*}"
+
+
+def status_pattern() -> str:
+    """SCAN pattern matching every status hash (admin tools only): `key_owner`
+    reads a match's sid."""
+    return "status:*"
+
+
+def conversation_mutes_pattern() -> str:
+    """SCAN pattern matching every muted-conversations zset (admin tools only)."""
+    return "conversation_mutes:{*}"
 
 
 def key_owner(key: str, pattern: str) -> int | None:

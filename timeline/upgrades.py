@@ -29,7 +29,7 @@ forward.
   someone who unmutes everyone meanwhile only makes the push look, as before).
   `seen:days` needs no step: a stamp it lacks is looked up as before, and the next
   day's stamp writes it. A Cluster has neither key: nothing to do there.
-- Layout 7 (this version) counts the site's users and statuses as it goes
+- Layout 7 counts the site's users and statuses as it goes
   (`timeline/counts.py`: `counts:{q<k>}` per slot, changed in the steps that
   change what counts, and `counts:site`, their sum, which a fan-out worker writes
   every SITE_COUNTS_SECONDS and `/api/v1/instance` reads). The upgrade counts them
@@ -38,6 +38,19 @@ forward.
   store answers at once. The store is quiet meanwhile (the new version serves
   once the layout is recorded), so the counts are exact; a run again finds them
   right and changes nothing.
+- Layout 8 (this version) names every reply's and repost's conversation: the id of
+  the status its thread began with, which a reader mutes (`timeline.conversations`).
+  Layout 7's version stored `conversation` on new replies and reposts only, taken
+  from the parent, and worked out an older one's from the ancestors its `thread`
+  names (THREAD_DEPTH levels): in a thread deeper than that, a reply stored before
+  it was not muted with the thread's first status, and a new reply below one took
+  that ancestor for its first status. The upgrade walks every status hash (SCAN),
+  follows each reply's parents up to the first status (a deleted parent is passed
+  by the older ancestors its `thread` names; with none left, the oldest one named
+  stands, as before), writes the conversation where it is missing or wrong (and in
+  the author's outbox copy, for an author merged at read), and moves each mute
+  recorded by such an ancestor to the first status (`conversation_mutes:{<uid>}`).
+  A run again finds every conversation right and changes nothing.
 
 Each step runs only for a store recorded below its layout (none recorded: layout 1),
 so a run on an upgraded store changes nothing. That matters most for layout 4: its
@@ -62,7 +75,7 @@ run is simply run again. The layout is recorded last, once everything is there.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from accounts import keys as account_keys
 from accounts.domain import User
@@ -77,12 +90,16 @@ from config.pipelines import LuaScript, ReadBatch, pipeline_run
 from config.redis import StoreRefused, get_redis, is_cluster, key_count
 from timeline import keys
 from timeline.counts import SiteCounts, counts_recount
+from timeline.domain import Status
 from timeline.services import global_add_queue
 
-LAYOUT = 7
+LAYOUT = 8
 SCAN_COUNT = 1000  # keys SCAN examines per round trip
 BATCH = 100  # followers zsets whose names are checked per round of round trips
 ZSCAN_COUNT = 1000  # followers read per zset per round trip (all of a small one)
+# Statuses whose links (parent, original, ancestors) the conversation walk keeps in
+# memory before it forgets them all and reads again what it needs (layout 8).
+WALK_MEMORY = 500_000
 
 # KEYS: a user's followers zset and follower-names hash. ARGV: uid, name pairs.
 # Names each uid that still follows the user and has no name yet; returns how many.
@@ -108,6 +125,55 @@ if current < tonumber(ARGV[1]) then
   return 1
 end
 return 0
+"""
+)
+
+
+# KEYS: a status hash. ARGV: a conversation id. Names the status's conversation, if
+# the status still stands (a deleted one's hash is not made again).
+_CONVERSATION_NAME = LuaScript(
+    """
+if redis.call('HEXISTS', KEYS[1], 'uid') == 1 then
+  redis.call('HSET', KEYS[1], 'conversation', ARGV[1])
+  return 1
+end
+return 0
+"""
+)
+
+# KEYS: an author's outbox. ARGV: sid, entry as read, entry to write, ... Writes each
+# entry that is still as read; returns how many.
+_OUTBOX_REWRITE = LuaScript(
+    """
+local written = 0
+for i = 1, #ARGV, 3 do
+  if redis.call('HGET', KEYS[1], ARGV[i]) == ARGV[i + 1] then
+    redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 2])
+    written = written + 1
+  end
+end
+return written
+"""
+)
+
+# KEYS: a reader's muted conversations. ARGV: old id, new id, ... Moves each mute
+# recorded by the old id to the new one (the later of the two times, if both);
+# returns how many moved.
+_MUTES_MOVE = LuaScript(
+    """
+local moved = 0
+for i = 1, #ARGV, 2 do
+  local score = redis.call('ZSCORE', KEYS[1], ARGV[i])
+  if score then
+    local there = redis.call('ZSCORE', KEYS[1], ARGV[i + 1])
+    if not there or tonumber(there) < tonumber(score) then
+      redis.call('ZADD', KEYS[1], score, ARGV[i + 1])
+    end
+    redis.call('ZREM', KEYS[1], ARGV[i])
+    moved = moved + 1
+  end
+end
+return moved
 """
 )
 
@@ -165,6 +231,9 @@ class UpgradeReport:
     names_indexed: int = 0  # entries added to the people search's index (layout 5)
     muters_marked: int = 0  # users given their bit in `muters` (layout 6)
     counted: SiteCounts | None = None  # the site's counts (layout 7), if counted
+    conversations_named: int = 0  # replies and reposts given theirs (layout 8)
+    outbox_entries_named: int = 0  # outbox copies of them given theirs too
+    conversation_mutes_moved: int = 0  # mutes moved to their first status
     legacy_keys_deleted: int = 0
     layout_recorded: bool = False  # store:layout raised to LAYOUT by this run
 
@@ -218,6 +287,10 @@ def store_upgrade(
     _muters_mark(report, batch=batch * 10)
     if due(7):
         report.counted = counts_recount(write=not dry_run).site
+    if due(8):
+        roots = _Roots()
+        _conversations_name(report, roots, batch=batch * 10)
+        _conversation_mutes_move(report, roots, batch=batch)
     legacy = (
         [
             account_keys.legacy_store_epoch(),
@@ -240,8 +313,8 @@ def store_upgrade(
 
 
 def _each_owners(pattern: str, batch: int, run: Callable[[list[int]], None]) -> None:
-    """Run `run` on the owners (uids) of the keys SCAN finds for a per-user
-    pattern, `batch` at a time."""
+    """Run `run` on the owners (uids; sids of status hashes) of the keys SCAN finds
+    for a per-user (per-status) pattern, `batch` at a time."""
     uids: list[int] = []
     for key in get_redis().scan_iter(match=pattern, count=SCAN_COUNT):
         uid = keys.key_owner(key, pattern)
@@ -411,3 +484,224 @@ def _follower_names_fill(chunk: dict[int, list[int]], report: UpgradeReport) -> 
 
     if to_write:
         report.names_added += sum(pipeline_run(name_followers))
+
+
+@dataclass(frozen=True)
+class _Links:
+    """What the conversation walk needs of a status (layout 8)."""
+
+    uid: int
+    reply_to: int | None
+    repost_of: int | None
+    ancestors: tuple[int, ...]  # older than the parent, nearest first (`thread`)
+    conversation: int | None  # as stored
+
+
+class _Unread(Exception):
+    """The walk needs a status not read yet."""
+
+    def __init__(self, sid: int):
+        super().__init__(sid)
+        self.sid = sid
+
+
+class _Roots:
+    """Each status's conversation, found by walking up its parents (layout 8).
+
+    Read in rounds: a walk that reaches a status not read yet stops, the round's
+    missing statuses are read in one pipeline, and the walks start again (each
+    round goes one level further up, and what is known is kept).
+    """
+
+    FIELDS = ("uid", "reply_to", "repost_of", "thread", "conversation")
+
+    def __init__(self) -> None:
+        self.links: dict[int, _Links | None] = {}  # None: no such status
+        self.roots: dict[int, int] = {}
+
+    def read(self, sids: list[int]) -> None:
+        wanted = [sid for sid in dict.fromkeys(sids) if sid not in self.links]
+        if len(self.links) + len(wanted) > WALK_MEMORY:
+            # Forget everything, and read all that is asked for again.
+            self.links.clear()
+            self.roots.clear()
+            wanted = list(dict.fromkeys(sids))
+        if not wanted:
+            return
+        rows = pipeline_run(
+            lambda pipe: [pipe.hmget(keys.status(sid), self.FIELDS) for sid in wanted],
+            confirm=False,
+        )
+        for sid, (uid, reply_to, repost_of, thread, conversation) in zip(
+            wanted, rows, strict=True
+        ):
+            self.links[sid] = (
+                None
+                if uid is None
+                else _Links(
+                    uid=int(uid),
+                    reply_to=_int_or_none(reply_to),
+                    repost_of=_int_or_none(repost_of),
+                    ancestors=tuple(
+                        int(part.split(":")[0]) for part in (thread or "").split()
+                    ),
+                    conversation=_int_or_none(conversation),
+                )
+            )
+
+    def _get(self, sid: int) -> _Links | None:
+        if sid not in self.links:
+            raise _Unread(sid)
+        return self.links[sid]
+
+    def _step(self, sid: int, links: _Links) -> tuple[int | None, int]:
+        """Where the walk goes from a status: (the next status up, None) while there
+        is one, else (None, the conversation it ends at)."""
+        if links.repost_of is not None:
+            up = [links.repost_of]
+        elif links.reply_to is not None:
+            up = [links.reply_to, *links.ancestors]
+        else:
+            return None, sid  # a thread's first status
+        for above in up:
+            if self._get(above) is not None:
+                return above, 0
+        # Every status named above is gone: the stored conversation, else the oldest
+        # named (what `Status.conversation_id` says of it).
+        if links.conversation is not None:
+            return None, links.conversation
+        return None, up[-1]
+
+    def root(self, sid: int) -> int:
+        """The conversation of a status that stands; _Unread for a status to read."""
+        path: list[int] = []
+        walked: set[int] = set()
+        at = sid
+        while True:
+            if at in self.roots:
+                found = self.roots[at]
+                break
+            links = self._get(at)
+            assert links is not None
+            path.append(at)
+            walked.add(at)
+            above, found = self._step(at, links)
+            if above is None:
+                break
+            if above in walked:  # a loop (no status the site wrote makes one)
+                found = min(path)
+                break
+            at = above
+        for each in path:
+            self.roots[each] = found
+        return found
+
+    def resolve(self, sids: list[int]) -> dict[int, int]:
+        """The conversation of each status of `sids` that stands."""
+        missing: list[int] = []
+        while True:
+            self.read(sids + missing)
+            found: dict[int, int] = {}
+            missing = []
+            for sid in sids:
+                if self.links[sid] is None:
+                    continue
+                try:
+                    found[sid] = self.root(sid)
+                except _Unread as unread:
+                    missing.append(unread.sid)
+            if not missing:
+                return found
+
+
+def _int_or_none(value: str | None) -> int | None:
+    return int(value) if value not in (None, "") else None
+
+
+def _conversations_name(report: UpgradeReport, roots: _Roots, *, batch: int) -> None:
+    """Name the conversation of every reply and repost where it is missing or wrong,
+    in its hash and its outbox copy (layout 8)."""
+
+    def name(chunk: list[int]) -> None:
+        found = roots.resolve(chunk)
+        owed = {
+            sid: root
+            for sid, root in found.items()
+            if (links := roots.links.get(sid)) is not None
+            and (links.reply_to is not None or links.repost_of is not None)
+            and links.conversation != root
+        }
+        if not owed:
+            return
+        report.conversations_named += len(owed)
+        authors = {sid: roots.links[sid].uid for sid in owed}
+        entries = pipeline_run(
+            lambda pipe: [
+                pipe.hget(keys.outbox(uid), sid) for sid, uid in authors.items()
+            ],
+            confirm=False,
+        )
+        rewrites: dict[int, list] = {}
+        for (sid, uid), entry in zip(authors.items(), entries, strict=True):
+            stored = Status.from_json(sid, entry) if entry else None
+            if stored is None:
+                continue
+            named = replace(stored, conversation=owed[sid]).to_json()
+            rewrites.setdefault(uid, []).extend([sid, entry, named])
+        report.outbox_entries_named += sum(len(v) // 3 for v in rewrites.values())
+        if report.dry_run:
+            return
+        pipeline_run(
+            lambda pipe: (
+                [
+                    _CONVERSATION_NAME.queue(pipe, keys=[keys.status(sid)], args=[root])
+                    for sid, root in owed.items()
+                ]
+                + [
+                    _OUTBOX_REWRITE.queue(pipe, keys=[keys.outbox(uid)], args=args)
+                    for uid, args in rewrites.items()
+                ]
+            )
+        )
+        # What the walk knows of them now, for the mutes' walk.
+        for sid, root in owed.items():
+            roots.links[sid] = replace(roots.links[sid], conversation=root)
+
+    _each_owners(keys.status_pattern(), batch, name)
+
+
+def _conversation_mutes_move(
+    report: UpgradeReport, roots: _Roots, *, batch: int
+) -> None:
+    """Move each mute recorded by a status that is not its thread's first to the
+    first status (layout 8)."""
+
+    def move(uids: list[int]) -> None:
+        mutes = pipeline_run(
+            lambda pipe: [
+                pipe.zrange(keys.conversation_mutes(uid), 0, -1) for uid in uids
+            ],
+            confirm=False,
+        )
+        found = roots.resolve(
+            list({int(m) for members in mutes for m in members if m.isdigit()})
+        )
+        moves: dict[int, list[int]] = {}
+        for uid, members in zip(uids, mutes, strict=True):
+            for member in members:
+                if member.isdigit() and found.get(int(member), int(member)) != int(
+                    member
+                ):
+                    moves.setdefault(uid, []).extend([int(member), found[int(member)]])
+        if report.dry_run:
+            report.conversation_mutes_moved += sum(len(v) // 2 for v in moves.values())
+            return
+        replies = pipeline_run(
+            lambda pipe: [
+                _MUTES_MOVE.queue(pipe, keys=[keys.conversation_mutes(uid)], args=args)
+                for uid, args in moves.items()
+            ]
+        )
+        report.conversation_mutes_moved += sum(int(n) for n in replies)
+
+    _each_owners(keys.conversation_mutes_pattern(), batch, move)

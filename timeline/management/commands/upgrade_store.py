@@ -14,7 +14,9 @@ class Command(StoreCommand):
         f"Upgrade a store written by an older version to key layout {LAYOUT}: name "
         "every follower in follower_names, partition the global timeline, stamp "
         "every user as seen, index the people who mute someone, count the users "
-        "and statuses (the instance's stats), delete the legacy "
+        "and statuses (the instance's stats), name every reply's and repost's "
+        "conversation (and move the mutes recorded by another of its statuses "
+        "to its first), delete the legacy "
         "keys (store:epoch, statuses:next_id, timeline:global) and record the "
         "layout in store:layout. "
         "Each step runs only on a store of an older layout, so a run on an "
@@ -63,6 +65,34 @@ class Command(StoreCommand):
         report = store_upgrade(dry_run=dry_run, batch=opts["batch"], progress=progress)
         if verbosity >= 1:
             self.stdout.write(self._summary(report))
+
+    def _conversations(self, report: UpgradeReport, would: str) -> list[str]:
+        named = report.conversations_named
+        gave = "give" if would else "gave"
+        lines = [
+            f"Conversations: {would}{gave} {named:,} replies and reposts the "
+            "conversation they are part of (the first status of their thread)"
+            + (
+                f", {report.outbox_entries_named:,} of them in their author's outbox."
+                if report.outbox_entries_named
+                else "."
+            )
+            if named
+            else "Conversations: every reply and repost names its own."
+        ]
+        moved = report.conversation_mutes_moved
+        move = "move" if would else "moved"
+        lines.append(
+            f"Muted conversations: {would}{move} {moved:,} muted "
+            + (
+                "conversation to its first status."
+                if moved == 1
+                else "conversations to their first status."
+            )
+            if moved
+            else "Muted conversations: each is named by its first status."
+        )
+        return lines
 
     def _summary(self, report: UpgradeReport) -> str:
         would = "would " if report.dry_run else ""
@@ -118,6 +148,8 @@ class Command(StoreCommand):
             )
         else:
             lines.append("Site counts: kept as the site counts them.")
+        if report.layout_before is None or report.layout_before < 8:
+            lines.extend(self._conversations(report, would))
         deleted = "delete" if would else "deleted"
         lines.append(
             f"Legacy keys: {would}{deleted} {report.legacy_keys_deleted}."
