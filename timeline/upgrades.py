@@ -46,10 +46,12 @@ forward.
   it was not muted with the thread's first status, and a new reply below one took
   that ancestor for its first status. The upgrade walks every status hash (SCAN),
   follows each reply's parents up to the first status (a deleted parent is passed
-  by the older ancestors its `thread` names; with none left, the oldest one named
-  stands, as before), writes the conversation where it is missing or wrong (and in
-  the author's outbox copy, for an author merged at read), and moves each mute
-  recorded by such an ancestor to the first status (`conversation_mutes:{<uid>}`).
+  by the older ancestors its `thread` names; with none left, the walk goes on from
+  the conversation it stores while that stands, else the oldest one named stands,
+  as before), writes the conversation where it is missing or wrong (and in the
+  author's outbox copy, for an author merged at read), and moves each mute recorded
+  by such an ancestor to the first status (`conversation_mutes:{<uid>}`), a mute of
+  a since-deleted one to where the statuses that named it went.
   A run again finds every conversation right and changes nothing.
 
 Each step runs only for a store recorded below its layout (none recorded: layout 1),
@@ -518,6 +520,10 @@ class _Roots:
     def __init__(self) -> None:
         self.links: dict[int, _Links | None] = {}  # None: no such status
         self.roots: dict[int, int] = {}
+        # The conversation a reply or repost was muted by before (its stored one,
+        # else what `Status.conversation_id` worked out) -> the one it now names:
+        # a mute of a since-deleted status follows it (never forgotten).
+        self.renamed: dict[int, int] = {}
 
     def read(self, sids: list[int]) -> None:
         wanted = [sid for sid in dict.fromkeys(sids) if sid not in self.links]
@@ -566,9 +572,12 @@ class _Roots:
         for above in up:
             if self._get(above) is not None:
                 return above, 0
-        # Every status named above is gone: the stored conversation, else the oldest
-        # named (what `Status.conversation_id` says of it).
+        # Every status named above is gone: the stored conversation (followed up
+        # while it stands), else the oldest named (what `Status.conversation_id`
+        # says of it).
         if links.conversation is not None:
+            if links.conversation != sid and self._get(links.conversation):
+                return links.conversation, 0
             return None, links.conversation
         return None, up[-1]
 
@@ -618,12 +627,36 @@ def _int_or_none(value: str | None) -> int | None:
     return int(value) if value not in (None, "") else None
 
 
+def _conversation_before(links: _Links) -> int | None:
+    """The conversation a status named before the upgrade (`Status.conversation_id`
+    as read then); None for a thread's first status."""
+    if links.conversation is not None:
+        return links.conversation
+    if links.repost_of is not None:
+        return links.repost_of
+    if links.ancestors:
+        return links.ancestors[-1]
+    return links.reply_to
+
+
+def _sid_member(member: str) -> int | None:
+    """A `conversation_mutes` member's sid: a plain decimal number, as written."""
+    if member.isascii() and member.isdigit() and str(int(member)) == member:
+        return int(member)
+    return None
+
+
 def _conversations_name(report: UpgradeReport, roots: _Roots, *, batch: int) -> None:
     """Name the conversation of every reply and repost where it is missing or wrong,
     in its hash and its outbox copy (layout 8)."""
 
     def name(chunk: list[int]) -> None:
         found = roots.resolve(chunk)
+        for sid, root in found.items():
+            links = roots.links[sid]
+            before = _conversation_before(links) if links else None
+            if before is not None and before != root:
+                roots.renamed.setdefault(before, root)
         owed = {
             sid: root
             for sid, root in found.items()
@@ -683,16 +716,18 @@ def _conversation_mutes_move(
             ],
             confirm=False,
         )
-        found = roots.resolve(
-            list({int(m) for members in mutes for m in members if m.isdigit()})
-        )
+        sids = {sid for members in mutes for m in members if (sid := _sid_member(m))}
+        found = roots.resolve(list(sids))
         moves: dict[int, list[int]] = {}
         for uid, members in zip(uids, mutes, strict=True):
             for member in members:
-                if member.isdigit() and found.get(int(member), int(member)) != int(
-                    member
-                ):
-                    moves.setdefault(uid, []).extend([int(member), found[int(member)]])
+                sid = _sid_member(member)
+                if sid is None:
+                    continue
+                # A deleted status's mute: where the statuses that named it went.
+                root = found[sid] if sid in found else roots.renamed.get(sid, sid)
+                if root != sid:
+                    moves.setdefault(uid, []).extend([sid, root])
         if report.dry_run:
             report.conversation_mutes_moved += sum(len(v) // 2 for v in moves.values())
             return
