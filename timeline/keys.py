@@ -278,6 +278,13 @@ def following_pattern() -> str:
     return "following:{*}"
 
 
+def upgrade_conversations() -> str:
+    """upgrade_store's record, while its layout 8 step runs, of the conversations
+    it renamed (old id -> the first status of its thread), for the mutes of a
+    since-deleted status; deleted when the step ends (`timeline.upgrades`)."""
+    return "upgrade:conversations"
+
+
 def status_pattern() -> str:
     """SCAN pattern matching every status hash (admin tools only): `key_owner`
     reads a match's sid."""

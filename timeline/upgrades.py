@@ -649,14 +649,24 @@ def _sid_member(member: str) -> int | None:
 def _conversations_name(report: UpgradeReport, roots: _Roots, *, batch: int) -> None:
     """Name the conversation of every reply and repost where it is missing or wrong,
     in its hash and its outbox copy (layout 8)."""
+    r = get_redis()
+    if not report.dry_run:
+        # A run cut short recorded these: what it renamed before it stopped.
+        for before, root in r.hscan_iter(keys.upgrade_conversations()):
+            roots.renamed.setdefault(int(before), int(root))
 
     def name(chunk: list[int]) -> None:
         found = roots.resolve(chunk)
+        renamed: dict[int, int] = {}
         for sid, root in found.items():
             links = roots.links[sid]
             before = _conversation_before(links) if links else None
-            if before is not None and before != root:
-                roots.renamed.setdefault(before, root)
+            if before is not None and before != root and before not in roots.renamed:
+                renamed[before] = roots.renamed[before] = root
+        if renamed and not report.dry_run:
+            # Kept in the store before any status names its new conversation: a
+            # run cut short finds them there again (`_conversation_mutes_move`).
+            r.hset(keys.upgrade_conversations(), mapping=renamed)
         owed = {
             sid: root
             for sid, root in found.items()
@@ -684,18 +694,17 @@ def _conversations_name(report: UpgradeReport, roots: _Roots, *, batch: int) -> 
         report.outbox_entries_named += sum(len(v) // 3 for v in rewrites.values())
         if report.dry_run:
             return
-        pipeline_run(
-            lambda pipe: (
-                [
-                    _CONVERSATION_NAME.queue(pipe, keys=[keys.status(sid)], args=[root])
-                    for sid, root in owed.items()
-                ]
-                + [
-                    _OUTBOX_REWRITE.queue(pipe, keys=[keys.outbox(uid)], args=args)
-                    for uid, args in rewrites.items()
-                ]
-            )
-        )
+
+        def write(pipe) -> None:
+            # The outbox copies first: a run cut short between finds the hash still
+            # to name, and writes both again.
+            for uid, args in rewrites.items():
+                _OUTBOX_REWRITE.queue(pipe, keys=[keys.outbox(uid)], args=args)
+            pipe.barrier()
+            for sid, root in owed.items():
+                _CONVERSATION_NAME.queue(pipe, keys=[keys.status(sid)], args=[root])
+
+        pipeline_run(write)
         # What the walk knows of them now, for the mutes' walk.
         for sid, root in owed.items():
             roots.links[sid] = replace(roots.links[sid], conversation=root)
@@ -740,3 +749,5 @@ def _conversation_mutes_move(
         report.conversation_mutes_moved += sum(int(n) for n in replies)
 
     _each_owners(keys.conversation_mutes_pattern(), batch, move)
+    if not report.dry_run:
+        get_redis().delete(keys.upgrade_conversations())

@@ -101,3 +101,30 @@ def test_an_odd_conversation_mutes_member_neither_crashes_nor_miscounts(r, deep,
     would = [line for line in dry.splitlines() if line.startswith("Muted conv")]
     assert would == [line.replace("moved", "would move") for line in moved]
     assert member in r.zrange(keys.conversation_mutes(carol.id), 0, -1)
+
+
+def test_a_run_cut_short_before_the_mutes_moves_them_when_run_again(
+    r, deep, monkeypatch
+):
+    """The run renamed the statuses' conversations, then stopped before the mutes:
+    run again, it finds every status named right, and still moves carol's mute of
+    the since-deleted chain[3] to the first status (what the first run renamed is
+    kept in the store until the step ends)."""
+    from timeline import upgrades
+
+    carol, chain, later = deep["carol"], deep["chain"], deep["later"]
+    delete(chain[3])
+
+    def cut_short(*args, **kwargs):
+        raise ConnectionError("the operator's terminal closed")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(upgrades, "_conversation_mutes_move", cut_short)
+        with pytest.raises(ConnectionError):
+            upgrade()
+    assert r.hget(keys.status(later.id), "conversation") == str(chain[0].id)
+    assert r.get(keys.store_layout()) == "7"  # recorded last: not yet
+    upgrade()
+    assert r.zrange(keys.conversation_mutes(carol.id), 0, -1) == [str(chain[0].id)]
+    assert muted_on_its_page(carol, later.id)
+    assert not r.exists(keys.upgrade_conversations())
