@@ -150,6 +150,9 @@ account's job (`account:<uid>`) deletes every per-user key of both tables
 | `store:layout`       | string | the key layout the store was upgraded to  | one key; set by `manage.py upgrade_store` |
 |                      |        | (`timeline/upgrades.py: LAYOUT`); absent  | or on first use of an empty store         |
 |                      |        | on a store no upgrade has checked yet     | (`timeline/upgrades.py`), never lowered   |
+| `upgrade:conversations` | hash | old conversation id -> the first status | only while upgrade_store's layout 8 step  |
+|                      |        | of its thread: what the step renamed, for | runs (one entry per renamed conversation);|
+|                      |        | the mutes of since-deleted statuses       | deleted when it ends                      |
 
 Scores equal members in the status zsets so that pages are cut by id
 (`ZREVRANGEBYSCORE key max_id -inf LIMIT 0 n`), and integer members and scores keep a
