@@ -222,6 +222,7 @@ JINJA2_GLOBALS = {
     "person_rows": "timeline.rendering_people.person_rows_tag",
     "profile_card": "timeline.rendering_people.profile_card_tag",
     "notification_list": "timeline.rendering.notification_list",
+    "version_list": "timeline.rendering.version_list",
 }
 
 # No database: every user, status, follow edge and token lives in Redis.

@@ -225,6 +225,11 @@ class Status:
     when there is none, so hashes and outbox entries from before it read as none).
     A repost carries its original's, as it carries its text.
 
+    `edited`: when its author last edited it (unix seconds; absent: never), as
+    Mastodon's `edited_at`. An edit changes the text, the content warning and the
+    mentions (`timeline.edits`); its earlier versions are kept apart
+    (`StatusVersion`). A repost carries its original's, as it carries its text.
+
     `conversation`: the id of the status a reply's thread began with (Mastodon's
     conversation; a repost's: its original's), which a reader may mute
     (`timeline.conversations`); stored on every reply and repost (`upgrade_store`'s
@@ -249,6 +254,7 @@ class Status:
     unlisted: bool = False
     spoiler: str = ""
     conversation: int | None = None
+    edited: float | None = None
     likes: int | None = field(default=None, compare=False)
     reposts: int | None = field(default=None, compare=False)
     replies: int | None = field(default=None, compare=False)
@@ -258,8 +264,10 @@ class Status:
     pinned: bool | None = field(default=None, compare=False)
     muted: bool | None = field(default=None, compare=False)
 
-    # The fields a status is made with and keeps (its hash, its outbox entry), then
-    # the counts (`timeline.social`), which only the hash holds.
+    # The fields a status is made with (its hash, its outbox entry: all but the
+    # text, the warning, the mentions and `edited` are kept as made, and those
+    # change only by an edit, `timeline.edits`), then the counts
+    # (`timeline.social`), which only the hash holds.
     IMMUTABLE: ClassVar[tuple[str, ...]] = (
         "uid",
         "author",
@@ -276,7 +284,10 @@ class Status:
         "unlisted",
         "spoiler",
         "conversation",
+        "edited",
     )
+    # What an edit changes (`timeline.edits`), in the hash and in every copy.
+    EDITABLE: ClassVar[tuple[str, ...]] = ("text", "spoiler", "mentions", "edited")
     COUNTS: ClassVar[tuple[str, ...]] = ("likes", "reposts", "replies")
     FIELDS: ClassVar[tuple[str, ...]] = IMMUTABLE + COUNTS
 
@@ -292,8 +303,8 @@ class Status:
         values = list(values) + [None] * (len(cls.FIELDS) - len(values))
         uid, author, text, created, reply_to, reply_uid, reply_author = values[:7]
         thread, repost_of, repost_uid, repost_author, mentions = values[7:12]
-        unlisted, spoiler, conversation = values[12:15]
-        likes, reposts, replies = values[15:]
+        unlisted, spoiler, conversation, edited = values[12:16]
+        likes, reposts, replies = values[16:]
         if uid is None or text is None:
             return None
         reposted_row = bool(repost_of)
@@ -314,6 +325,7 @@ class Status:
             unlisted=bool(unlisted),
             spoiler=spoiler or "",
             conversation=_int_or_none(conversation),
+            edited=float(edited) if edited else None,
             # A repost row's own counts are not the original's: not shown.
             likes=int(likes or 0) if counted and not reposted_row else None,
             reposts=int(reposts or 0) if counted and not reposted_row else None,
@@ -372,6 +384,8 @@ class Status:
             row["spoiler"] = self.spoiler
         if self.conversation is not None:
             row["conversation"] = self.conversation
+        if self.edited is not None:
+            row["edited"] = f"{self.edited:.3f}"
         return row
 
     def to_json(self) -> str:
@@ -436,6 +450,17 @@ class Status:
     @property
     def created_at(self) -> datetime:
         return datetime.fromtimestamp(self.created, tz=UTC)
+
+    @property
+    def edited_at(self) -> datetime | None:
+        if self.edited is None:
+            return None
+        return datetime.fromtimestamp(self.edited, tz=UTC)
+
+    @property
+    def history_url(self) -> str:
+        """Its versions' page (a repost's: its original's)."""
+        return url_for("timeline:status_history", self.original_id)
 
     @property
     def url(self) -> str:

@@ -19,6 +19,9 @@ resumable (`timeline.jobs`):
   status's likes (and each liker's record of them), its reposts, its link in its
   parent's replies or its original's reposts, and the notifications it caused
   (`social.status_unlink`).
+- `edit:<sid>`: brings an edited status's copies (outbox entries, reposts), its
+  tags' timelines and the notifications of who it no longer mentions in line with
+  its hash (`edits.edit_job_run`).
 - `like:<liker>:<sid>`: tells a status's author of a like while it stands, or
   takes the notification back once it is undone (`social.like_job_run`).
 - `mode:<author>`: moves an author past FANOUT_PUSH_MAX followers to pull mode
@@ -75,6 +78,7 @@ from config.redis import get_redis, is_cluster, slot_groups
 from timeline import (
     blocks,
     counts,
+    edits,
     jobs,
     keys,
     notifications,
@@ -907,6 +911,7 @@ HANDLERS: dict[str, Callable[[jobs.Job], None]] = {
     "post": run_post,
     "delete": run_delete,
     "unlink": social.unlink_job_run,
+    "edit": edits.edit_job_run,
     "like": social.like_job_run,
     "follow": run_follow,
     "suggest": run_suggest,

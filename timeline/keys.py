@@ -24,6 +24,11 @@ account's job (`account:<uid>`) deletes every per-user key of both tables
 |                      |        | on one line: `timeline.domain.Status`)    |                                           |
 |                      |        | conversation (a reply's or repost's: the  | written since layout 7; upgrade_store     |
 |                      |        | sid its thread began with)                | gives older ones theirs (layout 8)        |
+|                      |        | edited (unix s of the last edit; a repost | absent until edited (older hashes: never) |
+|                      |        | carries its original's)                   |                                           |
+| `edits:{status:<sid>}` | list | the versions an edit replaced, oldest     | EDITS_MAX (20): past it, edits are        |
+|                      |        | first, each JSON {text, spoiler, mentions,| refused with a message; deleted with the  |
+|                      |        | at} (`timeline.edits`)                    | status by its `unlink` job                |
 | `likes:{status:<sid>}` | zset | liker uid -> like time (microsecs), in    | one per standing like; deleted with the   |
 |                      |        | the status's slot (`timeline.social`)     | status by its `unlink` job                |
 | `reposts:{status:<sid>}` | zset | reposter uid -> the repost's sid       | one per standing repost (a repost is a    |
@@ -190,6 +195,11 @@ def legacy_status_ids() -> str:
 
 def status(sid: int) -> str:
     return f"status:{sid}"
+
+
+def edits(sid: int) -> str:
+    """The earlier versions of status `sid` (`timeline.edits`), in its slot."""
+    return f"edits:{{status:{sid}}}"
 
 
 def likes(sid: int) -> str:

@@ -96,7 +96,15 @@ def _fragments(status: Status, url) -> tuple[str, str, str, str]:
             '<span class="spoiler-show" aria-hidden="true"></span></summary>'
             f"{body}</details>"
         )
-    tail = f"</time></a>{quiet}</div>{body}"
+    edited = ""
+    if status.edited is not None:
+        # Mastodon's mark: the edit's time on hover, its versions one click away.
+        edited_iso = datetime.fromtimestamp(status.edited, tz=UTC).isoformat()
+        edited = (
+            f' <a class="edited" href="{escape(status.history_url)}" '
+            f'title="Edited {edited_iso}">Edited</a>'
+        )
+    tail = f"</time></a>{edited}{quiet}</div>{body}"
     return head, before, meta, tail
 
 
@@ -424,3 +432,27 @@ def notification_list(items: list[NotificationItem]) -> Markup:
             f"<p>{names} {_says(item.kind, url)} {_when(item.at)}</p>{quote}</li>"
         )
     return Markup(f'<ol class="notifications">{"".join(rows)}</ol>')
+
+
+def version_list(versions) -> Markup:
+    """A status's versions (`timeline.edits.StatusVersion`, newest first) as the
+    edit history shows them: which one, when, its warning and its text."""
+    items = []
+    last = len(versions) - 1
+    for n, version in enumerate(versions):
+        which = "Current version" if n == 0 else "Original" if n == last else "Earlier"
+        iso = datetime.fromtimestamp(version.at, tz=UTC).isoformat()
+        warning = (
+            '<p class="version-spoiler">Content warning: '
+            f"<bdi>{escape(version.spoiler)}</bdi></p>"
+            if version.spoiler
+            else ""
+        )
+        text = richtext.to_html(version.text, dict(version.mentions))
+        items.append(
+            f'<li class="version"><p class="version-meta"><strong>{which}</strong> '
+            f'&middot; <time datetime="{iso}" data-relative>'
+            f"{escape(relative(version.at))}</time></p>{warning}"
+            f'<p class="status-text">{text}</p></li>'
+        )
+    return Markup(f'<ol class="versions card">{"".join(items)}</ol>')

@@ -350,8 +350,7 @@ def status_create(
 
     def take(pipe) -> None:
         # The mentioned names' ids ride in the same round trip as the status id.
-        for name in names:
-            pipe.get(account_keys.username(name))
+        mentions_queue(pipe, names)
         limits.take_queue(pipe, *budget)
         if reserved_id is None:
             status_ids_queue(pipe, author_id=author.id)
@@ -363,13 +362,7 @@ def status_create(
         *taken, first = taken
         (sid,) = status_ids_from(first, author_id=author.id)
     limits.check(taken, *budget)
-    # A name no one holds, or a deleted account's (retired), resolves to nothing:
-    # who was meant is decided now, and a later owner of the name is not linked.
-    mentions = {
-        name: uid
-        for name, claim in zip(names, claims, strict=True)
-        if (uid := name_claim_uid(claim)) is not None
-    }
+    mentions = mentions_from(names, claims)
     status = Status(
         id=sid,
         author_id=author.id,
@@ -395,6 +388,7 @@ def status_create(
         else reply_to.conversation_id
         if reply_to
         else None,
+        edited=repost_of.edited if repost_of else None,
     )
     public = not author.private and repost_of is None and not status.unlisted
     slot = keys.slot_of_user(author.id)
@@ -454,6 +448,23 @@ def status_create(
         pipeline_run(take_back)
         raise InvalidStatus("This account is deleted.")
     return status
+
+
+def mentions_queue(pipe, names: list[str]) -> None:
+    """Queue the reads of the accounts these `@names` name (`mentions_from`)."""
+    for name in names:
+        pipe.get(account_keys.username(name))
+
+
+def mentions_from(names: list[str], claims: list) -> dict[str, int]:
+    """A text's mentions, name -> uid, from `mentions_queue`'s replies. A name no
+    one holds, or a deleted account's (retired), resolves to nothing: who was meant
+    is decided now, and a later owner of the name is not linked."""
+    return {
+        name: uid
+        for name, claim in zip(names, claims, strict=True)
+        if (uid := name_claim_uid(claim)) is not None
+    }
 
 
 # How many of a reply's ancestors its hash names (`Status.thread`), so a status
@@ -666,7 +677,7 @@ return added
 )
 
 
-def status_publish(*, status: Status) -> list[str]:
+def status_publish(*, status: Status, everyone: bool = True) -> list[str]:
     """Add a public status to the global timeline and to the timelines of its tags,
     and count it in its hour's trends; returns the tags it was new to. One round
     trip, and one more to count it (on every run: each status counts once per tag,
@@ -678,13 +689,17 @@ def status_publish(*, status: Status) -> list[str]:
     and the count is taken where it can be taken once. A status deleted meanwhile
     is taken back out of its tags (the delete removes it from its tags after its
     hash is gone; this checks the hash after its adds, so whichever runs second
-    removes it) and out of the global timeline by its removal's job.
+    removes it) and out of the global timeline by its removal's job. Likewise a
+    status edited meanwhile leaves the tags its text no longer carries (the edit's
+    job, `timeline.edits`, takes it out of them; whichever runs second does).
+    Without `everyone` (an edit's job), the global timeline is left as it is.
     """
     sid = status.id
     tags = richtext.hashtags(status.text)
 
     def add(pipe) -> None:
-        global_add_queue(pipe, sids=[sid])
+        if everyone:
+            global_add_queue(pipe, sids=[sid])
         for tag in tags:
             _TAG_ADD.queue(
                 pipe,
@@ -693,15 +708,28 @@ def status_publish(*, status: Status) -> list[str]:
             )
         if tags:
             pipe.barrier()
-            pipe.exists(keys.status(sid))
+            pipe.hget(keys.status(sid), "text")
 
     replies = pipeline_run(add)
     if not tags:
         return []
-    _, *added, exists = replies
-    if not exists:
+    *added, text = replies[1:] if everyone else replies
+    if text is None:
         pipeline_run(lambda pipe: tags_remove_queue(pipe, statuses=[status]))
         return []
+    if text != status.text:
+        # Edited since this read: the tags it no longer carries go again.
+        gone = sorted(set(tags) - set(richtext.hashtags(text)))
+        if gone:
+
+            def drop(pipe) -> None:
+                for tag in gone:
+                    pipe.zrem(keys.tag_timeline(tag), sid)
+                trends_count_queue(pipe, status=status, tags=gone, up=False)
+
+            pipeline_run(drop)
+        tags = [tag for tag in tags if tag not in gone]
+        added = [True] * len(tags)  # not reported: the edit's job counts them
     # Every tag, on every run: counted once (`_TREND_COUNT`), so a run that died
     # after its adds is counted by its retry, and not at all once the status left.
     pipeline_run(

@@ -57,7 +57,7 @@ from accounts import limits
 from accounts.domain import User
 from config.pipelines import LuaScript, pipeline_run
 from config.redis import get_redis, slot_of
-from timeline import jobs, keys, notifications, services
+from timeline import edits, jobs, keys, notifications, services
 from timeline.domain import MAX_STATUS_ID, Forbidden, NotFound, Status
 
 # KEYS: a status hash, one of its zsets, the job queue and data of the status's slot
@@ -454,6 +454,7 @@ def status_repost(
     repost = services.status_create(author=user, text=original.text, repost_of=original)
     if not link_posted(status=repost):
         return None
+    edits.repost_copy_check(original=original)
     return repost
 
 
@@ -710,7 +711,7 @@ def status_unlink(
     while rows := r.zrange(keys.reposts(sid), 0, UNLINK_BATCH - 1, withscores=True):
         _reposts_delete(rows)
         r.zrem(keys.reposts(sid), *[reposter for reposter, _ in rows])
-    r.delete(keys.replies(sid))
+    r.delete(keys.replies(sid), keys.edits(sid))  # one slot: the status's
 
 
 def likes_undo_queue(pipe, *, uid: int, sids: list[int]) -> None:

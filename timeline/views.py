@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, JsonResponse
+from django.http import Http404, HttpResponseNotAllowed, JsonResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST, require_safe
 
@@ -16,6 +16,7 @@ from timeline import (
     blocks,
     bookmarks,
     conversations,
+    edits,
     notifications,
     pins,
     privacy,
@@ -87,17 +88,22 @@ def post_status(request):
         except InvalidStatus as error:
             form.add_error("text", str(error))
         except TooManyAttempts as error:
-            form.add_error(
-                "text",
-                f"You are posting too fast. Your text is kept here: post it in "
-                f"{error.wait}.",
-            )
+            _too_fast(form, error)
             response = home(request, form=form, status=429)
             return too_many_requests(response, retry_after=error.retry_after)
     if form.errors:
         return home(request, form=form)
     messages.success(request, "Posted.")
     return redirect(safe_next(request))
+
+
+def _too_fast(form: StatusForm, error: TooManyAttempts, verb: str = "post") -> None:
+    """The posting budget refused a compose, reply or edit box: say when to try
+    again, under what was typed (kept)."""
+    form.add_error(
+        "text",
+        f"You are posting too fast. Your text is kept here: {verb} it in {error.wait}.",
+    )
 
 
 def global_timeline(request):
@@ -189,17 +195,84 @@ def status_reply(request, sid: int):
         except InvalidStatus as error:
             form.add_error("text", str(error))
         except TooManyAttempts as error:
-            form.add_error(
-                "text",
-                f"You are posting too fast. Your text is kept here: post it in "
-                f"{error.wait}.",
-            )
+            _too_fast(form, error)
             response = status_detail(request, sid, form=form, code=429)
             return too_many_requests(response, retry_after=error.retry_after)
     if form.errors:
         return status_detail(request, sid, form=form, code=400)
     messages.success(request, "Replied.")
     return redirect(reply.url)
+
+
+@login_required
+def status_edit(request, sid: int):
+    """Edit a status of one's own (GET: the form with its text and warning; POST:
+    save, back to the status). After an error, the form again with what was
+    typed; another's status, or a repost, is not found here."""
+    try:
+        status = edits.editable_get(user=request.user, sid=sid)
+    except NotFound as error:
+        raise Http404("No such status") from error
+    if request.method not in ("GET", "HEAD", "POST"):
+        return HttpResponseNotAllowed(["GET", "HEAD", "POST"])
+    if request.method != "POST":
+        form = StatusForm(
+            initial={
+                "text": status.text,
+                "cw": bool(status.spoiler),
+                "spoiler": status.spoiler,
+            }
+        )
+        return _edit_page(request, status, form)
+    form = StatusForm(request.POST)
+    if form.is_valid():
+        try:
+            edited = edits.status_edit(
+                user=request.user,
+                sid=sid,
+                text=richtext.local_handles(
+                    form.cleaned_data["text"], request.get_host()
+                ),
+                spoiler=form.cleaned_data["spoiler"],
+                limit=limits.post(request.user.id),
+            )
+        except NotFound as error:
+            raise Http404("No such status") from error
+        except InvalidStatus as error:
+            form.add_error("text", str(error))
+        except TooManyAttempts as error:
+            _too_fast(form, error, "save")
+            response = _edit_page(request, status, form, code=429)
+            return too_many_requests(response, retry_after=error.retry_after)
+    if form.errors:
+        return _edit_page(request, status, form, code=400)
+    if edited.edited == status.edited:
+        messages.info(request, "Nothing changed.")
+    else:
+        messages.success(request, "Edited.")
+    return redirect(edited.url)
+
+
+def _edit_page(request, status: Status, form: StatusForm, code: int = 200):
+    context = {"status": status, "form": form, "edits_max": edits.EDITS_MAX}
+    return render(request, "timeline/status_edit.html", context, status=code)
+
+
+@require_safe
+def status_history(request, sid: int):
+    """A status's versions, newest first, to whoever may see the status."""
+    thread = selectors.thread_get(reads=request.reads, sid=sid)
+    if thread is None or thread.status.repost_of is not None:
+        raise Http404("No such status")
+    versions = edits.status_history(sid)
+    if not versions:
+        raise Http404("No such status")
+    context = {
+        "status": thread.status,
+        "cards": thread.cards,
+        "versions": list(reversed(versions)),
+    }
+    return render(request, "timeline/status_history.html", context)
 
 
 def _react(

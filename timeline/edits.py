@@ -1,0 +1,363 @@
+"""Edited statuses (Mastodon's edits): an author changes a status's text and content
+warning after posting it; every page shows the new version, marked "Edited", and its
+earlier versions stay readable (`status_history`).
+
+**One atomic step, then a durable job.** The edit is one script in the status's
+slot (`_EDIT`): it checks that the status stands, is the editor's and is not a
+repost, keeps the version it replaces at the end of `edits:{status:<sid>}`, writes
+the new text, warning, mentions and `edited` time into the hash, and queues the
+status's `edit:<sid>` job beside them, so no crash separates the edit from the work
+it owes. Every page that reads the hash (the status's page, every home it was pushed
+to, profiles, tag pages) shows the new version at once. The job brings the copies in
+line (`edit_job_run`): the author's outbox entry (an author merged at read), each
+repost's hash and its reposter's outbox entry, the tag timelines (a tag edited out
+leaves its page and its trend; one edited in joins, for a public status) and the
+"mentioned you" of people no longer mentioned. It reads the hash as it is when it
+runs and writes what it reads, so it is idempotent; an edit made while it runs
+queues it again (`timeline.jobs`), and the last run writes the last version.
+
+**What an edit does not do**, as Mastodon's: it tells nobody new (a name added by
+an edit is linked, but its owner gets no notification: an edit is no way to ping
+people), keeps the status's place (id, time, replies, likes, reposts), and cannot
+change what it replies to or whether it is unlisted. A repost carries its
+original's current version, `edited` too; it cannot be edited itself.
+
+**Caps.** EDITS_MAX versions are kept per status (past it the edit is refused with
+a message, as Twitter caps edits); the key goes with the status (its unlink job).
+An edit is taken from the author's posting budget.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+
+from accounts import keys as account_keys
+from accounts import limits
+from accounts.domain import User
+from config.pipelines import LuaScript, pipeline_run
+from config.redis import get_redis, slot_of
+from timeline import jobs, keys, notifications, richtext, services
+from timeline.domain import (
+    MAX_STATUS_ID,
+    Forbidden,
+    InvalidStatus,
+    NotFound,
+    Status,
+    normalize_spoiler,
+    normalize_text,
+    text_problem,
+)
+
+EDITS_MAX = 20  # earlier versions kept per status; past it, edits are refused
+EDIT_BATCH = 500  # reposts brought in line per round of the job
+
+
+@dataclass(frozen=True, slots=True)
+class StatusVersion:
+    """One version of a status: its text, content warning and mentions, and since
+    when it was the status's (its posting, or the edit that made it)."""
+
+    text: str
+    spoiler: str
+    mentions: tuple[tuple[str, int], ...]
+    at: float
+
+    @classmethod
+    def from_json(cls, value: str) -> StatusVersion:
+        row = json.loads(value)
+        mentions = json.loads(row["mentions"]) if row.get("mentions") else {}
+        return cls(
+            text=row["text"],
+            spoiler=row.get("spoiler") or "",
+            mentions=tuple(sorted(mentions.items())),
+            at=float(row["at"]),
+        )
+
+    @classmethod
+    def of(cls, status: Status) -> StatusVersion:
+        """A status's current version."""
+        return cls(
+            text=status.text,
+            spoiler=status.spoiler,
+            mentions=status.mentions,
+            at=status.edited if status.edited is not None else status.created,
+        )
+
+
+# KEYS: the status hash, its versions, the job queue and data of its slot. ARGV: the
+# editor's uid, the new text, warning ('' none), mentions as stored ('' none), the
+# edit's time (unix s, as stored), EDITS_MAX, the edit job's id, now (ms). Returns
+# 1 (edited: the replaced version kept, the job queued), 2 (nothing changed), 0 (no
+# such status), -1 (another's), -2 (a repost), -3 (EDITS_MAX reached).
+_EDIT = LuaScript(
+    jobs.ENQUEUE
+    + """
+local uid = redis.call('HGET', KEYS[1], 'uid')
+if not uid then return 0 end
+if uid ~= ARGV[1] then return -1 end
+if redis.call('HEXISTS', KEYS[1], 'repost_of') == 1 then return -2 end
+local old = redis.call(
+  'HMGET', KEYS[1], 'text', 'spoiler', 'mentions', 'edited', 'created')
+if old[1] == ARGV[2] and (old[2] or '') == ARGV[3] then return 2 end
+if redis.call('LLEN', KEYS[2]) >= tonumber(ARGV[6]) then return -3 end
+redis.call('RPUSH', KEYS[2], cjson.encode({
+  text = old[1], spoiler = old[2] or '', mentions = old[3] or '',
+  at = old[4] or old[5]}))
+redis.call('HSET', KEYS[1], 'text', ARGV[2], 'edited', ARGV[5])
+for i, field in ipairs({'spoiler', 'mentions'}) do
+  local value = ARGV[2 + i]
+  if value == '' then
+    redis.call('HDEL', KEYS[1], field)
+  else
+    redis.call('HSET', KEYS[1], field, value)
+  end
+end
+enqueue(KEYS[3], KEYS[4], ARGV[7], ARGV[8], ARGV[8])
+return 1
+"""
+)
+
+# KEYS: a repost's hash. ARGV: its original's id, then the original's editable
+# fields' values ('' for none), in Status.EDITABLE's order. Copies them, while the
+# hash stands and is that original's repost; returns 1 when it did.
+_REPOST_COPY = LuaScript(
+    """
+if redis.call('HGET', KEYS[1], 'repost_of') ~= ARGV[1] then return 0 end
+local fields = {'text', 'spoiler', 'mentions', 'edited'}
+for i, field in ipairs(fields) do
+  local value = ARGV[1 + i]
+  if value == '' then
+    redis.call('HDEL', KEYS[1], field)
+  else
+    redis.call('HSET', KEYS[1], field, value)
+  end
+end
+return 1
+"""
+)
+
+# KEYS: an outbox. ARGV: sid, entry. Rewrites the entry if the outbox holds one (an
+# author merged at read); returns 1 when it did.
+_OUTBOX_SET = LuaScript(
+    """
+if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then return 0 end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+return 1
+"""
+)
+
+
+def edit_job_id(sid: int) -> str:
+    """The job that brings an edited status's copies in line (`edit_job_run`)."""
+    return jobs.job_id("edit", sid)
+
+
+def status_edit(
+    *,
+    user: User,
+    sid: int,
+    text: str,
+    spoiler: str = "",
+    limit: limits.Limit | None = None,
+) -> Status:
+    """Edit a status of the user's own: its text and content warning (the length
+    rule of a new status); the status as edited. NotFound when it does not exist,
+    Forbidden for another's or a repost, InvalidStatus for a refused text or past
+    EDITS_MAX; with `limit` (the posting budget), taken first or TooManyAttempts.
+    An edit that changes nothing records nothing."""
+    text = normalize_text(text)
+    spoiler = normalize_spoiler(spoiler)
+    problem = text_problem(text, spoiler)
+    if problem:
+        raise InvalidStatus(problem)
+    budget = (limit,) if limit is not None else ()
+    names = richtext.mentioned_names(text)
+
+    def take(pipe) -> None:
+        services.mentions_queue(pipe, names)
+        limits.take_queue(pipe, *budget)
+
+    replies = pipeline_run(take)
+    claims, taken = replies[: len(names)], replies[len(names) :]
+    limits.check(taken, *budget)
+    mentions = services.mentions_from(names, claims)
+    stored = (
+        json.dumps(mentions, separators=(",", ":"), ensure_ascii=False)
+        if mentions
+        else ""
+    )
+    slot = slot_of(keys.status(sid))
+
+    def edit(pipe) -> None:
+        _EDIT.queue(
+            pipe,
+            keys=[keys.status(sid), keys.edits(sid), *jobs.slot_keys(slot)],
+            args=[
+                user.id,
+                text,
+                spoiler,
+                stored,
+                f"{time.time():.3f}",
+                EDITS_MAX,
+                edit_job_id(sid),
+                jobs.now_ms(),
+            ],
+        )
+        pipe.barrier()
+        jobs.wake_queue(pipe, slot=slot)
+        pipe.hmget(keys.status(sid), Status.FIELDS)
+
+    done, *_, row = pipeline_run(edit)
+    if done == 0:
+        raise NotFound(sid)
+    if done == -1:
+        raise Forbidden("Only its author can edit a status.")
+    if done == -2:
+        raise Forbidden("A repost cannot be edited: edit the original.")
+    if done == -3:
+        raise InvalidStatus(
+            f"This status was edited {EDITS_MAX} times, as many as a status may be."
+        )
+    status = Status.from_fields(sid, row)
+    if status is None:  # deleted right after the edit
+        raise NotFound(sid)
+    return status
+
+
+def status_history(sid: int) -> list[StatusVersion]:
+    """The versions of a status, oldest first, the current one last (one version
+    for a status never edited); [] when it does not exist."""
+
+    def read(pipe) -> None:
+        pipe.hmget(keys.status(sid), Status.IMMUTABLE)
+        pipe.lrange(keys.edits(sid), 0, -1)
+
+    row, earlier = pipeline_run(read, confirm=False)
+    status = Status.from_fields(sid, row)
+    if status is None:
+        return []
+    if status.repost_of is not None:
+        return status_history(status.repost_of)
+    return [StatusVersion.from_json(v) for v in earlier] + [StatusVersion.of(status)]
+
+
+def edit_job_run(job: jobs.Job) -> None:
+    """Run an `edit` job (`edit_job_id`): bring the copies of the status's current
+    version in line, its tags' timelines and the notifications of who it no longer
+    mentions (see the module's docstring)."""
+    (sid,) = job.args
+    r = get_redis()
+    row, earlier = pipeline_run(
+        lambda pipe: [
+            pipe.hmget(keys.status(sid), Status.IMMUTABLE),
+            pipe.lrange(keys.edits(sid), 0, -1),
+        ],
+        confirm=False,
+    )
+    status = Status.from_fields(sid, row)
+    if status is None or status.repost_of is not None:
+        return  # deleted since: its unlink job removes what is left
+    versions = [StatusVersion.from_json(v) for v in earlier]
+    author = status.author_id
+    private = r.hexists(account_keys.user(author), User.PRIVATE_FIELD)
+    was_named = {uid for v in versions for _, uid in v.mentions}
+    unnamed = was_named - set(status.mentioned_ids) - {author}
+    old_tags = {tag for v in versions for tag in richtext.filed_tags(v.text)}
+    dropped = sorted(old_tags - set(richtext.hashtags(status.text)))
+
+    def first(pipe) -> None:
+        _OUTBOX_SET.queue(
+            pipe, keys=[keys.outbox(author)], args=[sid, status.to_json()]
+        )
+        for uid in sorted(unnamed):
+            notifications.unnotify_queue(
+                pipe, recipient=uid, kind="mention", actor=author, sid=sid
+            )
+        if dropped:
+            # Out of the pages of the tags it no longer carries, and out of their
+            # trends for good (`services.tags_remove_queue`'s rule, tag by tag).
+            for tag in dropped:
+                pipe.zrem(keys.tag_timeline(tag), sid)
+            if not status.unlisted:
+                services.trends_count_queue(
+                    pipe, status=status, tags=dropped, up=False, final=True
+                )
+
+    pipeline_run(first)
+    if not status.unlisted and not private:
+        # Into the pages of the tags it carries now (those it had stay); the
+        # global timeline keeps it where it is (an old status of an account that
+        # turned public again stays out of it, as `timeline.privacy` has it).
+        services.status_publish(status=status, everyone=False)
+    _reposts_copy(job, status)
+
+
+def _reposts_copy(job: jobs.Job, status: Status) -> None:
+    """Copy the status's current version into each of its reposts and their
+    reposters' outbox entries, EDIT_BATCH at a time, the reposts zset walked by
+    ZSCAN from the job's cursor."""
+    r = get_redis()
+    values = [
+        "" if (value := status.to_hash().get(f)) is None else value
+        for f in Status.EDITABLE
+    ]
+    cursor = int(job.cursor or 0)
+    while True:
+        cursor, rows = r.zscan(keys.reposts(status.id), cursor, count=EDIT_BATCH)
+        reposts = {int(score): int(reposter) for reposter, score in rows}
+
+        def copy(pipe, reposts=reposts) -> None:
+            for repost in reposts:
+                _REPOST_COPY.queue(
+                    pipe, keys=[keys.status(repost)], args=[status.id, *values]
+                )
+            pipe.barrier()
+            for repost in reposts:
+                pipe.hmget(keys.status(repost), Status.IMMUTABLE)
+
+        if reposts:
+            rows_after = pipeline_run(copy)[len(reposts) :]
+            copies = [
+                found
+                for repost, fields in zip(reposts, rows_after, strict=True)
+                if (found := Status.from_fields(repost, fields)) is not None
+            ]
+            pipeline_run(
+                lambda pipe, copies=copies, reposts=reposts: [
+                    _OUTBOX_SET.queue(
+                        pipe,
+                        keys=[keys.outbox(reposts[copy.id])],
+                        args=[copy.id, copy.to_json()],
+                    )
+                    for copy in copies
+                ]
+            )
+        if cursor == 0:
+            return
+        jobs.progress(job, cursor=str(cursor))
+
+
+def repost_copy_check(*, original: Status) -> None:
+    """After a repost of `original` was made from its version as read: if the
+    original was edited since (a repost made while its edit job walked the reposts
+    may have been missed), queue that job again, which copies the version now."""
+    r = get_redis()
+    edited = r.hget(keys.status(original.id), "edited")
+    now = float(edited) if edited else None
+    if now != original.edited:
+        jobs.enqueue(
+            slot=slot_of(keys.status(original.id)), jid=edit_job_id(original.id)
+        )
+
+
+def editable_get(*, user: User, sid: int) -> Status:
+    """A status `user` may edit (their own, not a repost), as it stands; NotFound
+    for any other (their edit page does not tell whose a status is)."""
+    if not 0 < sid <= MAX_STATUS_ID:
+        raise NotFound(sid)
+    found = Status.from_fields(sid, get_redis().hmget(keys.status(sid), Status.FIELDS))
+    if found is None or found.author_id != user.id or found.repost_of is not None:
+        raise NotFound(sid)
+    return found
