@@ -16,7 +16,7 @@ Mention or an Account (Tusky, Ice Cubes) finds it whatever case the text wrote.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from functools import cache, lru_cache
 from html import escape
@@ -240,7 +240,7 @@ def _fixed(status: Status, urls: Urls) -> dict:
         "poll": None,
         "card": None,
         "language": None,
-        "edited_at": None,
+        "edited_at": iso(status.edited) if status.edited is not None else None,
         "favourited": False,
         "reblogged": False,
         "muted": False,
@@ -443,6 +443,7 @@ def statuses(found: Iterable[Status], related: Related, urls: Urls) -> list[dict
         entity["reblog"] = _base_status(original, original_author, related, urls)
         entity["content"] = ""
         entity["spoiler_text"] = ""  # the reblog's own, as Mastodon's: none
+        entity["edited_at"] = None  # likewise: a reblog is never edited
         entity["sensitive"] = False
         entity["mentions"] = []
         entity["tags"] = []
@@ -496,3 +497,29 @@ def relationship(found: Relationship) -> dict:
         "endorsed": False,
         "note": "",
     }
+
+
+def status_edits(status: Status, versions, author: dict, urls: Urls) -> list[dict]:
+    """A status's versions as Mastodon's StatusEdit entities, oldest first (the
+    current one last): each one's content, warning and time, and the author."""
+    shown = []
+    for version in versions:
+        then = replace(
+            status,
+            text=version.text,
+            spoiler=version.spoiler,
+            mentions=version.mentions,
+        )
+        shown.append(
+            {
+                "content": _content(then, urls),
+                "spoiler_text": version.spoiler,
+                "sensitive": bool(version.spoiler),
+                "created_at": iso(version.at),
+                "account": author,
+                "poll": None,
+                "media_attachments": [],
+                "emojis": [],
+            }
+        )
+    return shown

@@ -122,6 +122,8 @@ urlpatterns = [
     route("api/v1/statuses", statuses.statuses, "statuses"),
     route("api/v1/statuses/<id>", statuses.status, "status"),
     route("api/v1/statuses/<id>/context", statuses.context, "status_context"),
+    route("api/v1/statuses/<id>/history", statuses.history, "status_history"),
+    route("api/v1/statuses/<id>/source", statuses.source, "status_source"),
     route("api/v1/statuses/<id>/favourite", statuses.favourite_view, "favourite"),
     route("api/v1/statuses/<id>/unfavourite", statuses.unfavourite_view, "unfavourite"),
     route("api/v1/statuses/<id>/bookmark", statuses.bookmark_view, "bookmark"),

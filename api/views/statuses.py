@@ -25,6 +25,7 @@ from api.pagination import Window, link_header
 from timeline import (
     bookmarks,
     conversations,
+    edits,
     ids,
     pins,
     richtext,
@@ -230,6 +231,68 @@ def status_remove(request, id: str) -> dict:
     return entity
 
 
+def status_update(request, id: str) -> dict:
+    """Edit one's own status (Mastodon's PUT): `status` and `spoiler_text`, each
+    kept as it was when not sent; the status as edited. Another's: 404, as
+    Mastodon's; a repost: 403; media or a poll: 422 (this site has neither)."""
+    values = params(request)
+    sid = int(id)
+    found = _read(request, sid)
+    if found is None or found.author_id != request.user.id:
+        raise not_found()
+    if param_list(values, "media_ids"):
+        raise ApiError(
+            422, "Validation failed: Media attachments are not supported on this site"
+        )
+    if any(str(name).startswith("poll") and _sent(values, name) for name in values):
+        raise ApiError(422, "Validation failed: Polls are not supported on this site")
+    text = found.text
+    if "status" in values:
+        text = richtext.local_handles(
+            text_param(values, "status") or "", request.get_host()
+        )
+    spoiler = found.spoiler
+    if "spoiler_text" in values:
+        spoiler = text_param(values, "spoiler_text") or ""
+    try:
+        edits.status_edit(
+            user=request.user,
+            sid=sid,
+            text=text,
+            spoiler=spoiler,
+            limit=limits.post(request.user.id),
+        )
+    except InvalidStatus as error:
+        raise _text_error(text, spoiler, error) from error
+    return _entity(request, _read(request, sid))
+
+
+def status_history(request, id: str) -> list[dict]:
+    """A status's versions, oldest first, the current one last (Mastodon's
+    StatusEdit); 404 for a status gone or hidden from the viewer."""
+    shown = _shown(request, int(id))
+    sid = int(shown["reblog"]["id"]) if shown["reblog"] else int(id)
+    versions = edits.status_history(sid)
+    if not versions:
+        raise not_found()
+    original = _read(request, sid)
+    if original is None:
+        raise not_found()
+    author = (shown["reblog"] or shown)["account"]
+    return entities.status_edits(original, versions, author, entities.Urls.of(request))
+
+
+def status_source(request, id: str) -> dict:
+    """A status's text and warning as written, for an app's edit box (Mastodon's
+    StatusSource); 404 for a status gone or hidden from the viewer."""
+    shown = _shown(request, int(id))
+    sid = int(shown["reblog"]["id"]) if shown["reblog"] else int(id)
+    original = _read(request, sid)
+    if original is None:
+        raise not_found()
+    return {"id": str(sid), "text": original.text, "spoiler_text": original.spoiler}
+
+
 def status_context(request, id: str) -> dict:
     """What a status replies to (oldest first) and the replies below it
     (depth-first), to Mastodon's limits (`selectors.context_get`)."""
@@ -360,8 +423,11 @@ WRITE = "write:statuses"
 statuses = endpoint(POST=Op(status_create, scope=WRITE))
 status = endpoint(
     GET=Op(status_show, scope=READ, auth=OPTIONAL),
+    PUT=Op(status_update, scope=WRITE),
     DELETE=Op(status_remove, scope=WRITE),
 )
+history = endpoint(GET=Op(status_history, scope=READ, auth=OPTIONAL))
+source = endpoint(GET=Op(status_source, scope=READ))
 context = endpoint(GET=Op(status_context, scope=READ, auth=OPTIONAL))
 favourite_view = endpoint(POST=Op(favourite, scope="write:favourites"))
 unfavourite_view = endpoint(POST=Op(unfavourite, scope="write:favourites"))

@@ -123,6 +123,13 @@ def test_mastodon_py_drives_the_site(site):
     assert (warned.spoiler_text, warned.sensitive) == ("Film", True)
     answer = bob_app.status_reply(warned, "no way")
     assert (answer.spoiler_text, app.status(answer.id).spoiler_text) == ("Film",) * 2
+    # Edited by the library: a new text, its warning kept; its versions and source.
+    edited = app.status_update(warned.id, "the real ending")
+    assert "the real ending" in edited.content and edited.spoiler_text == "Film"
+    assert edited.edited_at is not None
+    history = app.status_history(warned.id)
+    assert ["the ending" in v.content for v in history] == [True, False]
+    assert app.status_source(warned.id).text == "the real ending"
 
     # Bob likes and reposts Alice's status; she is told, and the counts show it.
     assert bob_app.status_favourite(first.id).favourited
