@@ -13,7 +13,8 @@ warm-up, and prints the median of each run with the page's size and round trips.
 With `--cpu` it prints the CPU time each request cost instead, the site's process
 and the Redis server's (less disturbed than times on a shared, noisy machine).
 With `--spoilers` every seeded status carries a content warning (its row folds the
-text behind it; a checkout without them cannot take the option). With `--trends N` each of the last TRENDS_HOURS hours also counts N tags, as a busy
+text behind it; a checkout without them cannot take the option). With `--edited`
+every seeded status was edited once (its row is marked "Edited"; likewise). With `--trends N` each of the last TRENDS_HOURS hours also counts N tags, as a busy
 site's do (the global page shows the top ten). The trending tags are then added up
 once, as a running fan-out worker keeps them (`timeline.trends.refresh`; the sum is
 made to outlive the run); a checkout without that step (`--root`) adds them up on
@@ -53,7 +54,7 @@ PAGES = {
 }
 
 
-def _seed(count: int, spoilers: bool = False) -> str:
+def _seed(count: int, spoilers: bool = False, edited: bool = False) -> str:
     """The viewer's session cookie value."""
     from accounts import services as account_services
     from timeline import fanout, services, social
@@ -101,6 +102,22 @@ def _seed(count: int, spoilers: bool = False) -> str:
         if i % 4 == 0:
             social.status_repost(user=author, sid=own[i % len(own)])
     fanout.run_pending()
+    if edited:
+        # Every status edited once, when asked (`--edited`): its row is marked.
+        from accounts.selectors import user_get
+        from config.redis import get_redis
+        from timeline import edits, keys
+
+        for uid in [viewer.id, *(a.id for a in authors)]:
+            user_of = user_get(uid=uid)
+            for sid in get_redis().zrange(keys.posts(uid), 0, -1):
+                text = get_redis().hget(keys.status(int(sid)), "text")
+                if get_redis().hexists(keys.status(int(sid)), "repost_of"):
+                    continue
+                edits.status_edit(
+                    user=user_of, sid=int(sid), text=f"{text} (edited)", **warned
+                )
+        fanout.run_pending()
     return account_services.session_create(uid=viewer.id).cookie_value()
 
 
@@ -188,6 +205,11 @@ def main(argv: list[str] | None = None) -> int:
         help="every seeded status carries a content warning",
     )
     parser.add_argument(
+        "--edited",
+        action="store_true",
+        help="every seeded status was edited once",
+    )
+    parser.add_argument(
         "--no-sum",
         action="store_true",
         help="no worker's sum of the trends: every global page adds them up",
@@ -228,7 +250,9 @@ def main(argv: list[str] | None = None) -> int:
         from tests.roundtrips import RoundTripCounter
 
         client = Client()
-        client.cookies[settings.AUTH_COOKIE_NAME] = _seed(40, args.spoilers)
+        client.cookies[settings.AUTH_COOKIE_NAME] = _seed(
+            40, args.spoilers, args.edited
+        )
         _busy_trends(args.trends)
         if not args.no_sum:
             _sum_trends()
