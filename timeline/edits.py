@@ -16,9 +16,11 @@ leaves its page and its trend; one edited in joins, for a public status) and the
 runs and writes what it reads, so it is idempotent; an edit made while it runs
 queues it again (`timeline.jobs`), and the last run writes the last version.
 
-**What an edit does not do**, as Mastodon's: it tells nobody new (a name added by
-an edit is linked, but its owner gets no notification: an edit is no way to ping
-people), keeps the status's place (id, time, replies, likes, reposts), and cannot
+**Who is told**, as Mastodon's: each person who reposted the status, "edited a
+status you reposted" (`update`, once per edit: an edit again tells them again, a
+rerun of the job does not). Nobody else: a name added by an edit is linked, but its
+owner gets no notification (an edit is no way to ping people). **What an edit does
+not do**: it keeps the status's place (id, time, replies, likes, reposts), and cannot
 change what it replies to or whether it is unlisted. A repost carries its
 original's current version, `edited` too; it cannot be edited itself.
 
@@ -324,16 +326,28 @@ def _reposts_copy(job: jobs.Job, status: Status) -> None:
                 for repost, fields in zip(reposts, rows_after, strict=True)
                 if (found := Status.from_fields(repost, fields)) is not None
             ]
-            pipeline_run(
-                lambda pipe, copies=copies, reposts=reposts: [
+
+            def tell(pipe, copies=copies, reposts=reposts) -> None:
+                # The reposters' outbox entries, and "edited a status you
+                # reposted" (Mastodon's `update`), once per edit.
+                for copy in copies:
                     _OUTBOX_SET.queue(
                         pipe,
                         keys=[keys.outbox(reposts[copy.id])],
                         args=[copy.id, copy.to_json()],
                     )
-                    for copy in copies
-                ]
-            )
+                    notifications.notify_queue(
+                        pipe,
+                        recipient=reposts[copy.id],
+                        kind="update",
+                        actor=status.author_id,
+                        sid=status.id,
+                        at_ms=int((status.edited or status.created) * 1000),
+                        conversation=status.conversation_id,
+                        again=True,
+                    )
+
+            pipeline_run(tell)
         if cursor == 0:
             return
         jobs.progress(job, cursor=str(cursor))

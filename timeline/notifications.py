@@ -73,11 +73,14 @@ KINDS = (
     "reply",
     "like",
     "repost",
+    "update",
     "follow",
     "follow_request",
     "follow_approved",
 )
-STATUS_KINDS = ("mention", "reply", "like", "repost")  # about one status (`sid`)
+# About one status (`sid`). `update`: a status the recipient reposted was edited
+# (Mastodon's): told again on each edit (`notify_queue`'s `again`).
+STATUS_KINDS = ("mention", "reply", "like", "repost", "update")
 FOLLOW_KINDS = ("follow", "follow_request")  # grouped by day, no status
 # The rest (follow_approved: "alice approved your follow request") is one group per
 # actor: told once per approver.
@@ -241,6 +244,30 @@ return notify(k, ARGV, 5)
 """
 )
 
+# KEYS and ARGV: as `_NOTIFY`. An event that happens again (a status edited again):
+# its group, recorded for an older time, goes and is recorded anew at the top; one
+# already recorded for this time (or later) is left as it is, so a repeat tells
+# nothing twice.
+_NOTIFY_AGAIN = LuaScript(
+    NOTIFY
+    + _KEYS_TABLE
+    + """
+if redis.call('HEXISTS', KEYS[8], ARGV[1]) == 0
+    or redis.call('HEXISTS', KEYS[8], ARGV[2]) == 1 then
+  return 0
+end
+if ARGV[3] ~= '' and not redis.call('ZSCORE', KEYS[9], ARGV[3]) then return 0 end
+if ARGV[4] ~= '' and redis.call('ZSCORE', KEYS[10], ARGV[4]) then return 0 end
+local group, at = ARGV[7], tonumber(ARGV[10])
+local row = redis.call('HGET', k.h, group)
+if row then
+  if tonumber(cjson.decode(row).t) >= at then return 0 end
+  group_drop(k, group)
+end
+return notify(k, ARGV, 5)
+"""
+)
+
 # KEYS: as `_NOTIFY`. ARGV: `unnotify`'s arguments. The actor leaves the group (an
 # unlike, an undone repost, an unfollow); an emptied group goes. Returns 1 when it
 # changed something.
@@ -350,6 +377,7 @@ def notify_queue(
     at_ms: int,
     if_following: int | None = None,
     conversation: int | None = None,
+    again: bool = False,
 ) -> None:
     """Queue the notification of one event: `actor` did `kind` (mention, reply,
     like, repost: about status `sid`, part of `conversation`, its
@@ -357,10 +385,12 @@ def notify_queue(
     at `at_ms` (unix ms). One idempotent script in the recipient's slot; its reply
     is 1 when recorded, 0 when skipped (a repeat, the recipient themself, a block
     either way, a mute, a muted conversation, a deleted recipient, or, with
-    `if_following`, a recipient who does not follow that user at that moment)."""
+    `if_following`, a recipient who does not follow that user at that moment).
+    With `again`, an event the group was told of at an older time is told anew, on
+    top (`_NOTIFY_AGAIN`)."""
     if kind in STATUS_KINDS and conversation is None:
         raise ValueError(f"a {kind} notification names its conversation")
-    _NOTIFY.queue(
+    (_NOTIFY_AGAIN if again else _NOTIFY).queue(
         pipe,
         keys=[
             *_recipient_keys(recipient),

@@ -345,6 +345,7 @@ _SAYS = {
     "repost": "reposted your status.",
     "mention": "mentioned you.",
     "reply": "replied to you.",
+    "update": "edited a status you reposted.",
 }
 # A row's start and what follows its attributes, read or unread (said aloud too).
 _READ = ('<li class="notification"', "")

@@ -710,6 +710,15 @@ def status_unlink(
         pipeline_run(forget)
     while rows := r.zrange(keys.reposts(sid), 0, UNLINK_BATCH - 1, withscores=True):
         _reposts_delete(rows)
+        # Their "edited a status you reposted" of it (`timeline.edits`) go too.
+        pipeline_run(
+            lambda pipe, rows=rows: [
+                notifications.notifications_forget_status_queue(
+                    pipe, recipient=int(reposter), sid=sid
+                )
+                for reposter, _ in rows
+            ]
+        )
         r.zrem(keys.reposts(sid), *[reposter for reposter, _ in rows])
     r.delete(keys.replies(sid), keys.edits(sid))  # one slot: the status's
 

@@ -55,6 +55,7 @@ TYPE_OF = {
     "reply": "mention",
     "like": "favourite",
     "repost": "reblog",
+    "update": "update",
     "follow": "follow",
     "follow_request": "follow_request",
 }

@@ -123,3 +123,20 @@ def test_a_reblog_says_its_originals_edit(people):
     assert shown["edited_at"] is None  # the reblog's own: never edited
     assert shown["reblog"]["content"] == "<p>v1</p>"
     assert shown["reblog"]["edited_at"] is not None
+
+
+def test_a_reblogger_is_told_of_the_edit_as_mastodons_update(people):
+    alice, bob = people
+    sid = services.status_create(author=alice, text="v0").id
+    social.status_repost(user=bob, sid=sid)
+    put(api_client(token_for(alice)), sid, {"status": "v1"})
+    run_jobs()
+    bobs = api_client(token_for(bob))
+    (latest, *_) = bobs.get("/api/v1/notifications").json()
+    assert (latest["type"], latest["account"]["id"]) == ("update", str(alice.id))
+    assert (latest["status"]["id"], latest["status"]["content"]) == (
+        str(sid),
+        "<p>v1</p>",
+    )
+    only = bobs.get("/api/v1/notifications", {"types[]": "update"}).json()
+    assert [n["type"] for n in only] == ["update"]

@@ -11,6 +11,7 @@ import pytest
 from django.conf import settings as django_settings
 from django.test import Client
 
+from config.redis import slot_of
 from tests.helpers import (
     logged_in_client,
     make_user,
@@ -319,3 +320,56 @@ def test_an_edit_job_cut_short_is_run_again_to_the_end(r, people, monkeypatch):
     assert "v0" in stuck  # the walk stopped before the second repost
     fanout.run_pending(now=10**15, sweep=True)  # due again after its backoff
     assert [r.hget(keys.status(p.id), "text") for p in reposts] == ["v1", "v1"]
+
+
+def unread_badge(client: Client) -> str | None:
+    found = re.search(r"data-notifications-badge>([^<]*)<", page(client, "/"))
+    return found.group(1) if found else None
+
+
+def own_status(bob) -> int:
+    """A status of bob's own, for others to like."""
+    return services.status_create(author=bob, text="bob's own").id
+
+
+def test_reposters_are_told_once_per_edit(r, people):
+    """Mastodon's `update`: whoever reposted the status is told of each edit, on
+    top and unread; the job run again tells nothing twice; the status's deletion
+    takes it back."""
+    from timeline import jobs, notifications
+
+    alice, bob, carol = people
+    sid = services.status_create(author=alice, text="v0").id
+    social.status_repost(user=bob, sid=sid)
+    run_jobs()
+    client = logged_in_client("bob")
+    before = notifications_shown(client)
+    edits.status_edit(user=alice, sid=sid, text="v1")
+    run_jobs()
+    shown = notifications_shown(client)
+    assert shown[0] == "@alice edited a status you reposted. v1"
+    assert len(shown) == len(before) + 1
+    assert "@alice edited" not in " ".join(
+        notifications_shown(logged_in_client("carol"))
+    )
+    social.status_like(user=carol, sid=own_status(bob))  # a newer notification
+    run_jobs()
+    shown = notifications_shown(client)
+    assert shown[0].startswith("@carol liked your status")
+    notifications.notifications_mark_read(user=bob, up_to=10**16)
+    assert unread_badge(client) is None
+    # The job again (a worker's retry): nothing new, nothing unread, nothing moved.
+    jobs.enqueue(slot=slot_of(keys.status(sid)), jid=edits.edit_job_id(sid))
+    run_jobs()
+    assert notifications_shown(client) == shown and unread_badge(client) is None
+    # Another edit: told again, on top, once.
+    edits.status_edit(user=alice, sid=sid, text="v2")
+    run_jobs()
+    again = notifications_shown(client)
+    assert again[0] == "@alice edited a status you reposted. v2"
+    assert len(again) == len(shown) and unread_badge(client) == "1"
+    assert again[1].startswith("@carol liked your status")
+    services.status_delete(user=alice, sid=sid)
+    run_jobs()
+    assert not any("edited" in line for line in notifications_shown(client))
+    assert unread_badge(client) is None
