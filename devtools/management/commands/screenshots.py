@@ -12,7 +12,7 @@ from config.embedded import start_server
 from config.redis import get_redis, set_redis
 from config.reverse import url_for
 from devtools.liveserver import CHROMIUM_ARGS, chromium_path, serve_in_thread
-from timeline import services, social
+from timeline import edits, services, social
 from timeline.fanout import run_pending
 from timeline.seeding import seed
 
@@ -111,7 +111,10 @@ class Command(BaseCommand):
             text="Trying out Retwis: every status, follow and timeline lives in "
             "Redis. #redis https://redis.io/docs/latest/develop/data-types/sorted-sets/",
         )
-        services.status_create(author=ada, text="Line breaks work too.\nLike this.")
+        lines = services.status_create(author=ada, text="Line breaks work to.")
+        edits.status_edit(
+            user=ada, sid=lines.id, text="Line breaks work too.\nLike this."
+        )
         services.status_create(
             author=ada,
             text="The engine's last table had an error on every other line.",
