@@ -353,6 +353,46 @@ def _reposts_copy(job: jobs.Job, status: Status) -> None:
         jobs.progress(job, cursor=str(cursor))
 
 
+def versions_unlink(sid: int) -> None:
+    """After status `sid` was deleted (its `unlink` job, before its versions go):
+    take it out of what its earlier versions filed and told. The delete reads the
+    current version only (its tags, its mentions), and an edit's job that finds
+    the status gone stops, so a status edited then deleted before that job ran
+    would stay on the pages and in the trends of the tags it had, and in the
+    notifications of the people it named, before the edit."""
+    earlier = get_redis().lrange(keys.edits(sid), 0, -1)
+    if not earlier:
+        return
+    versions = [StatusVersion.from_json(v) for v in earlier]
+    tags = sorted({tag for v in versions for tag in richtext.filed_tags(v.text)})
+    named = sorted({uid for v in versions for _, uid in v.mentions})
+    # The first version's time is the status's (its trends' hour).
+    gone = Status(id=sid, author_id=0, author="", text="", created=versions[0].at)
+
+    def unfile(pipe) -> None:
+        for tag in tags:
+            pipe.zrem(keys.tag_timeline(tag), sid)
+        services.trends_count_queue(pipe, status=gone, tags=tags, up=False)
+        for uid in named:
+            notifications.notifications_forget_status_queue(
+                pipe, recipient=uid, sid=sid
+            )
+
+    pipeline_run(unfile)
+
+
+def first_named(status: Status) -> set[int] | None:
+    """The users an edited status's first version named (an edit tells nobody new,
+    so a post job that runs after an edit tells only them); None for a status
+    never edited."""
+    if status.edited is None or status.repost_of is not None:
+        return None
+    first = get_redis().lindex(keys.edits(status.id), 0)
+    if first is None:
+        return set()  # deleted since: nobody
+    return {uid for _, uid in StatusVersion.from_json(first).mentions}
+
+
 def repost_copy_check(*, original: Status) -> None:
     """After a repost of `original` was made from its version as read: if the
     original was edited since (a repost made while its edit job walked the reposts

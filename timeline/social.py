@@ -584,13 +584,17 @@ def status_notify(*, status: Status) -> None:
         if status.repost_uid:
             events.append((status.repost_uid, "repost", status.repost_of))
     else:
-        told = set(status.mentioned_ids) | ({status.reply_uid} - {None, 0})
+        # An edit before the post job ran tells nobody new (`timeline.edits`):
+        # only those the first version named and the current one still does.
+        first = edits.first_named(status)
+        named = [uid for uid in status.mentioned_ids if first is None or uid in first]
+        told = set(named) | ({status.reply_uid} - {None, 0})
         may = _may_see(status.author_id, sorted(told - {status.author_id}))
         if status.reply_uid in may:
             events.append((status.reply_uid, "reply", status.id))
         events += [
             (uid, "mention", status.id)
-            for uid in status.mentioned_ids
+            for uid in named
             if uid in may and uid != status.reply_uid
         ]
     if not events:
@@ -720,6 +724,7 @@ def status_unlink(
             ]
         )
         r.zrem(keys.reposts(sid), *[reposter for reposter, _ in rows])
+    edits.versions_unlink(sid)  # what its earlier versions filed and told
     r.delete(keys.replies(sid), keys.edits(sid))  # one slot: the status's
 
 
