@@ -74,7 +74,7 @@ from accounts.services import (
 )
 from api import keys as api_keys
 from config.pipelines import LuaScript, pipeline_run
-from config.redis import get_redis, is_cluster, slot_groups
+from config.redis import get_redis, is_cluster, slot_groups, slot_of
 from timeline import (
     blocks,
     counts,
@@ -551,17 +551,31 @@ def _outbox_fill(author_id: int) -> None:
             ],
             confirm=False,
         )
-        found = {
-            sid: status.to_json()
+        statuses = {
+            sid: status
             for sid, row in zip(chunk, rows, strict=True)
             if (status := Status.from_fields(sid, row)) is not None
         }
-        if found:
-            pipeline_run(
-                lambda pipe, found=found: pipe.hset(
-                    keys.outbox(author_id), mapping=found
-                )
+        if not statuses:
+            continue
+
+        def fill(pipe, statuses=statuses) -> None:
+            pipe.hset(
+                keys.outbox(author_id),
+                mapping={sid: status.to_json() for sid, status in statuses.items()},
             )
+            pipe.barrier()
+            # Then whether any was edited since its read: an edit's job that ran
+            # before this write found no entry to bring in line (`timeline.edits`).
+            for sid in statuses:
+                pipe.hget(keys.status(sid), "edited")
+
+        _, *edited = pipeline_run(fill)
+        for (sid, status), now in zip(statuses.items(), edited, strict=True):
+            if now is not None and (
+                status.edited is None or float(now) != status.edited
+            ):
+                jobs.enqueue(slot=slot_of(keys.status(sid)), jid=edits.edit_job_id(sid))
 
 
 # Status adds that one script call of a move back to push carries at most (the

@@ -373,3 +373,44 @@ def test_reposters_are_told_once_per_edit(r, people):
     run_jobs()
     assert not any("edited" in line for line in notifications_shown(client))
     assert unread_badge(client) is None
+
+
+def test_an_edit_during_a_move_to_pull_leaves_no_old_copy_in_the_outbox(
+    r, people, settings, monkeypatch
+):
+    """An author crossing FANOUT_PUSH_MAX gets an outbox filled from their statuses'
+    hashes (`fanout._outbox_fill`): an edit whose job ran between that read and
+    that write (the outbox had no entry yet to rewrite) would leave the old version
+    there for good; the fill looks again after its write and queues the edit's job."""
+    alice, bob, _ = people
+    sid = services.status_create(author=alice, text="old copy").id
+    run_jobs()
+    settings.FANOUT_PUSH_MAX = 1
+    real = fanout.pipeline_run
+    fired: list[int] = []
+
+    def racing(build, **kwargs):
+        from config import pipelines
+
+        staged = pipelines._Commands()
+        build(staged)
+        writes_outbox = any(
+            args[0] == "HSET" and args[1] == keys.outbox(alice.id)
+            for args, _ in staged.stack
+        )
+        if writes_outbox and not fired:
+            fired.append(1)
+            edits.status_edit(user=alice, sid=sid, text="new copy")
+            run_jobs()  # the edit's job: no outbox entry yet to rewrite
+        return real(build, **kwargs)
+
+    monkeypatch.setattr(fanout, "pipeline_run", racing)
+    dave = make_user("dave")
+    services.follow_create(follower=dave, followee_id=alice.id)
+    run_jobs()  # the move to pull mode, its outbox filled
+    monkeypatch.undo()
+    assert fired and r.get(keys.fanout_mode(alice.id)) == "pull"
+    run_jobs()
+    entry = Status.from_json(sid, r.hget(keys.outbox(alice.id), sid))
+    assert entry.text == "new copy"
+    assert texts(page(logged_in_client("dave"), "/")) == ["new copy"]
