@@ -234,7 +234,11 @@ def status_remove(request, id: str) -> dict:
 def status_update(request, id: str) -> dict:
     """Edit one's own status (Mastodon's PUT): `status` and `spoiler_text`, each
     kept as it was when not sent; the status as edited. Another's: 404, as
-    Mastodon's; a repost: 403; media or a poll: 422 (this site has neither)."""
+    Mastodon's; a repost: 403; media or a poll: 422 (this site has neither).
+
+    Mastodon clears a warning that is not sent; here it stays: an app that edits
+    the text alone (Mastodon.py sends no `spoiler_text` unless given one) must not
+    strip a warning its readers rely on. Sent empty, it goes."""
     values = params(request)
     sid = int(id)
     found = _read(request, sid)

@@ -63,8 +63,9 @@ def test_an_app_edits_and_everyone_reads_the_new_version(people):
 
 
 def test_what_is_not_sent_is_kept(people):
-    """As Mastodon's: a parameter left out keeps its value (Mastodon.py sends no
-    `spoiler_text` unless given one)."""
+    """A parameter left out keeps its value (Mastodon.py sends no `spoiler_text`
+    unless given one). Mastodon clears a warning left out: kept here, so an app
+    that edits the text alone strips no warning (`status_update`)."""
     alice, _ = people
     client = api_client(token_for(alice))
     sid = client.post("/api/v1/statuses", {"status": "x", "spoiler_text": "CW"}).json()[

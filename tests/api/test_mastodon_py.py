@@ -123,7 +123,8 @@ def test_mastodon_py_drives_the_site(site):
     assert (warned.spoiler_text, warned.sensitive) == ("Film", True)
     answer = bob_app.status_reply(warned, "no way")
     assert (answer.spoiler_text, app.status(answer.id).spoiler_text) == ("Film",) * 2
-    # Edited by the library: a new text, its warning kept; its versions and source.
+    # Edited by the library: a new text, its warning kept (sent no `spoiler_text`:
+    # this site keeps it, where Mastodon would clear it); its versions and source.
     edited = app.status_update(warned.id, "the real ending")
     assert "the real ending" in edited.content and edited.spoiler_text == "Film"
     assert edited.edited_at is not None
