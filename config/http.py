@@ -16,6 +16,23 @@ logger = logging.getLogger(__name__)
 # An address with its port, as some proxies write it: `1.2.3.4:80`, `[2001:db8::1]:80`.
 _WITH_PORT = re.compile(r"^\[(?P<v6>[^\]]+)\](?::\d+)?$|^(?P<v4>[\d.]+):\d+$")
 _unknown_said = False
+# A host as a request, a handle or a link names it: a name (or a bracketed IPv6
+# address) and maybe a port.
+_HOST_PORT = re.compile(r"^(?P<name>\[[^\]]*\]|[^:\[\]]*)(?::(?P<port>\d*))?$")
+DEFAULT_PORTS = ("80", "443")
+
+
+def same_host(named: str, ours: str) -> bool:
+    """Whether a host as a handle, an `acct` or a link names it (`named`: `host`,
+    `host:port`, `[v6]:port`) is this site, as the request names it (`ours`: its
+    `Host`): the same name, any case, and the same port, or none, or a scheme's
+    default one (80, 443). The one rule for `@alice@host` in a text
+    (`richtext.local_handles`), an API's `acct`, and a link to one of our pages."""
+    a, b = _HOST_PORT.match(named.lower()), _HOST_PORT.match(ours.lower())
+    if not a or not b or not a["name"] or a["name"] != b["name"]:
+        return False
+    port = a["port"]
+    return not port or port == b["port"] or port in DEFAULT_PORTS
 
 
 def safe_next(request, default: str | None = None) -> str:

@@ -36,6 +36,7 @@ from html import escape
 import regex
 
 from accounts.domain import USERNAME_MAX_LENGTH
+from config.http import same_host
 from config.reverse import url_for
 
 TAG_MAX_LENGTH = 50
@@ -172,14 +173,12 @@ def local_handles(text: str, host: str) -> str:
     clients show and people copy; `host` as the request names it, with or without
     its port or the scheme's default one) written as the mention it is, `@alice`.
     Another host's handle stays as written: text, as it always was."""
-    ours = {host.lower(), host.lower().rsplit(":", 1)[0]}
-    ours |= {f"{h}:80" for h in tuple(ours)} | {f"{h}:443" for h in tuple(ours)}
 
     def local(match: re.Match) -> str:
         named, trail = match["host"], ""
         while named and named[-1] in ".:-":  # a sentence's punctuation after it
             named, trail = named[:-1], named[-1] + trail
-        if named.lower() in ours:
+        if same_host(named, host):
             return f"@{match['name']}{trail}"
         return match[0]
 

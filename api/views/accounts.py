@@ -22,6 +22,7 @@ from api.http import (
     unprocessable,
 )
 from api.pagination import Window, link_header
+from config.http import same_host
 from timeline import privacy, selectors, services
 from timeline.domain import CannotFollowSelf
 from timeline.selectors import accounts_queue
@@ -129,8 +130,7 @@ def local_name(request, acct: str) -> str | None:
     """The username an `acct` names on this site (`name`, `@name`, `name@ourhost`);
     None for another host's."""
     name, _, host = acct.strip().removeprefix("@").partition("@")
-    ours = request.get_host().lower()
-    if host and host.lower() not in (ours, ours.rpartition(":")[0] or ours):
+    if host and not same_host(host, request.get_host()):
         return None
     return name
 

@@ -27,6 +27,7 @@ from api import entities
 from api.http import OPTIONAL, ApiError, Op, Reply, endpoint, flag, not_found, param
 from api.views.accounts import local_name
 from api.views.statuses import entities_of
+from config.http import same_host
 from timeline import richtext
 from timeline.domain import Trend
 from timeline.selectors import (
@@ -78,9 +79,7 @@ def _link_target(request, query: str) -> tuple[str, str] | None:
     parts = urlsplit(query)
     if parts.scheme not in ("http", "https") or not parts.netloc:
         return None
-    default = {"http": ":80", "https": ":443"}[parts.scheme]
-    host, ours = parts.netloc.lower(), request.get_host().lower()
-    if host.removesuffix(default) != ours.removesuffix(default):
+    if not same_host(parts.netloc, request.get_host()):
         return None
     prefix = get_script_prefix()
     if not parts.path.startswith(prefix):
