@@ -499,9 +499,13 @@ def relationship(found: Relationship) -> dict:
     }
 
 
-def status_edits(status: Status, versions, author: dict, urls: Urls) -> list[dict]:
+def status_edits(
+    status: Status, versions, author: dict, urls: Urls, living: set[int]
+) -> list[dict]:
     """A status's versions as Mastodon's StatusEdit entities, oldest first (the
-    current one last): each one's content, warning and time, and the author."""
+    current one last): each one's content, warning and time, and the author. Of
+    the accounts a version names, only those `living` are linked (a deleted one's
+    name may belong to someone else by now, as in a Status's `content`)."""
     shown = []
     for version in versions:
         then = replace(
@@ -510,9 +514,10 @@ def status_edits(status: Status, versions, author: dict, urls: Urls) -> list[dic
             spoiler=version.spoiler,
             mentions=version.mentions,
         )
+        kept = {name: uid for name, uid in version.mentions if uid in living}
         shown.append(
             {
-                "content": _content(then, urls),
+                "content": _content(then, urls, kept),
                 "spoiler_text": version.spoiler,
                 "sensitive": bool(version.spoiler),
                 "created_at": iso(version.at),

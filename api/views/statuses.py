@@ -283,7 +283,11 @@ def status_history(request, id: str) -> list[dict]:
     if original is None:
         raise not_found()
     author = (shown["reblog"] or shown)["account"]
-    return entities.status_edits(original, versions, author, entities.Urls.of(request))
+    named = {uid for version in versions for _, uid in version.mentions}
+    living = selectors.accounts_queue(request.reads, named).value if named else {}
+    return entities.status_edits(
+        original, versions, author, entities.Urls.of(request), set(living)
+    )
 
 
 def status_source(request, id: str) -> dict:

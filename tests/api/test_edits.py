@@ -141,3 +141,20 @@ def test_a_reblogger_is_told_of_the_edit_as_mastodons_update(people):
     )
     only = bobs.get("/api/v1/notifications", {"types[]": "update"}).json()
     assert [n["type"] for n in only] == ["update"]
+
+
+def test_a_version_naming_a_deleted_account_links_it_no_more(people):
+    """As a Status's `content`: the name of an account deleted since is text (it
+    may belong to someone else by now), in every version of the history."""
+    alice, _ = people
+    carol = make_user("carol")
+    client = api_client(token_for(alice))
+    sid = client.post("/api/v1/statuses", {"status": "hi @carol"}).json()["id"]
+    put(client, sid, {"status": "hi @carol again"})
+    services.account_close(user=carol)
+    run_jobs()
+    history = client.get(f"/api/v1/statuses/{sid}/history").json()
+    assert [v["content"] for v in history] == [
+        "<p>hi @carol</p>",
+        "<p>hi @carol again</p>",
+    ]
