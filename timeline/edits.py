@@ -56,6 +56,12 @@ EDITS_MAX = 20  # earlier versions kept per status; past it, edits are refused
 EDIT_BATCH = 500  # reposts brought in line per round of the job
 
 
+def _capped() -> InvalidStatus:
+    return InvalidStatus(
+        f"This status was edited {EDITS_MAX} times, as many as a status may be."
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class StatusVersion:
     """One version of a status: its text, content warning and mentions, and since
@@ -167,23 +173,36 @@ def status_edit(
     """Edit a status of the user's own: its text and content warning (the length
     rule of a new status); the status as edited. NotFound when it does not exist,
     Forbidden for another's or a repost, InvalidStatus for a refused text or past
-    EDITS_MAX; with `limit` (the posting budget), taken first or TooManyAttempts.
-    An edit that changes nothing records nothing."""
+    EDITS_MAX; with `limit` (the posting budget), taken or TooManyAttempts, only by
+    an edit that changes the status: one that changes nothing records nothing."""
     text = normalize_text(text)
     spoiler = normalize_spoiler(spoiler)
     problem = text_problem(text, spoiler)
     if problem:
         raise InvalidStatus(problem)
-    budget = (limit,) if limit is not None else ()
     names = richtext.mentioned_names(text)
 
-    def take(pipe) -> None:
+    def read(pipe) -> None:
         services.mentions_queue(pipe, names)
-        limits.take_queue(pipe, *budget)
+        pipe.hmget(keys.status(sid), Status.FIELDS)
+        pipe.llen(keys.edits(sid))
 
-    replies = pipeline_run(take)
-    claims, taken = replies[: len(names)], replies[len(names) :]
-    limits.check(taken, *budget)
+    *claims, row, versions = pipeline_run(read, confirm=False)
+    # What the atomic step refuses, refused before the posting budget is taken:
+    # only an edit that changes the status pays for one (the step checks again).
+    found = Status.from_fields(sid, row)
+    if found is None:
+        raise NotFound(sid)
+    if found.author_id != user.id:
+        raise Forbidden("Only its author can edit a status.")
+    if found.repost_of is not None:
+        raise Forbidden("A repost cannot be edited: edit the original.")
+    if (found.text, found.spoiler) == (text, spoiler):
+        return found
+    if versions >= EDITS_MAX:
+        raise _capped()
+    if limit is not None:
+        limits.take(limit)
     mentions = services.mentions_from(names, claims)
     stored = (
         json.dumps(mentions, separators=(",", ":"), ensure_ascii=False)
@@ -219,9 +238,7 @@ def status_edit(
     if done == -2:
         raise Forbidden("A repost cannot be edited: edit the original.")
     if done == -3:
-        raise InvalidStatus(
-            f"This status was edited {EDITS_MAX} times, as many as a status may be."
-        )
+        raise _capped()
     status = Status.from_fields(sid, row)
     if status is None:  # deleted right after the edit
         raise NotFound(sid)

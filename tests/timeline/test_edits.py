@@ -12,6 +12,7 @@ import redis
 from django.conf import settings as django_settings
 from django.test import Client
 
+from accounts import limits
 from config.redis import slot_of
 from tests.helpers import (
     logged_in_client,
@@ -441,3 +442,22 @@ def test_an_edit_during_a_move_to_pull_leaves_no_old_copy_in_the_outbox(
     entry = Status.from_json(sid, r.hget(keys.outbox(alice.id), sid))
     assert entry.text == "new copy"
     assert texts(page(logged_in_client("dave"), "/")) == ["new copy"]
+
+
+def test_an_edit_that_changes_nothing_or_is_refused_costs_no_post(people, settings):
+    """The posting budget pays for edits that change the status: saving it
+    unchanged, another's status, or one past the cap takes nothing from it."""
+    alice, bob, _ = people
+    sid = services.status_create(author=alice, text="as it is").id
+    settings.RATE_LIMIT_POST = "1/1h"
+    client = logged_in_client("alice")
+    for _ in range(3):
+        assert edit(client, sid, "as it is").status_code == 302
+    assert edit(logged_in_client("bob"), sid, "not mine").status_code == 404
+    with pytest.raises(Forbidden):
+        edits.status_edit(user=bob, sid=sid, text="not mine", limit=limits.post(bob.id))
+    assert edit(client, sid, "changed once").status_code == 302
+    assert texts(page(Client(), f"/s/{sid}/")) == ["changed once"]
+    refused = edit(client, sid, "changed twice")
+    assert refused.status_code == 429
+    assert "changed twice</textarea>" in refused.content.decode()
