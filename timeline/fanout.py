@@ -22,6 +22,8 @@ resumable (`timeline.jobs`):
 - `edit:<sid>`: brings an edited status's copies (outbox entries, reposts), its
   tags' timelines and the notifications of who it no longer mentions in line with
   its hash (`edits.edit_job_run`).
+- `schedule:<uid>:<n>`: posts a scheduled status at its time, once
+  (`scheduled.schedule_job_run`).
 - `like:<liker>:<sid>`: tells a status's author of a like while it stands, or
   takes the notification back once it is undone (`social.like_job_run`).
 - `mode:<author>`: moves an author past FANOUT_PUSH_MAX followers to pull mode
@@ -83,6 +85,7 @@ from timeline import (
     keys,
     notifications,
     privacy,
+    scheduled,
     services,
     social,
     suggestions,
@@ -736,6 +739,7 @@ def _account_keys(uid: int) -> list[str]:
         keys.bookmarks(uid),
         keys.pins(uid),
         keys.conversation_mutes(uid),
+        keys.scheduled(uid),
         keys.suggestions(uid),
         api_keys.idempotency(uid),  # the client API's Idempotency-Keys
     ]
@@ -926,6 +930,7 @@ HANDLERS: dict[str, Callable[[jobs.Job], None]] = {
     "delete": run_delete,
     "unlink": social.unlink_job_run,
     "edit": edits.edit_job_run,
+    "schedule": scheduled.schedule_job_run,
     "like": social.like_job_run,
     "follow": run_follow,
     "suggest": run_suggest,

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 from django import forms
 from django.conf import settings
 
@@ -26,9 +28,34 @@ class StatusForm(AccessibleForm):
     cw = forms.BooleanField(label="Add a content warning", required=False)
     spoiler = forms.CharField(label="Content warning", required=False, strip=False)
 
+    # Scheduled for later (`timeline.scheduled`): posted only while its tick box
+    # (`schedule`) is ticked. The time as the browser's `datetime-local` field gives
+    # it, in the writer's own time when the page's script says how far that is from
+    # UTC (`tz`: minutes to add, as JavaScript's getTimezoneOffset() at that date),
+    # else in UTC (the field says which).
+    schedule = forms.BooleanField(label="Schedule for later", required=False)
+    scheduled_at = forms.CharField(label="Post it at", required=False)
+    tz = forms.IntegerField(required=False, min_value=-16 * 60, max_value=16 * 60)
+
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["text"].widget.attrs["data-max"] = settings.STATUS_MAX_LENGTH
+
+    def clean_scheduled_at(self) -> float | None:
+        """When to post it (unix seconds), when scheduled; None for now."""
+        if not self.cleaned_data.get("schedule"):
+            return None
+        raw = (self.cleaned_data.get("scheduled_at") or "").strip()
+        try:
+            local = datetime.fromisoformat(raw)
+        except ValueError:
+            raise forms.ValidationError("Pick a date and a time.") from None
+        if local.tzinfo is not None:
+            return local.timestamp()
+        minutes = self.data.get("tz")
+        offset = int(minutes) if minutes and minutes.lstrip("-").isdigit() else 0
+        offset = max(-16 * 60, min(16 * 60, offset))
+        return local.replace(tzinfo=UTC).timestamp() + offset * 60
 
     def clean_text(self) -> str:
         # As the service stores it; its length is checked with the warning (`clean`).

@@ -575,7 +575,9 @@ def stats() -> QueueStats:
             for (_, due), created, token in zip(
                 q, fields[::2], fields[1::2], strict=True
             ):
-                if created is not None:
+                # A scheduled status's job starts when it is due (`#s`, in the
+                # future): it is waiting, not old.
+                if created is not None and int(created) <= at:
                     made.append(int(created))
                 if due > at:
                     if token is not None:

@@ -53,6 +53,11 @@ account's job (`account:<uid>`) deletes every per-user key of both tables
 |                      |        | mute time (microsecs): no notification of | a deleted thread cannot be unmuted)       |
 |                      |        | a status in one reaches the user          |                                           |
 |                      |        | (`timeline.conversations`)                |                                           |
+| `scheduled:{<uid>}`  | hash   | n -> a status waiting for its time (JSON: | SCHEDULED_MAX (300) waiting, 25 due a day:|
+|                      |        | at, text, spoiler, unlisted, reply_to),   | past them, refused with a message; an     |
+|                      |        | `next` -> the last n given; each posted by| entry goes when posted or cancelled; the  |
+|                      |        | its `schedule:<uid>:<n>` job at its time  | account's deletion deletes the key        |
+|                      |        | (`timeline.scheduled`)                    |                                           |
 | `posts:{<uid>}`      | zset   | status id -> status id                    | uncapped: the author's own record, the    |
 |                      |        |                                           | source of backfills and of the profile    |
 | `home:{<uid>}`       | zset   | status id -> status id                    | HOME_TIMELINE_CAP (1000), trimmed on add  |
@@ -227,6 +232,11 @@ def bookmarks(uid: int) -> str:
 def pins(uid: int) -> str:
     """The statuses user `uid` pinned to their profile (`timeline.pins`)."""
     return f"pins:{{{uid}}}"
+
+
+def scheduled(uid: int) -> str:
+    """User `uid`'s statuses waiting for their time (`timeline.scheduled`)."""
+    return f"scheduled:{{{uid}}}"
 
 
 def conversation_mutes(uid: int) -> str:

@@ -1486,10 +1486,15 @@ def account_job_id(uid: int) -> str:
 def _own_pointless_jobs(uid: int) -> list[str]:
     """The user's own jobs that their deletion makes pointless, as ids or id prefixes
     (ending in ':'): fan-outs of their statuses, moves between push and pull, a home
-    rebuild. Their deletes and follow changes are not among them: those run to the
-    end (harmless once the account is marked), so no home or follower list keeps
-    what they were removing."""
-    return [f"post:{uid}:", jobs.job_id("mode", uid), home_rebuild_job_id(uid)]
+    rebuild, their scheduled statuses. Their deletes and follow changes are not
+    among them: those run to the end (harmless once the account is marked), so no
+    home or follower list keeps what they were removing."""
+    return [
+        f"post:{uid}:",
+        jobs.job_id("mode", uid),
+        home_rebuild_job_id(uid),
+        f"schedule:{uid}:",  # their scheduled statuses (`timeline.scheduled`)
+    ]
 
 
 # KEYS: the user hash, sessions, outbox, fan-out mode, then the job queue, data and

@@ -21,6 +21,7 @@ from timeline import (
     pins,
     privacy,
     richtext,
+    scheduled,
     selectors,
     services,
     social,
@@ -40,6 +41,7 @@ from timeline.domain import (
 )
 from timeline.forms import StatusForm
 from timeline.richtext import tag_wanted
+from timeline.scheduled import ScheduleRefused
 from timeline.trends import trends_queue
 
 
@@ -74,17 +76,29 @@ def home(request, form: StatusForm | None = None, status: int = 400):
 def post_status(request):
     """Post from a compose box; after an error, show it again with what was typed."""
     form = StatusForm(request.POST)
+    later = None
     if form.is_valid():
+        text = richtext.local_handles(form.cleaned_data["text"], request.get_host())
         try:
-            services.status_create(
-                author=request.user,
-                text=richtext.local_handles(
-                    form.cleaned_data["text"], request.get_host()
-                ),
-                limit=limits.post(request.user.id),
-                unlisted=form.cleaned_data["unlisted"],
-                spoiler=form.cleaned_data["spoiler"],
-            )
+            if form.cleaned_data["scheduled_at"] is not None:
+                later = scheduled.status_schedule(
+                    author=request.user,
+                    text=text,
+                    at=form.cleaned_data["scheduled_at"],
+                    limit=limits.post(request.user.id),
+                    unlisted=form.cleaned_data["unlisted"],
+                    spoiler=form.cleaned_data["spoiler"],
+                )
+            else:
+                services.status_create(
+                    author=request.user,
+                    text=text,
+                    limit=limits.post(request.user.id),
+                    unlisted=form.cleaned_data["unlisted"],
+                    spoiler=form.cleaned_data["spoiler"],
+                )
+        except ScheduleRefused as error:
+            form.add_error("scheduled_at", str(error))
         except InvalidStatus as error:
             form.add_error("text", str(error))
         except TooManyAttempts as error:
@@ -93,8 +107,30 @@ def post_status(request):
             return too_many_requests(response, retry_after=error.retry_after)
     if form.errors:
         return home(request, form=form)
+    if later is not None:
+        messages.success(request, f"Scheduled: it will be posted on {later.at_label}.")
+        return redirect(url_for("timeline:scheduled"))
     messages.success(request, "Posted.")
     return redirect(safe_next(request))
+
+
+@login_required
+@require_safe
+def scheduled_page(request):
+    """The viewer's statuses waiting for their time, soonest first."""
+    waiting = scheduled.scheduled_list(user=request.user)
+    return render(request, "timeline/scheduled.html", {"waiting": waiting})
+
+
+@require_POST
+@login_required
+def scheduled_cancel(request, n: int):
+    """Cancel one of the viewer's scheduled statuses: it will not be posted."""
+    if scheduled.scheduled_cancel(user=request.user, n=n):
+        messages.success(request, "Cancelled: it will not be posted.")
+    else:
+        messages.info(request, "It was not waiting any more (posted, or cancelled).")
+    return redirect(url_for("timeline:scheduled"))
 
 
 def _too_fast(form: StatusForm, error: TooManyAttempts, verb: str = "post") -> None:

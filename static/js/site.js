@@ -317,7 +317,35 @@
     });
   }
 
+  // "Schedule for later": the time typed is the writer's own. Their distance from
+  // UTC at that date (summer time included) goes with it; the label says so.
+  function bindSchedule(input) {
+    var tz = document.getElementById(input.getAttribute("data-schedule-tz"));
+    if (!tz || !input.form) return;
+    var label = input.form.querySelector("[data-timezone-label]");
+    if (label) label.textContent = "(your time)";
+    input.form.addEventListener("submit", function () {
+      var when = input.value ? new Date(input.value) : null;
+      tz.value = when && !isNaN(when) ? String(when.getTimezoneOffset()) : "";
+    });
+  }
+
+  // A time shown as the reader's own (a scheduled status's), from its UTC stamp.
+  function localTimes() {
+    document.querySelectorAll("time[data-local]").forEach(function (t) {
+      var when = new Date(t.getAttribute("datetime"));
+      if (!isNaN(when)) {
+        t.textContent = when.toLocaleString(undefined, {
+          weekday: "short", day: "numeric", month: "short", year: "numeric",
+          hour: "2-digit", minute: "2-digit"
+        });
+      }
+    });
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
+    document.querySelectorAll("input[data-schedule-tz]").forEach(bindSchedule);
+    localTimes();
     document.querySelectorAll("[data-notifications-read]").forEach(markRead);
     document.querySelectorAll("input[data-people-search]").forEach(bindPeopleSearch);
     document.querySelectorAll("textarea[data-counter]").forEach(bindCounter);

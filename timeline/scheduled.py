@@ -1,0 +1,371 @@
+"""Scheduled statuses (Mastodon's): a status written now, posted at a time its author
+picks, by a durable job; until then its author sees it on their list of scheduled
+statuses, and may move or cancel it.
+
+**One atomic step, then a job due at its time.** Scheduling is one script in the
+author's slot (`_SCHEDULE`): it checks the account stands and the caps, keeps the
+status in `scheduled:{<uid>}` (id -> JSON: its text, warning, visibility, what it
+replies to, when) and queues the `schedule:<uid>:<n>` job due at that time, beside
+it. The job's recorded start (`#s`, `timeline.jobs`) is its due time, so neither the
+queue's oldest age nor `timelines repair`'s stuck jobs count a status waiting for
+its time. Workers find it due by their sweep (JOB_SWEEP_SECONDS) and post it as its
+author would have: the same rules, the same fan-out (`schedule_job_run`).
+
+**Posted once.** The job first reserves the status's id and records it as its cursor,
+then posts with that id, then drops the scheduled entry; a job cut short posts
+again with the same id, which writes the same keys (`services.status_create`), so
+a crash between the post and the drop never posts twice. The id is taken when it is
+posted, not when it was scheduled: ids follow time, and a status's place in every
+timeline is its id.
+
+**What it checks when.** The text, the warning and what it replies to are checked
+when it is scheduled (a refusal then keeps what was typed), against the posting
+budget too (a scheduled status is a post). At its time it is posted without the
+budget; a reply whose status is gone or hidden from its author by then is posted
+as a status of its own (its text is not lost); the names it mentions are resolved
+then, as a post's are. Caps, as Mastodon's: SCHEDULED_MAX waiting per account,
+SCHEDULED_PER_DAY due on one UTC day, at least SCHEDULE_LEAD_SECONDS ahead. A
+deleted account's scheduled statuses go with it (its deletion cancels their jobs
+and deletes the key: `timeline.fanout`).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from accounts import keys as account_keys
+from accounts import limits
+from accounts.domain import User
+from accounts.selectors import user_get
+from config.pipelines import LuaScript, pipeline_run
+from config.redis import get_redis
+from timeline import ids, jobs, keys, services, social
+from timeline.domain import (
+    InvalidStatus,
+    NotFound,
+    TimelineError,
+    normalize_spoiler,
+    normalize_text,
+    text_problem,
+)
+
+log = logging.getLogger(__name__)
+
+SCHEDULED_MAX = 300  # waiting per account (Mastodon's)
+SCHEDULED_PER_DAY = 25  # due on one UTC day (Mastodon's)
+SCHEDULE_LEAD_SECONDS = 300  # at least this far ahead (Mastodon's five minutes)
+SCHEDULE_HORIZON_SECONDS = 2 * 366 * 86400  # at most about two years ahead
+DAY = 86400
+_NEXT = "next"  # the field of `scheduled:{<uid>}` that counts its ids
+
+
+class ScheduleRefused(TimelineError):
+    """A time, or a cap, refuses a scheduled status (the message says which)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Scheduled:
+    """A status waiting for its time: `id` is its author's own count (1, 2, ...)."""
+
+    id: int
+    at: float  # when it is to be posted (unix seconds)
+    text: str
+    spoiler: str = ""
+    unlisted: bool = False
+    reply_to: int | None = None
+
+    @property
+    def at_iso(self) -> str:
+        return datetime.fromtimestamp(self.at, tz=UTC).isoformat()
+
+    @property
+    def at_label(self) -> str:
+        """Its time as the page says it without script: UTC, to the minute."""
+        return datetime.fromtimestamp(self.at, tz=UTC).strftime(
+            "%a %d %b %Y, %H:%M UTC"
+        )
+
+    def to_json(self) -> str:
+        return json.dumps(
+            {
+                "at": round(self.at, 3),
+                "text": self.text,
+                "spoiler": self.spoiler,
+                "unlisted": self.unlisted,
+                "reply_to": self.reply_to,
+            },
+            ensure_ascii=False,
+            separators=(",", ":"),
+        )
+
+    @classmethod
+    def from_json(cls, n: int, value: str) -> Scheduled:
+        row = json.loads(value)
+        return cls(
+            id=n,
+            at=float(row["at"]),
+            text=row["text"],
+            spoiler=row.get("spoiler") or "",
+            unlisted=bool(row.get("unlisted")),
+            reply_to=row.get("reply_to"),
+        )
+
+
+def schedule_job_id(uid: int, n: int) -> str:
+    """The job that posts scheduled status `n` of user `uid` (`schedule_job_run`)."""
+    return jobs.job_id("schedule", uid, n)
+
+
+# KEYS: the author's scheduled statuses, user hash, and their slot's job queue and
+# data. ARGV: the user hash's username and deleted fields, the author's uid, the
+# entry (JSON), when it is due (ms), SCHEDULED_MAX, SCHEDULED_PER_DAY, the start and
+# end of its UTC day (unix s). Returns its id; 0 for an account deleted or being
+# deleted, -1 past SCHEDULED_MAX, -2 past SCHEDULED_PER_DAY.
+_SCHEDULE = LuaScript(
+    jobs.ENQUEUE
+    + """
+if redis.call('HEXISTS', KEYS[2], ARGV[1]) == 0
+    or redis.call('HEXISTS', KEYS[2], ARGV[2]) == 1 then
+  return 0
+end
+local entries = redis.call('HGETALL', KEYS[1])
+local waiting, that_day = 0, 0
+local day_start, day_end = tonumber(ARGV[8]), tonumber(ARGV[9])
+for i = 1, #entries, 2 do
+  if entries[i] ~= 'next' then
+    waiting = waiting + 1
+    local at = tonumber(cjson.decode(entries[i + 1]).at)
+    if at >= day_start and at < day_end then that_day = that_day + 1 end
+  end
+end
+if waiting >= tonumber(ARGV[6]) then return -1 end
+if that_day >= tonumber(ARGV[7]) then return -2 end
+local n = redis.call('HINCRBY', KEYS[1], 'next', 1)
+redis.call('HSET', KEYS[1], n, ARGV[4])
+-- Its recorded start is its due time: it waits for that, not stuck.
+enqueue(KEYS[3], KEYS[4], 'schedule:' .. ARGV[3] .. ':' .. n, ARGV[5], ARGV[5])
+return n
+"""
+)
+
+# KEYS: the author's scheduled statuses, their slot's job queue and data. ARGV: the
+# status's id, its entry as read, its entry moved, its job's id, the new due time
+# (ms). Moves a status still waiting as read (its job queued, held by no worker);
+# returns 1, 0 when it is no longer as read (posted, cancelled, moved meanwhile),
+# -1 when a worker is posting it now.
+_RESCHEDULE = LuaScript(
+    """
+if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] then return 0 end
+if not redis.call('ZSCORE', KEYS[2], ARGV[4])
+    or redis.call('HEXISTS', KEYS[3], ARGV[4] .. '#t') == 1 then
+  return -1
+end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
+redis.call('ZADD', KEYS[2], 'XX', ARGV[5], ARGV[4])
+redis.call('HSET', KEYS[3], ARGV[4] .. '#s', ARGV[5])
+return 1
+"""
+)
+
+
+def _when_problem(at: float, now: float) -> str | None:
+    if at < now + SCHEDULE_LEAD_SECONDS:
+        minutes = SCHEDULE_LEAD_SECONDS // 60
+        return f"Pick a time at least {minutes} minutes from now."
+    if at > now + SCHEDULE_HORIZON_SECONDS:
+        return "Pick a time within two years."
+    return None
+
+
+def _day_of(at: float) -> tuple[int, int]:
+    start = int(at // DAY * DAY)
+    return start, start + DAY
+
+
+def status_schedule(
+    *,
+    author: User,
+    text: str,
+    at: float,
+    spoiler: str = "",
+    unlisted: bool = False,
+    reply_to: int | None = None,
+    limit: limits.Limit | None = None,
+) -> Scheduled:
+    """Schedule a status to be posted at `at` (unix seconds): the rules of a new
+    status now (InvalidStatus), a time and the caps (ScheduleRefused), what it
+    replies to while its author may see it (NotFound); with `limit` (the posting
+    budget), taken or TooManyAttempts. The status as scheduled."""
+    text = normalize_text(text)
+    spoiler = normalize_spoiler(spoiler)
+    problem = text_problem(text, spoiler)
+    if problem:
+        raise InvalidStatus(problem)
+    problem = _when_problem(at, time.time())
+    if problem:
+        raise ScheduleRefused(problem)
+    if reply_to is not None:
+        reply_to = social.status_target(user=author, sid=reply_to).id
+    if limit is not None:
+        limits.take(limit)
+    entry = Scheduled(
+        id=0, at=at, text=text, spoiler=spoiler, unlisted=unlisted, reply_to=reply_to
+    )
+    slot = keys.slot_of_user(author.id)
+    day_start, day_end = _day_of(at)
+
+    def schedule(pipe) -> None:
+        _SCHEDULE.queue(
+            pipe,
+            keys=[
+                keys.scheduled(author.id),
+                account_keys.user(author.id),
+                *jobs.slot_keys(slot),
+            ],
+            args=[
+                User.USERNAME_FIELD,
+                User.DELETED_FIELD,
+                author.id,
+                entry.to_json(),
+                int(at * 1000),
+                SCHEDULED_MAX,
+                SCHEDULED_PER_DAY,
+                day_start,
+                day_end,
+            ],
+        )
+
+    (n,) = pipeline_run(schedule)
+    if n == 0:
+        raise InvalidStatus("This account is deleted.")
+    if n == -1:
+        raise ScheduleRefused(
+            f"You have {SCHEDULED_MAX} statuses waiting, as many as may wait: "
+            "cancel some first."
+        )
+    if n == -2:
+        raise ScheduleRefused(
+            f"{SCHEDULED_PER_DAY} statuses are scheduled on that day already, as "
+            "many as one day may have: pick another."
+        )
+    return Scheduled(
+        id=int(n),
+        at=at,
+        text=text,
+        spoiler=spoiler,
+        unlisted=unlisted,
+        reply_to=reply_to,
+    )
+
+
+def scheduled_list(*, user: User) -> list[Scheduled]:
+    """The user's statuses waiting for their time, soonest first."""
+    rows = get_redis().hgetall(keys.scheduled(user.id))
+    found = [
+        Scheduled.from_json(int(n), value)
+        for n, value in rows.items()
+        if n != _NEXT and n.isdigit()
+    ]
+    return sorted(found, key=lambda s: (s.at, s.id))
+
+
+def scheduled_get(*, user: User, n: int) -> Scheduled:
+    """One of the user's scheduled statuses; NotFound when there is none (posted,
+    cancelled, another's)."""
+    value = get_redis().hget(keys.scheduled(user.id), n)
+    if value is None:
+        raise NotFound(n)
+    return Scheduled.from_json(n, value)
+
+
+def scheduled_cancel(*, user: User, n: int) -> bool:
+    """Cancel a scheduled status: it will not be posted; False if it was not
+    waiting (posted already, or cancelled)."""
+    slot = keys.slot_of_user(user.id)
+
+    def cancel(pipe) -> None:
+        pipe.hdel(keys.scheduled(user.id), n)
+        jobs.cancel_queue(pipe, slot=slot, jid=schedule_job_id(user.id, n))
+
+    removed, _ = pipeline_run(cancel)
+    return bool(removed)
+
+
+def scheduled_move(*, user: User, n: int, at: float) -> Scheduled:
+    """Move a scheduled status to another time (the same rules as scheduling it);
+    NotFound when it is not waiting any more; ScheduleRefused for the time, or
+    when a worker is posting it at this moment."""
+    problem = _when_problem(at, time.time())
+    if problem:
+        raise ScheduleRefused(problem)
+    r = get_redis()
+    value = r.hget(keys.scheduled(user.id), n)
+    if value is None:
+        raise NotFound(n)
+    old = Scheduled.from_json(n, value)
+    moved = Scheduled(
+        id=n,
+        at=at,
+        text=old.text,
+        spoiler=old.spoiler,
+        unlisted=old.unlisted,
+        reply_to=old.reply_to,
+    )
+    slot = keys.slot_of_user(user.id)
+    done = _RESCHEDULE(
+        keys=[keys.scheduled(user.id), *jobs.slot_keys(slot)],
+        args=[n, value, moved.to_json(), schedule_job_id(user.id, n), int(at * 1000)],
+    )
+    if done == 0:
+        raise NotFound(n)
+    if done == -1:
+        raise ScheduleRefused("It is being posted right now.")
+    return moved
+
+
+def schedule_job_run(job: jobs.Job) -> None:
+    """Run a `schedule` job (`schedule_job_id`): post the status, once (see the
+    module's docstring), then drop it from the waiting list."""
+    uid, n = job.args
+    r = get_redis()
+    value = r.hget(keys.scheduled(uid), n)
+    if value is None:
+        return  # cancelled, or posted by a run that stopped before the job's end
+    entry = Scheduled.from_json(n, value)
+    author = user_get(uid=uid)
+    if author is None:
+        r.hdel(keys.scheduled(uid), n)  # a deleted account posts nothing
+        return
+    if job.cursor == "0":
+        (sid,) = ids.status_ids_take(author_id=uid)
+        jobs.progress(job, cursor=str(sid))
+    else:
+        sid = int(job.cursor)
+    post = {
+        "author": author,
+        "text": entry.text,
+        "reserved_id": sid,
+        "unlisted": entry.unlisted,
+        "spoiler": entry.spoiler,
+    }
+    try:
+        if not (entry.reply_to is not None and _replied(entry.reply_to, post)):
+            services.status_create(**post)
+    except InvalidStatus as error:
+        # The account was deleted meanwhile, or the rules changed: nothing to post.
+        log.info("scheduled status %s of user %s not posted: %s", n, uid, error)
+    r.hdel(keys.scheduled(uid), n)
+
+
+def _replied(parent: int, post: dict) -> bool:
+    """Post a scheduled reply; False when what it replies to is gone or hidden from
+    its author since (it is then posted on its own: its text is not lost)."""
+    try:
+        social.status_reply(sid=parent, **post)
+    except NotFound:
+        return False
+    return True
