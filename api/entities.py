@@ -528,3 +528,31 @@ def status_edits(
             }
         )
     return shown
+
+
+def scheduled_status(entry, *, locked: bool) -> dict:
+    """A status waiting for its time (`timeline.scheduled.Scheduled`) as Mastodon's
+    ScheduledStatus: its id, time and the parameters it will be posted with."""
+    return {
+        "id": str(entry.id),
+        "scheduled_at": iso(entry.at),
+        "params": {
+            "text": entry.text,
+            "poll": None,
+            "media_ids": None,
+            "sensitive": bool(entry.spoiler),
+            "spoiler_text": entry.spoiler or None,
+            "visibility": "private"
+            if locked
+            else "unlisted"
+            if entry.unlisted
+            else "public",
+            "scheduled_at": None,
+            "in_reply_to_id": str(entry.reply_to) if entry.reply_to else None,
+            "application_id": None,
+            "idempotency": None,
+            "with_rate_limit": False,
+            "language": None,
+        },
+        "media_attachments": [],
+    }

@@ -120,6 +120,16 @@ urlpatterns = [
     route("api/v1/trends", search.trends, "trends"),
     # Statuses and timelines (issue #13, helper C).
     route("api/v1/statuses", statuses.statuses, "statuses"),
+    route(
+        "api/v1/scheduled_statuses",
+        statuses.scheduled_statuses,
+        "scheduled_statuses",
+    ),
+    route(
+        "api/v1/scheduled_statuses/<id>",
+        statuses.scheduled_status,
+        "scheduled_status",
+    ),
     route("api/v1/statuses/<id>", statuses.status, "status"),
     route("api/v1/statuses/<id>/context", statuses.context, "status_context"),
     route("api/v1/statuses/<id>/history", statuses.history, "status_history"),

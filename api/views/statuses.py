@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 from django.conf import settings
 from django.http import QueryDict
 
@@ -29,6 +31,7 @@ from timeline import (
     ids,
     pins,
     richtext,
+    scheduled,
     selectors,
     services,
     social,
@@ -44,6 +47,7 @@ from timeline.domain import (
     text_problem,
     text_shows_something,
 )
+from timeline.scheduled import ScheduleRefused
 from timeline.selectors import StatusWindow
 
 IN_REPLY_NOT_FOUND = "The post you are trying to reply to does not appear to exist."
@@ -117,8 +121,6 @@ def _unsupported(values, user) -> str | None:
         return "Media attachments are not supported on this site"
     if any(str(name).startswith("poll") and _sent(values, name) for name in values):
         return "Polls are not supported on this site"
-    if param(values, "scheduled_at"):
-        return "Scheduled statuses are not supported on this site"
     return _visibility_problem(values, user)
 
 
@@ -173,12 +175,15 @@ def _post(request, values, user, reserved_id: int | None = None) -> Status:
 
 def status_create(request) -> dict:
     """Post a status (a reply with `in_reply_to_id`); a repeated Idempotency-Key
-    answers the status its first request made (`api.idempotency`)."""
+    answers the status its first request made (`api.idempotency`). With
+    `scheduled_at`, schedule it instead (`_schedule`): a ScheduledStatus."""
     values = params(request)
     user = request.user
     problem = _unsupported(values, user)
     if problem:
         raise ApiError(422, f"Validation failed: {problem}")
+    if param(values, "scheduled_at"):
+        return _schedule(request, values, user)
     key = request.headers.get("Idempotency-Key")
     if not key:
         return _entity(request, _post(request, values, user))
@@ -210,6 +215,97 @@ def status_create(request) -> dict:
     # crashed request's does (`idempotency.CLAIM_HOLD_SECONDS`).
     claim.done(status.id)
     return _entity(request, status)
+
+
+def scheduled_time(value: str | None) -> float:
+    """A `scheduled_at` as unix seconds: ISO 8601 (`Z` or an offset; none: UTC)."""
+    try:
+        moment = datetime.fromisoformat((value or "").strip().replace("Z", "+00:00"))
+    except ValueError as error:
+        raise ApiError(
+            422, "Validation failed: Scheduled at is not a valid time"
+        ) from error
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.timestamp()
+
+
+def _schedule(request, values, user) -> dict:
+    """Schedule the status (`timeline.scheduled`): the rules of a post now, its
+    time at least five minutes ahead, the caps; a ScheduledStatus. (Not under an
+    Idempotency-Key: a repeat schedules it again.)"""
+    text = richtext.local_handles(
+        text_param(values, "status") or "", request.get_host()
+    )
+    spoiler = text_param(values, "spoiler_text") or ""
+    reply_to = param(values, "in_reply_to_id")
+    if reply_to and (not reply_to.isdecimal() or len(reply_to) > 19):
+        raise ApiError(404, IN_REPLY_NOT_FOUND)
+    try:
+        entry = scheduled.status_schedule(
+            author=user,
+            text=text,
+            at=scheduled_time(param(values, "scheduled_at")),
+            spoiler=spoiler,
+            unlisted=param(values, "visibility") == "unlisted",
+            reply_to=int(reply_to) if reply_to else None,
+            limit=limits.post(user.id),
+        )
+    except NotFound as error:
+        raise ApiError(404, IN_REPLY_NOT_FOUND) from error
+    except ScheduleRefused as error:
+        raise ApiError(422, f"Validation failed: Scheduled at {error}") from error
+    except InvalidStatus as error:
+        raise _text_error(text, spoiler, error) from error
+    return entities.scheduled_status(entry, locked=user.private)
+
+
+def scheduled_index(request) -> Reply:
+    """The viewer's scheduled statuses, newest id first (Mastodon's), by window."""
+    window = Window.of(request, default=20, maximum=40)
+    waiting = sorted(
+        scheduled.scheduled_list(user=request.user), key=lambda e: e.id, reverse=True
+    )
+    if window.max_id is not None:
+        waiting = [e for e in waiting if e.id < window.max_id]
+    if window.floor is not None:
+        waiting = [e for e in waiting if e.id > window.floor]
+    page = waiting[-window.limit :] if window.from_oldest else waiting[: window.limit]
+    body = [entities.scheduled_status(e, locked=request.user.private) for e in page]
+    headers = (
+        link_header(request, next_max_id=page[-1].id, prev_min_id=page[0].id)
+        if page
+        else {}
+    )
+    return Reply(body, headers=headers)
+
+
+def _scheduled_id(id: str) -> int:
+    if not id.isdecimal() or len(id) > 12:
+        raise not_found()
+    return int(id)
+
+
+def scheduled_show(request, id: str) -> dict:
+    entry = scheduled.scheduled_get(user=request.user, n=_scheduled_id(id))
+    return entities.scheduled_status(entry, locked=request.user.private)
+
+
+def scheduled_update(request, id: str) -> dict:
+    """Move a scheduled status to another `scheduled_at`."""
+    values = params(request)
+    at = scheduled_time(param(values, "scheduled_at"))
+    try:
+        entry = scheduled.scheduled_move(user=request.user, n=_scheduled_id(id), at=at)
+    except ScheduleRefused as error:
+        raise ApiError(422, f"Validation failed: Scheduled at {error}") from error
+    return entities.scheduled_status(entry, locked=request.user.private)
+
+
+def scheduled_remove(request, id: str) -> dict:
+    if not scheduled.scheduled_cancel(user=request.user, n=_scheduled_id(id)):
+        raise not_found()
+    return {}
 
 
 def status_show(request, id: str) -> dict:
@@ -435,6 +531,12 @@ status = endpoint(
     DELETE=Op(status_remove, scope=WRITE),
 )
 history = endpoint(GET=Op(status_history, scope=READ, auth=OPTIONAL))
+scheduled_statuses = endpoint(GET=Op(scheduled_index, scope=READ))
+scheduled_status = endpoint(
+    GET=Op(scheduled_show, scope=READ),
+    PUT=Op(scheduled_update, scope=WRITE),
+    DELETE=Op(scheduled_remove, scope=WRITE),
+)
 source = endpoint(GET=Op(status_source, scope=READ))
 context = endpoint(GET=Op(status_context, scope=READ, auth=OPTIONAL))
 favourite_view = endpoint(POST=Op(favourite, scope="write:favourites"))

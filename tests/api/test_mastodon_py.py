@@ -10,6 +10,7 @@ and a real Cluster like every other.
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime, timedelta
 from html import unescape
 from urllib.parse import urljoin
 
@@ -131,6 +132,15 @@ def test_mastodon_py_drives_the_site(site):
     history = app.status_history(warned.id)
     assert ["the ending" in v.content for v in history] == [True, False]
     assert app.status_source(warned.id).text == "the real ending"
+    # Scheduled by the library: listed, moved, cancelled.
+    when = datetime.now(tz=UTC) + timedelta(hours=2)
+    waiting = app.status_post("tomorrow's news", scheduled_at=when)
+    assert waiting.params.text == "tomorrow's news"
+    assert [str(s.id) for s in app.scheduled_statuses()] == [str(waiting.id)]
+    moved = app.scheduled_status_update(waiting.id, when + timedelta(hours=1))
+    assert moved.scheduled_at > waiting.scheduled_at
+    app.scheduled_status_delete(waiting.id)
+    assert app.scheduled_statuses() == []
 
     # Bob likes and reposts Alice's status; she is told, and the counts show it.
     assert bob_app.status_favourite(first.id).favourited
