@@ -152,24 +152,73 @@ return n
 """
 )
 
+# Lua: whether job `id` has started (`#t`: a worker holds it, or held it and died;
+# `#c`: it reserved its status's id, and may have posted it before it raised):
+# from then on it is its job's to post, and no move or cancel may change that.
+_STARTED = """
+local function started(data, id)
+  return redis.call('HEXISTS', data, id .. '#t') == 1
+    or redis.call('HEXISTS', data, id .. '#c') == 1
+end
+"""
+
 # KEYS: the author's scheduled statuses, their slot's job queue and data. ARGV: the
 # status's id, its entry as read, its entry moved, its job's id, the new due time
-# (ms). Moves a status still waiting as read (its job queued, held by no worker);
-# returns 1, 0 when it is no longer as read (posted, cancelled, moved meanwhile),
-# -1 when a worker is posting it now.
+# (ms), SCHEDULED_PER_DAY, the start and end of the new time's UTC day (unix s).
+# Moves a status still waiting as read (its job queued, not started); returns 1,
+# 0 when it is no longer as read (posted, cancelled, moved meanwhile), -1 when its
+# job has started to post it, -2 past SCHEDULED_PER_DAY on the new day (the
+# status itself not counted).
 _RESCHEDULE = LuaScript(
-    """
+    _STARTED
+    + """
 if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] then return 0 end
-if not redis.call('ZSCORE', KEYS[2], ARGV[4])
-    or redis.call('HEXISTS', KEYS[3], ARGV[4] .. '#t') == 1 then
+if not redis.call('ZSCORE', KEYS[2], ARGV[4]) or started(KEYS[3], ARGV[4]) then
   return -1
 end
+local entries = redis.call('HGETALL', KEYS[1])
+local that_day = 0
+local day_start, day_end = tonumber(ARGV[7]), tonumber(ARGV[8])
+for i = 1, #entries, 2 do
+  if entries[i] ~= 'next' and entries[i] ~= ARGV[1] then
+    local at = tonumber(cjson.decode(entries[i + 1]).at)
+    if at >= day_start and at < day_end then that_day = that_day + 1 end
+  end
+end
+if that_day >= tonumber(ARGV[6]) then return -2 end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
 redis.call('ZADD', KEYS[2], 'XX', ARGV[5], ARGV[4])
 redis.call('HSET', KEYS[3], ARGV[4] .. '#s', ARGV[5])
 return 1
 """
 )
+
+# KEYS: the author's scheduled statuses, their slot's job queue, data and failed
+# jobs. ARGV: the status's id, its job's id. Cancels a status still waiting: its
+# entry and its job go (from the failed jobs too). Returns 1; 0 when it is not
+# waiting (posted, cancelled); -1 when its job has started to post it.
+_CANCEL = LuaScript(
+    jobs.FORGET
+    + _STARTED
+    + """
+if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then return 0 end
+if started(KEYS[3], ARGV[2]) then return -1 end
+redis.call('HDEL', KEYS[1], ARGV[1])
+redis.call('ZREM', KEYS[2], ARGV[2])
+redis.call('ZREM', KEYS[4], ARGV[2])
+forget(KEYS[3], ARGV[2])
+return 1
+"""
+)
+
+_BEING_POSTED = "It is being posted right now."
+
+
+def _day_full() -> str:
+    return (
+        f"{SCHEDULED_PER_DAY} statuses are scheduled on that day already, as many "
+        "as one day may have: pick another."
+    )
 
 
 def _when_problem(at: float, now: float) -> str | None:
@@ -248,10 +297,7 @@ def status_schedule(
             "cancel some first."
         )
     if n == -2:
-        raise ScheduleRefused(
-            f"{SCHEDULED_PER_DAY} statuses are scheduled on that day already, as "
-            "many as one day may have: pick another."
-        )
+        raise ScheduleRefused(_day_full())
     return Scheduled(
         id=int(n),
         at=at,
@@ -284,21 +330,23 @@ def scheduled_get(*, user: User, n: int) -> Scheduled:
 
 def scheduled_cancel(*, user: User, n: int) -> bool:
     """Cancel a scheduled status: it will not be posted; False if it was not
-    waiting (posted already, or cancelled)."""
+    waiting (posted already, or cancelled); ScheduleRefused when its job has
+    started to post it (a worker holds it, or it reserved its id and waits for a
+    retry): it will be posted."""
     slot = keys.slot_of_user(user.id)
-
-    def cancel(pipe) -> None:
-        pipe.hdel(keys.scheduled(user.id), n)
-        jobs.cancel_queue(pipe, slot=slot, jid=schedule_job_id(user.id, n))
-
-    removed, _ = pipeline_run(cancel)
-    return bool(removed)
+    done = _CANCEL(
+        keys=[keys.scheduled(user.id), *jobs.slot_keys(slot), keys.job_failed(slot)],
+        args=[n, schedule_job_id(user.id, n)],
+    )
+    if done == -1:
+        raise ScheduleRefused(_BEING_POSTED)
+    return bool(done)
 
 
 def scheduled_move(*, user: User, n: int, at: float) -> Scheduled:
-    """Move a scheduled status to another time (the same rules as scheduling it);
-    NotFound when it is not waiting any more; ScheduleRefused for the time, or
-    when a worker is posting it at this moment."""
+    """Move a scheduled status to another time (the same rules as scheduling it,
+    the day's cap too); NotFound when it is not waiting any more; ScheduleRefused
+    for the time, the day's cap, or when its job has started to post it."""
     problem = _when_problem(at, time.time())
     if problem:
         raise ScheduleRefused(problem)
@@ -316,14 +364,26 @@ def scheduled_move(*, user: User, n: int, at: float) -> Scheduled:
         reply_to=old.reply_to,
     )
     slot = keys.slot_of_user(user.id)
+    day_start, day_end = _day_of(at)
     done = _RESCHEDULE(
         keys=[keys.scheduled(user.id), *jobs.slot_keys(slot)],
-        args=[n, value, moved.to_json(), schedule_job_id(user.id, n), int(at * 1000)],
+        args=[
+            n,
+            value,
+            moved.to_json(),
+            schedule_job_id(user.id, n),
+            int(at * 1000),
+            SCHEDULED_PER_DAY,
+            day_start,
+            day_end,
+        ],
     )
     if done == 0:
         raise NotFound(n)
     if done == -1:
-        raise ScheduleRefused("It is being posted right now.")
+        raise ScheduleRefused(_BEING_POSTED)
+    if done == -2:
+        raise ScheduleRefused(_day_full())
     return moved
 
 

@@ -126,7 +126,12 @@ def scheduled_page(request):
 @login_required
 def scheduled_cancel(request, n: int):
     """Cancel one of the viewer's scheduled statuses: it will not be posted."""
-    if scheduled.scheduled_cancel(user=request.user, n=n):
+    try:
+        cancelled = scheduled.scheduled_cancel(user=request.user, n=n)
+    except ScheduleRefused as error:
+        messages.error(request, f"Not cancelled: {error}")
+        return redirect(url_for("timeline:scheduled"))
+    if cancelled:
         messages.success(request, "Cancelled: it will not be posted.")
     else:
         messages.info(request, "It was not waiting any more (posted, or cancelled).")

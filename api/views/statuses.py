@@ -303,7 +303,12 @@ def scheduled_update(request, id: str) -> dict:
 
 
 def scheduled_remove(request, id: str) -> dict:
-    if not scheduled.scheduled_cancel(user=request.user, n=_scheduled_id(id)):
+    """Cancel a scheduled status; 422 once its job has started to post it."""
+    try:
+        cancelled = scheduled.scheduled_cancel(user=request.user, n=_scheduled_id(id))
+    except ScheduleRefused as error:
+        raise ApiError(422, f"Validation failed: {error}") from error
+    if not cancelled:
         raise not_found()
     return {}
 

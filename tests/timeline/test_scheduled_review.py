@@ -136,3 +136,23 @@ def test_a_failed_job_cancelled_leaves_the_failed_list(r, settings, monkeypatch)
     assert jobs.failed_ids() == [scheduled.schedule_job_id(alice.id, entry.id)]
     assert scheduled.scheduled_cancel(user=alice, n=entry.id) is True
     assert jobs.failed_ids() == []
+
+
+def test_the_site_and_the_api_say_it_is_being_posted(r, monkeypatch):
+    """A cancel refused: the site says so ("Not cancelled"), the API answers 422."""
+    from tests.api.helpers import api_client, token_for
+    from tests.helpers import logged_in_client
+
+    alice = make_user("alice")
+    entry = scheduled.status_schedule(author=alice, text="on its way", at=at(10))
+    slot = keys.slot_of_user(alice.id)
+    (job,) = jobs.claim(slot=slot, limit=1, now=int(entry.at * 1000) + 1)  # held
+    client = logged_in_client("alice")
+    done = client.post(f"/scheduled/{entry.id}/cancel/", follow=True)
+    assert "Not cancelled: It is being posted right now." in done.content.decode()
+    app = api_client(token_for(alice))
+    refused = app.delete(f"/api/v1/scheduled_statuses/{entry.id}")
+    assert refused.status_code == 422, refused.content
+    fanout.job_run(job)
+    assert texts(page(Client(), "/u/alice/")) == ["on its way"]
+    assert app.delete(f"/api/v1/scheduled_statuses/{entry.id}").status_code == 404
