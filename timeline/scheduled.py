@@ -12,11 +12,13 @@ its time. Workers find it due by their sweep (JOB_SWEEP_SECONDS) and post it as 
 author would have: the same rules, the same fan-out (`schedule_job_run`).
 
 **Posted once.** The job first reserves the status's id and records it as its cursor,
-then posts with that id, then drops the scheduled entry; a job cut short posts
-again with the same id, which writes the same keys (`services.status_create`), so
-a crash between the post and the drop never posts twice. The id is taken when it is
-posted, not when it was scheduled: ids follow time, and a status's place in every
-timeline is its id.
+then posts with that id; the entry goes in the step that publishes it
+(`services._PUBLISH`, in the same slot). A job cut short before that step posts
+again with the same id, which writes the same keys; one cut short after it finds no
+entry, and posts nothing (not even a status its author deleted since). From the
+reservation on, the status is its job's: a move or a cancel is refused. The id is
+taken when it is posted, not when it was scheduled: ids follow time, and a status's
+place in every timeline is its id.
 
 **What it checks when.** The text, the warning and what it replies to are checked
 when it is scheduled (a refusal then keeps what was typed), against the posting
@@ -411,6 +413,9 @@ def schedule_job_run(job: jobs.Job) -> None:
         "reserved_id": sid,
         "unlisted": entry.unlisted,
         "spoiler": entry.spoiler,
+        # Its entry goes in the step that publishes it: a run again finds it gone
+        # (even once its author deleted the status: it is not posted again).
+        "scheduled_entry": n,
     }
     try:
         if not (entry.reply_to is not None and _replied(entry.reply_to, post)):

@@ -236,9 +236,12 @@ return 0
 
 
 # KEYS: the author's posts, home, job queue, job data, outbox, fan-out mode, user
-# hash and the slot's counts (all in the author's slot). ARGV: sid, home cap, the
-# fan-out job's id, now (ms), the status as JSON, the outbox cap, the user hash's
-# username, deleted, private and unindexed fields. Publishes a status and records
+# hash, the slot's counts and the author's scheduled statuses (all in the author's
+# slot). ARGV: sid, home cap, the fan-out job's id, now (ms), the status as JSON, the
+# outbox cap, the user hash's username, deleted, private and unindexed fields, the
+# scheduled status it posts ('' for none). A scheduled status's entry goes in the
+# same step (`timeline.scheduled`); one gone already was posted by another run of
+# its job, and nothing is published again (returns 3). Publishes a status and records
 # the fan-out it owes in one atomic step: no crash separates the two; a status new
 # to `posts` is counted in the same step, once the author's sign-up is
 # (`timeline.counts`). An author not pushed (any mode set) also gets the status in
@@ -252,6 +255,7 @@ _PUBLISH = LuaScript(
     + counts.COUNT_LUA
     + """
 if not live(KEYS[7], ARGV[7], ARGV[8]) then return 0 end
+if ARGV[11] ~= '' and redis.call('HDEL', KEYS[9], ARGV[11]) == 0 then return 3 end
 local sid, cap = ARGV[1], tonumber(ARGV[2])
 local added = redis.call('ZADD', KEYS[1], sid, sid)
 if redis.call('HEXISTS', KEYS[7], ARGV[10]) == 0 then count(KEYS[8], 0, added) end
@@ -323,6 +327,7 @@ def status_create(
     reserved_id: int | None = None,
     unlisted: bool = False,
     spoiler: str = "",
+    scheduled_entry: int | None = None,
 ) -> Status:
     """Post a status: store it, publish it with its fan-out job, wake a worker.
 
@@ -339,6 +344,8 @@ def status_create(
     with it is made once. `unlisted`: kept off the public timelines
     (`Status.unlisted`; a repost is, whatever its original). `spoiler`: a content
     warning (`Status.spoiler`; a repost carries its original's).
+    `scheduled_entry`: the author's scheduled status this posts (its job's, with
+    its `reserved_id`), dropped in the publishing step (`_PUBLISH`).
     """
     text = normalize_text(text)
     spoiler = repost_of.spoiler if repost_of else normalize_spoiler(spoiler)
@@ -411,6 +418,7 @@ def status_create(
                 keys.fanout_mode(author.id),
                 account_keys.user(author.id),
                 *counts.slot_keys(slot),
+                keys.scheduled(author.id),
             ],
             args=[
                 sid,
@@ -422,6 +430,7 @@ def status_create(
                 *_live_args(),
                 User.PRIVATE_FIELD,
                 User.UNINDEXED_FIELD,
+                "" if scheduled_entry is None else scheduled_entry,
             ],
         )
         if public:
@@ -434,6 +443,8 @@ def status_create(
         jobs.wake_queue(pipe, slot=slot)
 
     _, published, *_ = pipeline_run(store)
+    if published == 3:
+        return status  # a scheduled status another run of its job posted
     if published == 2 and public:
         pipeline_run(lambda pipe: global_remove_queue(pipe, sids=[sid]))
     if not published:

@@ -744,10 +744,12 @@ def status_reply(
     reserved_id: int | None = None,
     unlisted: bool = False,
     spoiler: str = "",
+    scheduled_entry: int | None = None,
 ) -> Status:
     """Post a reply to a status (a repost's original): NotFound when it is gone or
     hidden from the author; else as `services.status_create` (`reserved_id`: the
-    reply's own id, reserved beforehand)."""
+    reply's own id, reserved beforehand; `scheduled_entry`: the scheduled status it
+    posts)."""
     parent = status_target(user=author, sid=sid)
     reply = services.status_create(
         author=author,
@@ -757,6 +759,7 @@ def status_reply(
         reserved_id=reserved_id,
         unlisted=unlisted,
         spoiler=spoiler,
+        scheduled_entry=scheduled_entry,
     )
     link_posted(status=reply)
     return reply
