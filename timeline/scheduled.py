@@ -216,6 +216,13 @@ return 1
 _BEING_POSTED = "It is being posted right now."
 
 
+def _all_full() -> str:
+    return (
+        f"You have {SCHEDULED_MAX} statuses waiting, as many as may wait: cancel "
+        "some first."
+    )
+
+
 def _day_full() -> str:
     return (
         f"{SCHEDULED_PER_DAY} statuses are scheduled on that day already, as many "
@@ -261,13 +268,20 @@ def status_schedule(
         raise ScheduleRefused(problem)
     if reply_to is not None:
         reply_to = social.status_target(user=author, sid=reply_to).id
+    # The caps before the posting budget: a refusal costs nothing (the atomic step
+    # checks them again).
+    waiting = scheduled_list(user=author)
+    if len(waiting) >= SCHEDULED_MAX:
+        raise ScheduleRefused(_all_full())
+    day_start, day_end = _day_of(at)
+    if sum(day_start <= e.at < day_end for e in waiting) >= SCHEDULED_PER_DAY:
+        raise ScheduleRefused(_day_full())
     if limit is not None:
         limits.take(limit)
     entry = Scheduled(
         id=0, at=at, text=text, spoiler=spoiler, unlisted=unlisted, reply_to=reply_to
     )
     slot = keys.slot_of_user(author.id)
-    day_start, day_end = _day_of(at)
 
     def schedule(pipe) -> None:
         _SCHEDULE.queue(
@@ -294,10 +308,7 @@ def status_schedule(
     if n == 0:
         raise InvalidStatus("This account is deleted.")
     if n == -1:
-        raise ScheduleRefused(
-            f"You have {SCHEDULED_MAX} statuses waiting, as many as may wait: "
-            "cancel some first."
-        )
+        raise ScheduleRefused(_all_full())
     if n == -2:
         raise ScheduleRefused(_day_full())
     return Scheduled(

@@ -250,3 +250,21 @@ def test_the_list_cancels_with_a_csrf_protected_post(people):
     assert "Nothing is waiting." in page(client, "/scheduled/")
     when_due(entry)
     assert texts(page(Client(), "/u/alice/")) == []
+
+
+def test_a_schedule_refused_by_a_cap_costs_no_post(people, settings, monkeypatch):
+    """The caps are checked before the posting budget is taken (and again in the
+    atomic step): a refused schedule leaves the budget as it was."""
+    from accounts import limits
+
+    alice, _ = people
+    settings.RATE_LIMIT_POST = "2/1h"
+    monkeypatch.setattr(scheduled, "SCHEDULED_MAX", 1)
+    budget = limits.post(alice.id)
+    first = scheduled.status_schedule(author=alice, text="1", at=at(10), limit=budget)
+    for _ in range(3):
+        with pytest.raises(ScheduleRefused, match="as many as may wait"):
+            scheduled.status_schedule(author=alice, text="2", at=at(10), limit=budget)
+    scheduled.scheduled_cancel(user=alice, n=first.id)
+    again = scheduled.status_schedule(author=alice, text="3", at=at(10), limit=budget)
+    assert [s.text for s in scheduled.scheduled_list(user=alice)] == [again.text]
