@@ -94,6 +94,18 @@ class StatusVersion:
         )
 
 
+# Lua: set_or_clear(hash, field, value) writes an optional field of a status hash
+# (absent: none), or deletes it for ''.
+_SET_OR_CLEAR = """
+local function set_or_clear(hash, field, value)
+  if value == '' then
+    redis.call('HDEL', hash, field)
+  else
+    redis.call('HSET', hash, field, value)
+  end
+end
+"""
+
 # KEYS: the status hash, its versions, the job queue and data of its slot. ARGV: the
 # editor's uid, the new text, warning ('' none), mentions as stored ('' none), the
 # edit's time (unix s, as stored), EDITS_MAX, the edit job's id, now (ms). Returns
@@ -101,6 +113,7 @@ class StatusVersion:
 # such status), -1 (another's), -2 (a repost), -3 (EDITS_MAX reached).
 _EDIT = LuaScript(
     jobs.ENQUEUE
+    + _SET_OR_CLEAR
     + """
 local uid = redis.call('HGET', KEYS[1], 'uid')
 if not uid then return 0 end
@@ -114,14 +127,8 @@ redis.call('RPUSH', KEYS[2], cjson.encode({
   text = old[1], spoiler = old[2] or '', mentions = old[3] or '',
   at = old[4] or old[5]}))
 redis.call('HSET', KEYS[1], 'text', ARGV[2], 'edited', ARGV[5])
-for i, field in ipairs({'spoiler', 'mentions'}) do
-  local value = ARGV[2 + i]
-  if value == '' then
-    redis.call('HDEL', KEYS[1], field)
-  else
-    redis.call('HSET', KEYS[1], field, value)
-  end
-end
+set_or_clear(KEYS[1], 'spoiler', ARGV[3])
+set_or_clear(KEYS[1], 'mentions', ARGV[4])
 enqueue(KEYS[3], KEYS[4], ARGV[7], ARGV[8], ARGV[8])
 return 1
 """
@@ -131,16 +138,11 @@ return 1
 # fields' values ('' for none), in Status.EDITABLE's order. Copies them, while the
 # hash stands and is that original's repost; returns 1 when it did.
 _REPOST_COPY = LuaScript(
-    """
+    _SET_OR_CLEAR
+    + """
 if redis.call('HGET', KEYS[1], 'repost_of') ~= ARGV[1] then return 0 end
-local fields = {'text', 'spoiler', 'mentions', 'edited'}
-for i, field in ipairs(fields) do
-  local value = ARGV[1 + i]
-  if value == '' then
-    redis.call('HDEL', KEYS[1], field)
-  else
-    redis.call('HSET', KEYS[1], field, value)
-  end
+for i, field in ipairs({'text', 'spoiler', 'mentions', 'edited'}) do
+  set_or_clear(KEYS[1], field, ARGV[1 + i])
 end
 return 1
 """
@@ -426,7 +428,7 @@ def repost_copy_check(*, original: Status) -> None:
 def editable_get(*, user: User, sid: int) -> Status:
     """A status `user` may edit (their own, not a repost), as it stands; NotFound
     for any other (their edit page does not tell whose a status is)."""
-    if not 0 < sid <= MAX_STATUS_ID:
+    if not 0 < sid < MAX_STATUS_ID:
         raise NotFound(sid)
     found = Status.from_fields(sid, get_redis().hmget(keys.status(sid), Status.FIELDS))
     if found is None or found.author_id != user.id or found.repost_of is not None:

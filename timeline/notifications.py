@@ -229,20 +229,19 @@ local k = {z = KEYS[1], h = KEYS[2], actors = KEYS[3], follows = KEYS[4],
 # `notify`'s arguments. Records one event (see NOTIFY); nothing for a recipient
 # deleted or being deleted (as `services._LIVE`: their deletion job may have deleted
 # these keys already), nor when the condition does not hold.
-_NOTIFY = LuaScript(
-    NOTIFY
-    + _KEYS_TABLE
-    + """
+# The checks both scripts make before they record: a recipient deleted or being
+# deleted (as `services._LIVE`: their deletion job may have deleted these keys
+# already), a condition that does not hold, a conversation the recipient muted
+# (`timeline.conversations`) tell nothing.
+_TELLABLE = """
 if redis.call('HEXISTS', KEYS[8], ARGV[1]) == 0
     or redis.call('HEXISTS', KEYS[8], ARGV[2]) == 1 then
   return 0
 end
 if ARGV[3] ~= '' and not redis.call('ZSCORE', KEYS[9], ARGV[3]) then return 0 end
--- A conversation the recipient muted tells them nothing (`timeline.conversations`).
 if ARGV[4] ~= '' and redis.call('ZSCORE', KEYS[10], ARGV[4]) then return 0 end
-return notify(k, ARGV, 5)
 """
-)
+_NOTIFY = LuaScript(NOTIFY + _KEYS_TABLE + _TELLABLE + "return notify(k, ARGV, 5)")
 
 # KEYS and ARGV: as `_NOTIFY`. An event that happens again (a status edited again):
 # its group, recorded for an older time, goes and is recorded anew at the top; one
@@ -251,13 +250,8 @@ return notify(k, ARGV, 5)
 _NOTIFY_AGAIN = LuaScript(
     NOTIFY
     + _KEYS_TABLE
+    + _TELLABLE
     + """
-if redis.call('HEXISTS', KEYS[8], ARGV[1]) == 0
-    or redis.call('HEXISTS', KEYS[8], ARGV[2]) == 1 then
-  return 0
-end
-if ARGV[3] ~= '' and not redis.call('ZSCORE', KEYS[9], ARGV[3]) then return 0 end
-if ARGV[4] ~= '' and redis.call('ZSCORE', KEYS[10], ARGV[4]) then return 0 end
 local group, at = ARGV[7], tonumber(ARGV[10])
 local row = redis.call('HGET', k.h, group)
 if row then

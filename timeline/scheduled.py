@@ -122,6 +122,24 @@ def schedule_job_id(uid: int, n: int) -> str:
     return jobs.job_id("schedule", uid, n)
 
 
+# Lua: waiting_count(scheduled hash, day start, day end, an id to leave out or '')
+# says how many statuses wait, and how many of them are due that UTC day.
+_WAITING = """
+local function waiting_count(hash, day_start, day_end, skip)
+  local entries = redis.call('HGETALL', hash)
+  local waiting, that_day = 0, 0
+  day_start, day_end = tonumber(day_start), tonumber(day_end)
+  for i = 1, #entries, 2 do
+    if entries[i] ~= 'next' and entries[i] ~= skip then
+      waiting = waiting + 1
+      local at = tonumber(cjson.decode(entries[i + 1]).at)
+      if at >= day_start and at < day_end then that_day = that_day + 1 end
+    end
+  end
+  return waiting, that_day
+end
+"""
+
 # KEYS: the author's scheduled statuses, user hash, and their slot's job queue and
 # data. ARGV: the user hash's username and deleted fields, the author's uid, the
 # entry (JSON), when it is due (ms), SCHEDULED_MAX, SCHEDULED_PER_DAY, the start and
@@ -129,21 +147,13 @@ def schedule_job_id(uid: int, n: int) -> str:
 # deleted, -1 past SCHEDULED_MAX, -2 past SCHEDULED_PER_DAY.
 _SCHEDULE = LuaScript(
     jobs.ENQUEUE
+    + _WAITING
     + """
 if redis.call('HEXISTS', KEYS[2], ARGV[1]) == 0
     or redis.call('HEXISTS', KEYS[2], ARGV[2]) == 1 then
   return 0
 end
-local entries = redis.call('HGETALL', KEYS[1])
-local waiting, that_day = 0, 0
-local day_start, day_end = tonumber(ARGV[8]), tonumber(ARGV[9])
-for i = 1, #entries, 2 do
-  if entries[i] ~= 'next' then
-    waiting = waiting + 1
-    local at = tonumber(cjson.decode(entries[i + 1]).at)
-    if at >= day_start and at < day_end then that_day = that_day + 1 end
-  end
-end
+local waiting, that_day = waiting_count(KEYS[1], ARGV[8], ARGV[9], '')
 if waiting >= tonumber(ARGV[6]) then return -1 end
 if that_day >= tonumber(ARGV[7]) then return -2 end
 local n = redis.call('HINCRBY', KEYS[1], 'next', 1)
@@ -173,20 +183,13 @@ end
 # status itself not counted).
 _RESCHEDULE = LuaScript(
     _STARTED
+    + _WAITING
     + """
 if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] then return 0 end
 if not redis.call('ZSCORE', KEYS[2], ARGV[4]) or started(KEYS[3], ARGV[4]) then
   return -1
 end
-local entries = redis.call('HGETALL', KEYS[1])
-local that_day = 0
-local day_start, day_end = tonumber(ARGV[7]), tonumber(ARGV[8])
-for i = 1, #entries, 2 do
-  if entries[i] ~= 'next' and entries[i] ~= ARGV[1] then
-    local at = tonumber(cjson.decode(entries[i + 1]).at)
-    if at >= day_start and at < day_end then that_day = that_day + 1 end
-  end
-end
+local _, that_day = waiting_count(KEYS[1], ARGV[7], ARGV[8], ARGV[1])
 if that_day >= tonumber(ARGV[6]) then return -2 end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
 redis.call('ZADD', KEYS[2], 'XX', ARGV[5], ARGV[4])

@@ -515,8 +515,6 @@ class _Roots:
     round goes one level further up, and what is known is kept).
     """
 
-    FIELDS = ("uid", "reply_to", "repost_of", "thread", "conversation")
-
     def __init__(self) -> None:
         self.links: dict[int, _Links | None] = {}  # None: no such status
         self.roots: dict[int, int] = {}
@@ -535,23 +533,22 @@ class _Roots:
         if not wanted:
             return
         rows = pipeline_run(
-            lambda pipe: [pipe.hmget(keys.status(sid), self.FIELDS) for sid in wanted],
+            lambda pipe: [
+                pipe.hmget(keys.status(sid), Status.IMMUTABLE) for sid in wanted
+            ],
             confirm=False,
         )
-        for sid, (uid, reply_to, repost_of, thread, conversation) in zip(
-            wanted, rows, strict=True
-        ):
+        for sid, row in zip(wanted, rows, strict=True):
+            status = Status.from_fields(sid, row)  # the one reader of the hash
             self.links[sid] = (
                 None
-                if uid is None
+                if status is None
                 else _Links(
-                    uid=int(uid),
-                    reply_to=_int_or_none(reply_to),
-                    repost_of=_int_or_none(repost_of),
-                    ancestors=tuple(
-                        int(part.split(":")[0]) for part in (thread or "").split()
-                    ),
-                    conversation=_int_or_none(conversation),
+                    uid=status.author_id,
+                    reply_to=status.reply_to,
+                    repost_of=status.repost_of,
+                    ancestors=tuple(ancestor for ancestor, _ in status.thread),
+                    conversation=status.conversation,
                 )
             )
 
@@ -621,10 +618,6 @@ class _Roots:
                     missing.append(unread.sid)
             if not missing:
                 return found
-
-
-def _int_or_none(value: str | None) -> int | None:
-    return int(value) if value not in (None, "") else None
 
 
 def _conversation_before(links: _Links) -> int | None:
