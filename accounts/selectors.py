@@ -109,6 +109,9 @@ class PageReads(ReadBatch):
         self.checked_at: float | None = None
         # What an API token allows (`accounts.domain.AppGrant`); None for a session.
         self.grant: Deferred[AppGrant | None] | None = None
+        # The claimed viewer's keyword filters, queued behind the auth check by
+        # `timeline.middleware.FiltersMiddleware` (`timeline.filters`).
+        self.filters: Deferred | None = None
         if isinstance(credentials, BearerCredentials):
             checked = _bearer_queue(self, credentials)
             self.viewer = _Part(checked, 0)

@@ -190,6 +190,7 @@ MIDDLEWARE = [
     "accounts.middleware.AuthenticationMiddleware",
     "timeline.middleware.LastSeenMiddleware",
     "timeline.middleware.NotificationsCountMiddleware",
+    "timeline.middleware.FiltersMiddleware",
 ]
 
 # Requests under this path are the client API (`api/`): bearer tokens, JSON, no

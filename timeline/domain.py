@@ -537,6 +537,9 @@ class Page:
     # Some entries of the page could not be shown (a list of what the viewer saved,
     # whose statuses were deleted or hidden since): an empty page is not "none yet".
     left_out: bool = False
+    # The statuses the viewer's keyword filters fold (sid -> the filters' titles:
+    # `timeline.filters`), set by the page's view.
+    filtered: dict[int, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)

@@ -740,6 +740,7 @@ def _account_keys(uid: int) -> list[str]:
         keys.pins(uid),
         keys.conversation_mutes(uid),
         keys.scheduled(uid),
+        keys.filters(uid),
         keys.suggestions(uid),
         api_keys.idempotency(uid),  # the client API's Idempotency-Keys
     ]

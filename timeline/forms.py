@@ -7,6 +7,7 @@ from django.conf import settings
 
 from config.forms import AccessibleForm
 from timeline.domain import normalize_spoiler, normalize_text, text_problem
+from timeline.filters import CONTEXT_LABELS, FilterRefused, keyword_clean
 
 
 class StatusForm(AccessibleForm):
@@ -77,3 +78,71 @@ class StatusForm(AccessibleForm):
             if problem:
                 self.add_error("text", problem)
         return cleaned
+
+
+# How long a keyword filter lasts (seconds; "": for good), as Mastodon's menu
+# offers; an edit may keep the end it has ("keep").
+FILTER_ENDS = (
+    ("", "Never"),
+    ("1800", "30 minutes"),
+    ("3600", "1 hour"),
+    ("21600", "6 hours"),
+    ("43200", "12 hours"),
+    ("86400", "1 day"),
+    ("604800", "1 week"),
+)
+
+
+class FilterForm(AccessibleForm):
+    """A keyword filter (`timeline.filters`): its keywords one per line."""
+
+    title = forms.CharField(label="Title", max_length=100)
+    keywords = forms.CharField(
+        label="Keywords or phrases, one per line",
+        widget=forms.Textarea(attrs={"rows": 4}),
+    )
+    whole_word = forms.BooleanField(
+        label="Whole words only (\u201ccat\u201d does not match \u201ccategory\u201d)",
+        required=False,
+        initial=True,
+    )
+    context = forms.MultipleChoiceField(
+        label="Filter in",
+        choices=tuple(CONTEXT_LABELS.items()),
+        widget=forms.CheckboxSelectMultiple,
+        initial=["home", "public", "thread", "notifications"],
+        error_messages={"required": "Choose where the filter applies."},
+    )
+    action = forms.ChoiceField(
+        label="Then",
+        choices=(
+            ("warn", "Fold the status behind a warning with the filter's title"),
+            ("hide", "Hide the status completely"),
+        ),
+        widget=forms.RadioSelect,
+        initial="warn",
+    )
+    expires_in = forms.ChoiceField(label="Ends", choices=FILTER_ENDS, required=False)
+
+    def __init__(self, *args, keep: str | None = None, **kwargs):
+        super().__init__(*args, **kwargs)
+        if keep is not None:
+            # Editing: the end it has is the first choice, and the default.
+            field = self.fields["expires_in"]
+            field.choices = [("keep", f"As it is ({keep})"), *FILTER_ENDS]
+            field.initial = "keep"
+
+    def clean_keywords(self) -> list[str]:
+        words: list[str] = []
+        for line in self.cleaned_data["keywords"].splitlines():
+            if not line.strip():
+                continue
+            try:
+                word = keyword_clean(line)
+            except FilterRefused as error:
+                raise forms.ValidationError(str(error)) from None
+            if word.casefold() not in {w.casefold() for w in words}:
+                words.append(word)
+        if not words:
+            raise forms.ValidationError("Write at least one keyword.")
+        return words

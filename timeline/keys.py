@@ -58,6 +58,11 @@ account's job (`account:<uid>`) deletes every per-user key of both tables
 |                      |        | `next` -> the last n given; each posted by| entry goes when posted or cancelled; the  |
 |                      |        | its `schedule:<uid>:<n>` job at its time  | account's deletion deletes the key        |
 |                      |        | (`timeline.scheduled`)                    |                                           |
+| `filters:{<uid>}`    | hash   | `f:<fid>` -> a keyword filter (JSON:      | FILTERS_MAX (100) filters, RULES_MAX      |
+|                      |        | title, context, action, expires),         | (1,000) keywords and statuses in all:     |
+|                      |        | `k:<fid>:<kid>` -> a keyword (JSON),      | past them, refused with a message; the    |
+|                      |        | `s:<fid>:<n>` -> a status id, `next` ->   | account's deletion deletes the key        |
+|                      |        | the last id given (`timeline.filters`)    |                                           |
 | `posts:{<uid>}`      | zset   | status id -> status id                    | uncapped: the author's own record, the    |
 |                      |        |                                           | source of backfills and of the profile    |
 | `home:{<uid>}`       | zset   | status id -> status id                    | HOME_TIMELINE_CAP (1000), trimmed on add  |
@@ -237,6 +242,11 @@ def pins(uid: int) -> str:
 def scheduled(uid: int) -> str:
     """User `uid`'s statuses waiting for their time (`timeline.scheduled`)."""
     return f"scheduled:{{{uid}}}"
+
+
+def filters(uid: int) -> str:
+    """User `uid`'s keyword filters (`timeline.filters`), read with every page."""
+    return f"filters:{{{uid}}}"
 
 
 def conversation_mutes(uid: int) -> str:

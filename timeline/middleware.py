@@ -7,7 +7,7 @@ import logging
 
 from accounts.services import seen_day
 from config.middleware import REDIS_OUTAGES
-from timeline import selectors, services
+from timeline import filters, selectors, services
 
 log = logging.getLogger(__name__)
 
@@ -58,4 +58,21 @@ class NotificationsCountMiddleware:
         request.notifications_unread = (
             selectors.notifications_unread_queue(reads) if wanted else None
         )
+        return self.get_response(request)
+
+
+class FiltersMiddleware:
+    """Queue the signed-in viewer's keyword filters (`timeline.filters`) in the
+    request's reads, behind the auth check: every page that shows statuses applies
+    them, and the client API marks statuses with them (`filtered`), at no round
+    trip of their own. Trusted only once the viewer is proven
+    (`filters.viewer_filters`)."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        reads = getattr(request, "reads", None)
+        if reads is not None and reads.claimed_uid is not None:
+            reads.filters = filters.filters_queue(reads, reads.claimed_uid)
         return self.get_response(request)

@@ -235,19 +235,33 @@ def _row(
     own: bool,
     url,
     signed_in: bool,
+    fold: str = "",
 ) -> tuple[str, tuple[str, ...]]:
     """A row's markup before its relative time, and after it in parts, with the
     page's CSRF field and forms' head to put in (`_TOKEN`, `_FORM_HEAD`, `_marked`):
     a pure function of its
     arguments (the status's immutable fields, its `counts` and the viewer's state,
     the author's card, whether the viewer wrote it, the prefix's `url`, whether a
-    viewer is signed in), so a memoized row shows what a fresh one would. A page of
-    30 rows built from scratch was about a tenth of its Python (docs/BENCHMARKS.md)."""
+    viewer is signed in, the titles of the filters that `fold` it), so a memoized
+    row shows what a fresh one would. A page of 30 rows built from scratch was
+    about a tenth of its Python (docs/BENCHMARKS.md)."""
     head, before, meta, tail = _fragments(status, url)
+    end = "</div></li>"
+    if fold:
+        # A keyword filter's warning (`timeline.filters`): the row folded under
+        # it, one click from shown, as a content warning is (no script needed).
+        head = (
+            f'<li class="status filtered" data-status-id="{status.id:d}">'
+            '<details class="filter-fold"><summary>Filtered: '
+            f'<bdi class="filter-titles">{escape(fold)}</bdi> '
+            '<span class="spoiler-show" aria-hidden="true"></span></summary>'
+            '<div class="filtered-row">'
+        )
+        end = "</div></div></details></li>"
     start = f"{head}{_card_html(status, card, before, url)}{meta}"
     form_head = _FORM_HEAD if signed_in else None
     delete = _delete_form(status, _TOKEN, url) if own else ""
-    return start, _marked(f"{tail}{_social(status, form_head, url)}{delete}</div></li>")
+    return start, _marked(f"{tail}{_social(status, form_head, url)}{delete}{end}")
 
 
 def status_list(
@@ -259,14 +273,18 @@ def status_list(
     back: str = "",
     cards: dict[int, Card] | None = None,
     list_id: str = "",
+    filtered: dict[int, str] | None = None,
 ) -> Markup:
     """Statuses as `<ol class="statuses">`, newest first, each with its author's
     card from `cards` (the generated avatar and the username without one), its
     Reply, Like and Repost (whose forms return to `back`); the viewer's own
     statuses get a Delete button (the page's one CSRF token serves every form).
-    `list_id`: the list's id, for a pager that extends it (`timeline/_pager.html`)."""
+    `list_id`: the list's id, for a pager that extends it (`timeline/_pager.html`);
+    `filtered`: the statuses folded by the viewer's filters (sid -> their titles,
+    `timeline.filters.Filters.fold`)."""
     now = time.time()
     cards = cards or {}
+    filtered = filtered or {}
     url = url_maker()
     signed_in = viewer_id is not None
     # What every form of the page starts with, built once (not once a form).
@@ -288,6 +306,7 @@ def status_list(
             status.author_id == viewer_id,
             url,
             signed_in,
+            filtered.get(status.id, ""),
         )
         items.append(start)
         items.append(relative(status.created, now))
@@ -312,12 +331,13 @@ def status_list_tag(
     label: str,
     cards: dict[int, Card] | None = None,
     list_id: str = "",
+    filtered: dict[int, str] | None = None,
 ) -> Markup:
     """`{{ status_list(statuses, label, cards) }}` in templates, for the page's
-    viewer (`cards`: the page's authors' cards, `Page.cards`; `list_id`: as
-    `status_list`). The rows' forms return to the page shown: the context's
-    `page_path` where the view names it (a page rendered after a failed POST, at
-    the form's POST-only address), else the request's path and query."""
+    viewer (`cards`: the page's authors' cards, `Page.cards`; `list_id`,
+    `filtered`: as `status_list`). The rows' forms return to the page shown: the
+    context's `page_path` where the view names it (a page rendered after a failed
+    POST, at the form's POST-only address), else the request's path and query."""
     viewer = context.get("viewer")
     viewer_id = viewer.id if viewer is not None and viewer.is_authenticated else None
     token = str(context.get("csrf_token", "")) if viewer_id is not None else ""
@@ -333,6 +353,7 @@ def status_list_tag(
         back=back,
         cards=cards,
         list_id=list_id,
+        filtered=filtered,
     )
 
 
@@ -411,11 +432,24 @@ def _says(kind: str, url) -> str:
     return _SAYS.get(kind, "")
 
 
-def notification_list(items: list[NotificationItem]) -> Markup:
+def _filtered_quote(status: Status, titles: str, url) -> str:
+    """A group's status folded by the viewer's filters: their titles, not its text."""
+    page = _links(url, status.id)[0]
+    return (
+        f'<blockquote class="notification-status filtered"><a href="{page}">'
+        f"Filtered: <bdi>{escape(titles)}</bdi></a></blockquote>"
+    )
+
+
+def notification_list(
+    items: list[NotificationItem], filtered: dict[int, str] | None = None
+) -> Markup:
     """Notification groups as `<ol class="notifications">`, newest first: who (the
     actors' usernames as read with the page, "and 3 others"), what, when, and the
-    status it is about; unread ones marked, for sight and aloud."""
+    status it is about (by the titles of the viewer's filters that fold it:
+    `filtered`, sid -> titles); unread ones marked, for sight and aloud."""
     url = url_maker()
+    filtered = filtered or {}
     rows = []
     for item in items:
         links = [_actor_link(actor.username, url) for actor in item.actors]
@@ -427,7 +461,14 @@ def notification_list(items: list[NotificationItem]) -> Markup:
         else:
             names = "".join(links)
         head, new = _UNREAD if item.unread else _READ
-        quote = _quote(item.status, url) if item.status is not None else ""
+        quote = ""
+        if item.status is not None:
+            titles = filtered.get(item.status.id)
+            quote = (
+                _filtered_quote(item.status, titles, url)
+                if titles
+                else _quote(item.status, url)
+            )
         rows.append(
             f'{head} data-kind="{escape(item.kind)}">{new}'
             f"<p>{names} {_says(item.kind, url)} {_when(item.at)}</p>{quote}</li>"

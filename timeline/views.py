@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+from contextlib import suppress
+from dataclasses import replace
+
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpResponseNotAllowed, JsonResponse
@@ -17,6 +20,7 @@ from timeline import (
     bookmarks,
     conversations,
     edits,
+    filters,
     notifications,
     pins,
     privacy,
@@ -37,12 +41,23 @@ from timeline.domain import (
     Forbidden,
     InvalidStatus,
     NotFound,
+    Page,
     Status,
 )
-from timeline.forms import StatusForm
+from timeline.forms import FilterForm, StatusForm
 from timeline.richtext import tag_wanted
 from timeline.scheduled import ScheduleRefused
 from timeline.trends import trends_queue
+
+
+def _filtered(request, page: Page, context: str) -> Page:
+    """The page as the viewer's keyword filters of `context` show it: without the
+    statuses a `hide` filter matches, the others' folded (`timeline.filters`)."""
+    found = filters.viewer_filters(request.reads)
+    if not found.filters:
+        return page
+    kept, folded = found.fold(page.statuses, request.reads.proven_uid(), context)
+    return replace(page, statuses=kept, filtered=folded)
 
 
 def home(request, form: StatusForm | None = None, status: int = 400):
@@ -59,7 +74,7 @@ def home(request, form: StatusForm | None = None, status: int = 400):
         return render(request, "timeline/welcome.html")
     back = safe_next(request, url_for("timeline:home")) if form else request.path
     context = {
-        "page": found.page,
+        "page": _filtered(request, found.page, "home"),
         "suggestions": found.suggestions,
         "catching_up": found.catching_up,
         "form": form,
@@ -122,6 +137,136 @@ def scheduled_page(request):
     return render(request, "timeline/scheduled.html", {"waiting": waiting})
 
 
+def _filter_keywords(
+    words: list[str], whole_word: bool, current: filters.Filter | None
+) -> list[filters.KeywordChange]:
+    """A filter's keywords as the form lists them, as changes of those it has: a
+    keyword kept (any case) keeps its id, the others go, the new ones come."""
+    have = {k.keyword.casefold(): k for k in current.keywords} if current else {}
+    changes = [
+        filters.KeywordChange(word, whole_word, id=have[word.casefold()].id)
+        if word.casefold() in have
+        else filters.KeywordChange(word, whole_word)
+        for word in words
+    ]
+    wanted = {word.casefold() for word in words}
+    changes += [
+        filters.KeywordChange(id=k.id, delete=True)
+        for key, k in have.items()
+        if key not in wanted
+    ]
+    return changes
+
+
+def _filters_render(request, form: FilterForm | None = None, code: int = 200):
+    found = filters.filters_get(uid=request.user.id)
+    context = {"filters": found.filters, "form": form or FilterForm()}
+    return render(request, "timeline/filters.html", context, status=code)
+
+
+@login_required
+@require_safe
+def filters_page(request):
+    """The viewer's keyword filters, and a form for a new one."""
+    return _filters_render(request)
+
+
+def _filter_saved(request, form: FilterForm, save) -> bool:
+    """Save a valid form through `save(...)`; a refusal goes on the form."""
+    if not form.is_valid():
+        return False
+    data = form.cleaned_data
+    ends = data["expires_in"]
+    try:
+        save(
+            title=data["title"],
+            context=data["context"],
+            action=data["action"],
+            **({} if ends == "keep" else {"expires": filters.expiry(int(ends or 0))}),
+        )
+    except filters.FilterRefused as error:
+        form.add_error(None, str(error))
+        return False
+    return True
+
+
+@require_POST
+@login_required
+def filter_new(request):
+    """Make a keyword filter; after an error, the page again with what was typed."""
+    form = FilterForm(request.POST)
+
+    def save(**fields) -> None:
+        filters.filter_create(
+            uid=request.user.id,
+            keywords=_filter_keywords(
+                form.cleaned_data["keywords"], form.cleaned_data["whole_word"], None
+            ),
+            **fields,
+        )
+
+    if not _filter_saved(request, form, save):
+        return _filters_render(request, form, code=400)
+    messages.success(request, "Filter saved.")
+    return redirect(url_for("timeline:filters"))
+
+
+@login_required
+def filter_edit(request, fid: int):
+    """Change one of the viewer's filters (GET: its form; POST: save it)."""
+    if request.method not in ("GET", "HEAD", "POST"):
+        return HttpResponseNotAllowed(["GET", "HEAD", "POST"])
+    current = filters.filters_get(uid=request.user.id).get(fid)
+    if current is None:
+        raise Http404("No such filter")
+    if request.method != "POST":
+        form = FilterForm(
+            initial={
+                "title": current.title,
+                "keywords": current.keywords_text,
+                "whole_word": all(k.whole_word for k in current.keywords),
+                "context": list(current.context),
+                "action": current.action,
+            },
+            keep=current.ends_label,
+        )
+        return render(
+            request, "timeline/filter_edit.html", {"form": form, "filter": current}
+        )
+    form = FilterForm(request.POST, keep=current.ends_label)
+
+    def save(**fields) -> None:
+        filters.filter_update(
+            uid=request.user.id,
+            fid=fid,
+            keywords=_filter_keywords(
+                form.cleaned_data["keywords"], form.cleaned_data["whole_word"], current
+            ),
+            **fields,
+        )
+
+    try:
+        saved = _filter_saved(request, form, save)
+    except NotFound:
+        messages.error(request, "That filter was deleted meanwhile.")
+        return redirect(url_for("timeline:filters"))
+    if not saved:
+        context = {"form": form, "filter": current}
+        return render(request, "timeline/filter_edit.html", context, status=400)
+    messages.success(request, "Filter saved.")
+    return redirect(url_for("timeline:filters"))
+
+
+@require_POST
+@login_required
+def filter_delete(request, fid: int):
+    # One gone already (NotFound): what was asked is done.
+    with suppress(NotFound):
+        filters.filter_delete(uid=request.user.id, fid=fid)
+    messages.success(request, "Filter deleted.")
+    return redirect(url_for("timeline:filters"))
+
+
 @require_POST
 @login_required
 def scheduled_cancel(request, n: int):
@@ -152,9 +297,8 @@ def global_timeline(request):
     page = selectors.global_page(
         reads=request.reads, max_id=int_param(request, "max_id")
     )
-    return render(
-        request, "timeline/global.html", {"page": page, "trends": trends.value}
-    )
+    context = {"page": _filtered(request, page, "public"), "trends": trends.value}
+    return render(request, "timeline/global.html", context)
 
 
 def tag(request, tag: str):
@@ -163,7 +307,8 @@ def tag(request, tag: str):
     )
     if page is None:
         raise Http404("No such tag")
-    return render(request, "timeline/tag.html", {"page": page, "tag": tag_wanted(tag)})
+    context = {"page": _filtered(request, page, "public"), "tag": tag_wanted(tag)}
+    return render(request, "timeline/tag.html", context)
 
 
 def status_detail(request, sid: int, form: StatusForm | None = None, code=200):
@@ -189,8 +334,24 @@ def status_detail(request, sid: int, form: StatusForm | None = None, code=200):
         page_path = None  # this address: the forms and the pager use the request's
     else:
         page_path = url_for("timeline:status_detail", sid)
+    # The filters of `thread` fold or leave out the statuses around the one
+    # opened, never that one: the reader asked for it.
+    around = [s for s in (*thread.ancestors, *thread.replies) if s is not None]
+    kept, folded = filters.viewer_filters(request.reads).fold(
+        around, request.reads.proven_uid(), "thread"
+    )
+    shown = {s.id for s in kept}
+    if len(kept) < len(around):
+        thread = replace(
+            thread,
+            ancestors=[
+                s if s is None or s.id in shown else None for s in thread.ancestors
+            ],
+            replies=[s for s in thread.replies if s.id in shown],
+        )
     context = {
         "thread": thread,
+        "thread_filtered": folded,
         "status": thread.status,
         "form": form,
         "page_path": page_path,
@@ -485,9 +646,15 @@ def profile(request, username: str):
     # A mention's link names the account it meant (`richtext.mention_url`): one
     # deleted since, whose name someone else claimed, is not this one.
     named = request.GET.get("id", "")
+    page = _filtered(request, found.page, "account")
+    pinned = _filtered(
+        request, Page(statuses=found.pinned, next_max_id=None), "account"
+    )
     context = {
         "profile": found,
-        "page": found.page,
+        "page": page,
+        "pinned": pinned.statuses,
+        "pinned_filtered": pinned.filtered,
         "own": own,
         "not_named": named.isascii()
         and named.isdigit()
@@ -740,7 +907,17 @@ def notifications_page(request):
     found = selectors.notifications_get(reads=request.reads, cursor=cursor)
     if found is None:
         return login_required(notifications_page)(request)
-    context = {"found": found, "first_page": cursor is None}
+    # The statuses they are about, as the viewer's filters of `notifications` show
+    # them: a group about one a `hide` filter matches is left out.
+    about = [item.status for item in found.items if item.status is not None]
+    kept, folded = filters.viewer_filters(request.reads).fold(
+        about, request.reads.proven_uid(), "notifications"
+    )
+    if len(kept) < len(about):
+        shown = {s.id for s in kept}
+        items = [i for i in found.items if i.status is None or i.status.id in shown]
+        found = replace(found, items=items)
+    context = {"found": found, "first_page": cursor is None, "filtered": folded}
     return render(request, "timeline/notifications.html", context)
 
 

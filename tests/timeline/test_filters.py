@@ -1,0 +1,323 @@
+"""Keyword filters on the site: a reader folds or hides the statuses with words
+they would rather not read, where they choose; their own statuses never."""
+
+from __future__ import annotations
+
+import re
+import time
+
+import pytest
+from django.test import Client
+
+from tests.helpers import (
+    PASSWORD,
+    body,
+    logged_in_client,
+    make_user,
+    page,
+    run_jobs,
+)
+from tests.roundtrips import RoundTripCounter
+from tests.timeline.test_edits import texts
+from timeline import filters, keys, services, social
+from timeline.domain import NotFound
+from timeline.filters import FilterRefused, KeywordChange
+
+
+@pytest.fixture(autouse=True)
+def _backend(redis_backend, settings):
+    settings.RATE_LIMIT_POST = "off"
+    settings.RATE_LIMIT_FOLLOW = "off"
+
+
+@pytest.fixture
+def people():
+    alice, bob = make_user("alice"), make_user("bob")
+    services.follow_create(follower=bob, followee_id=alice.id)
+    run_jobs()
+    return alice, bob
+
+
+def folded(html: str) -> list[str]:
+    """The titles of the filters that fold each folded row, in page order."""
+    return [
+        re.sub(r"<[^>]+>", "", t)
+        for t in re.findall(r'<bdi class="filter-titles">(.*?)</bdi>', html, re.S)
+    ]
+
+
+def new_filter(client: Client, **fields):
+    data = {
+        "title": "Spoilers",
+        "keywords": "dragon",
+        "whole_word": "on",
+        "context": ["home", "public", "thread", "account", "notifications"],
+        "action": "warn",
+        "expires_in": "",
+    }
+    data.update(fields)
+    return client.post("/filters/new/", data)
+
+
+def post(user, text: str, reply_to: int | None = None, **options) -> int:
+    if reply_to is not None:
+        sid = social.status_reply(author=user, sid=reply_to, text=text).id
+    else:
+        sid = services.status_create(author=user, text=text, **options).id
+    run_jobs()
+    return sid
+
+
+def test_a_warn_filter_folds_matching_statuses_on_every_page_it_names(r, people):
+    alice, bob = people
+    client = logged_in_client("bob")
+    assert new_filter(client).status_code == 302
+    post(alice, "the Dragon dies at the end")
+    post(alice, "nothing to see")
+    for url in ("/", "/timeline/", "/u/alice/"):
+        html = page(client, url)
+        # Both still there, in order; the one with the word folded under the title.
+        assert texts(html) == ["nothing to see", "the Dragon dies at the end"], url
+        assert folded(html) == ["Spoilers"], url
+    # Nobody else's pages change.
+    assert folded(page(Client(), "/timeline/")) == []
+    assert folded(page(logged_in_client("alice"), "/u/alice/")) == []
+
+
+def test_a_hide_filter_leaves_the_status_out(r, people):
+    alice, _ = people
+    client = logged_in_client("bob")
+    new_filter(client, action="hide", keywords="dragon\n#got")
+    post(alice, "a dragon!")
+    post(alice, "watching #GoT tonight")
+    post(alice, "dragonfly season")  # whole words only: not the same word
+    for url in ("/", "/timeline/", "/u/alice/", "/tags/got/"):
+        html = page(client, url)
+        assert "a dragon!" not in texts(html), url
+        assert "watching #GoT tonight" not in texts(html), url
+    assert texts(page(client, "/")) == ["dragonfly season"]
+    assert folded(page(client, "/")) == []
+
+
+def test_whole_word_or_not(r, people):
+    alice, _ = people
+    client = logged_in_client("bob")
+    new_filter(client, keywords="cat", whole_word="")
+    post(alice, "category theory")
+    assert folded(page(client, "/")) == ["Spoilers"]
+
+
+def test_only_the_contexts_it_names(r, people):
+    alice, _ = people
+    client = logged_in_client("bob")
+    new_filter(client, context=["public"], action="hide")
+    post(alice, "dragon news")
+    assert texts(page(client, "/")) == ["dragon news"]
+    assert texts(page(client, "/u/alice/")) == ["dragon news"]
+    assert texts(page(client, "/timeline/")) == []
+
+
+def test_the_readers_own_statuses_are_never_filtered(r, people):
+    _, bob = people
+    client = logged_in_client("bob")
+    new_filter(client, action="hide")
+    post(bob, "my dragon drawing")
+    assert texts(page(client, "/")) == ["my dragon drawing"]
+    assert texts(page(client, "/u/bob/")) == ["my dragon drawing"]
+
+
+def test_a_content_warning_and_a_repost_match_too(r, people):
+    alice, bob = people
+    carol = make_user("carol")
+    client = logged_in_client("bob")
+    new_filter(client)
+    post(alice, "it was all a dream", spoiler="Dragon finale")
+    sid = post(carol, "dragon eggs")
+    social.status_repost(user=alice, sid=sid)
+    run_jobs()
+    html = page(client, "/")
+    assert folded(html) == ["Spoilers", "Spoilers"]
+
+
+def test_a_thread_folds_the_statuses_around_the_one_opened(r, people):
+    alice, bob = people
+    top = post(alice, "dragon theory")
+    reply = post(bob, "@alice no dragon here", reply_to=top)
+    other = post(alice, "@bob a dragon after all", reply_to=reply)
+    client = logged_in_client("bob")
+    new_filter(client)
+    html = page(client, f"/s/{reply}/")
+    # The ancestor folded, the reply folded; the one opened (bob's own) shown.
+    assert folded(html) == ["Spoilers", "Spoilers"]
+    # Opened on its own, the status itself is shown, unfolded.
+    html = page(client, f"/s/{other}/")
+    assert 'data-status-id="%d"' % other in html
+    assert folded(html) == ["Spoilers"]  # its ancestor alone
+    new_filter(client, title="Gone", keywords="theory", action="hide")
+    html = page(client, f"/s/{other}/")
+    assert "A deleted or hidden status" in html
+    assert "dragon theory" not in texts(html)
+
+
+def test_notifications_quote_a_folded_status_by_its_filter(r, people):
+    alice, bob = people
+    client = logged_in_client("bob")
+    new_filter(client)
+    post(alice, "@bob dragon spoilers for you")
+    html = page(client, "/notifications/")
+    assert "Filtered: <bdi>Spoilers</bdi>" in html
+    assert "dragon spoilers for you" not in html
+    new_filter(client, title="Hide", action="hide", context=["notifications"])
+    html = page(client, "/notifications/")
+    assert "mentioned you" not in html
+
+
+def test_an_expired_filter_matches_nothing_and_is_listed_as_expired(r, people):
+    alice, bob = people
+    made = filters.filter_create(
+        uid=bob.id,
+        title="Old",
+        context=["home"],
+        expires=time.time() - 1,
+        keywords=[KeywordChange("dragon")],
+    )
+    post(alice, "dragon")
+    client = logged_in_client("bob")
+    assert folded(page(client, "/")) == []
+    html = page(client, "/filters/")
+    assert "Old" in html and "Expired" in html
+    filters.filter_update(uid=bob.id, fid=made.id, expires=None)
+    assert folded(page(client, "/")) == ["Old"]
+
+
+def test_the_form_keeps_what_was_typed_after_an_error(r, people):
+    client = logged_in_client("bob")
+    response = new_filter(client, title="", keywords="unicorns\nrainbows", context=[])
+    assert response.status_code == 400
+    html = body(response)
+    assert "This field is required." in html
+    assert "Choose where the filter applies." in html
+    assert "unicorns\nrainbows" in html
+    assert filters.filters_get(uid=make_user("carol").id).filters == ()
+
+
+def test_editing_a_filter_keeps_the_keywords_it_still_has(r, people):
+    _, bob = people
+    client = logged_in_client("bob")
+    new_filter(client, keywords="dragon\nwyvern")
+    (made,) = filters.filters_get(uid=bob.id).filters
+    ids = {k.keyword: k.id for k in made.keywords}
+    edit_page = page(client, f"/filters/{made.id}/")
+    assert "dragon\nwyvern" in edit_page and "As it is (Never ends)" in edit_page
+    response = client.post(
+        f"/filters/{made.id}/",
+        {
+            "title": "Beasts",
+            "keywords": "Dragon\nbasilisk",
+            "context": ["home"],
+            "action": "hide",
+            "expires_in": "keep",
+        },
+    )
+    assert response.status_code == 302
+    (changed,) = filters.filters_get(uid=bob.id).filters
+    assert changed.title == "Beasts" and changed.action == "hide"
+    assert changed.context == ("home",) and changed.expires is None
+    words = {k.keyword: k.id for k in changed.keywords}
+    assert set(words) == {"Dragon", "basilisk"}
+    assert words["Dragon"] == ids["dragon"]  # kept, as typed now
+    assert all(not k.whole_word for k in changed.keywords)  # box left unticked
+
+
+def test_deleting_a_filter_takes_its_keywords_with_it(r, people):
+    _, bob = people
+    client = logged_in_client("bob")
+    new_filter(client, keywords="a\nb\nc")
+    (made,) = filters.filters_get(uid=bob.id).filters
+    response = client.post(f"/filters/{made.id}/delete/")
+    assert response.status_code == 302
+    assert filters.filters_get(uid=bob.id).filters == ()
+    assert set(r.hkeys(keys.filters(bob.id))) == {"next"}
+    # Deleting a filter changes something: a GET may not.
+    assert client.get(f"/filters/{made.id}/delete/").status_code == 405
+
+
+def test_another_readers_filter_is_not_found(r, people):
+    _, bob = people
+    new_filter(logged_in_client("bob"))
+    (made,) = filters.filters_get(uid=bob.id).filters
+    carol = logged_in_client("carol") if make_user("carol") else None
+    assert carol.get(f"/filters/{made.id}/").status_code == 404
+    carol.post(f"/filters/{made.id}/delete/")
+    assert len(filters.filters_get(uid=bob.id).filters) == 1
+
+
+def test_the_caps(r, people, monkeypatch):
+    _, bob = people
+    monkeypatch.setattr(filters, "FILTERS_MAX", 2)
+    monkeypatch.setattr(filters, "RULES_MAX", 3)
+    filters.filter_create(
+        uid=bob.id, title="one", context=["home"], keywords=[KeywordChange("a")]
+    )
+    made = filters.filter_create(
+        uid=bob.id, title="two", context=["home"], keywords=[KeywordChange("b")]
+    )
+    with pytest.raises(FilterRefused, match="2 filters"):
+        filters.filter_create(uid=bob.id, title="three", context=["home"])
+    filters.keyword_add(uid=bob.id, fid=made.id, keyword="c", whole_word=True)
+    with pytest.raises(FilterRefused, match="3 keywords"):
+        filters.keyword_add(uid=bob.id, fid=made.id, keyword="d", whole_word=True)
+    # Refused whole: nothing of the refused change was written.
+    assert sum(len(f.keywords) for f in filters.filters_get(uid=bob.id).filters) == 3
+
+
+def test_a_change_to_a_filter_deleted_meanwhile_writes_nothing(r, people):
+    _, bob = people
+    made = filters.filter_create(uid=bob.id, title="t", context=["home"])
+    filters.filter_delete(uid=bob.id, fid=made.id)
+    with pytest.raises(NotFound):
+        filters.keyword_add(uid=bob.id, fid=made.id, keyword="x", whole_word=True)
+    assert set(r.hkeys(keys.filters(bob.id))) == {"next"}
+
+
+def test_ids_are_never_given_twice(r, people):
+    _, bob = people
+    first = filters.filter_create(uid=bob.id, title="t", context=["home"])
+    filters.filter_delete(uid=bob.id, fid=first.id)
+    second = filters.filter_create(uid=bob.id, title="t", context=["home"])
+    assert second.id > first.id
+
+
+def test_a_hand_written_field_never_breaks_a_page(r, people):
+    alice, bob = people
+    post(alice, "dragon")
+    r.hset(keys.filters(bob.id), mapping={"f:x": "{", "k:1:2": "not json"})
+    assert texts(page(logged_in_client("bob"), "/")) == ["dragon"]
+
+
+@pytest.mark.real_redis
+def test_filters_cost_no_round_trip(r, people):
+    """They ride in the first round trip: a home with filters reads as many times
+    as one without."""
+    alice, _ = people
+    post(alice, "dragon")
+    client = logged_in_client("bob")
+    client.get("/")
+    with RoundTripCounter() as counter:
+        assert folded(page(client, "/")) == []
+    before = counter.count
+    new_filter(client)
+    client.get("/")
+    with RoundTripCounter() as counter:
+        assert folded(page(client, "/")) == ["Spoilers"]
+    assert counter.count == before
+    assert counter.most_per_node <= 1
+
+
+def test_the_account_deletion_takes_the_filters(r, people):
+    _, bob = people
+    new_filter(logged_in_client("bob"))
+    assert r.exists(keys.filters(bob.id))
+    services.account_delete(user=bob, password=PASSWORD, client="127.0.0.1")
+    run_jobs()
+    assert not r.exists(keys.filters(bob.id))
