@@ -31,6 +31,15 @@ from config.reverse import url_maker
 from timeline import ids, richtext
 from timeline.bookmarks import status_member
 from timeline.domain import AccountStats, Relationship, Status
+from timeline.filters import (
+    EMPTY,
+    Filter,
+    FilterKeyword,
+    FilterMatch,
+    Filters,
+    viewer_filters,
+)
+from timeline.filters import FilterStatus as FilterStatusRow
 from timeline.selectors import (
     accounts_queue,
     bookmarked_queue,
@@ -281,6 +290,11 @@ def _base_status(status: Status, author: dict, related: Related, urls: Urls) -> 
         if status.muted is not None
         else status.conversation_id in related.muted
     )
+    if related.filters.filters:
+        entity["filtered"] = [
+            filter_result(found)
+            for found in related.filters.matches(status, related.viewer)
+        ]
     return entity
 
 
@@ -302,6 +316,9 @@ class Related:
     pins: frozenset[int] = frozenset()
     # And the conversations the viewer muted among theirs (`selectors.muted_queue`).
     muted: frozenset[int] = frozenset()
+    # The viewer's keyword filters (`timeline.filters`), for `filtered`.
+    filters: Filters = EMPTY
+    viewer: int | None = None
 
 
 def _mentioned(statuses: Iterable[Status]) -> set[int]:
@@ -403,6 +420,8 @@ def related_get(
     )
     usernames.update((uid, user.username) for uid, user in users.items())
     return Related(
+        filters=viewer_filters(reads),
+        viewer=reads.proven_uid(),
         accounts=known_accounts,
         originals=known_originals,
         usernames=usernames,
@@ -555,4 +574,59 @@ def scheduled_status(entry, *, locked: bool) -> dict:
             "language": None,
         },
         "media_attachments": [],
+    }
+
+
+def filter_entity(found: Filter, *, rules: bool = True) -> dict:
+    """A keyword filter (`timeline.filters.Filter`) as Mastodon's Filter; without
+    its keywords and statuses (`rules`) inside a FilterResult, as Mastodon's."""
+    entity = {
+        "id": str(found.id),
+        "title": found.title,
+        "context": list(found.context),
+        "expires_at": iso(found.expires) if found.expires is not None else None,
+        "filter_action": found.action,
+    }
+    if rules:
+        entity["keywords"] = [filter_keyword(k) for k in found.keywords]
+        entity["statuses"] = [filter_status(e) for e in found.statuses]
+    return entity
+
+
+def filter_keyword(keyword: FilterKeyword) -> dict:
+    return {
+        "id": str(keyword.id),
+        "keyword": keyword.keyword,
+        "whole_word": keyword.whole_word,
+    }
+
+
+def filter_status(entry: FilterStatusRow) -> dict:
+    return {"id": str(entry.id), "status_id": str(entry.status_id)}
+
+
+def filter_result(found: FilterMatch) -> dict:
+    """A filter a status matched (Mastodon's FilterResult): the text a keyword
+    matched, the filter's statuses it is (or reposts)."""
+    return {
+        "filter": filter_entity(found.filter, rules=False),
+        "keyword_matches": list(found.keyword_matches)
+        if found.keyword_matches
+        else None,
+        "status_matches": [str(sid) for sid in found.status_matches]
+        if found.status_matches
+        else None,
+    }
+
+
+def v1_filter(found: Filter, keyword: FilterKeyword) -> dict:
+    """One keyword of a filter as the v1 API's Filter (Mastodon's V1::Filter: one
+    per keyword, `irreversible` for a filter that hides)."""
+    return {
+        "id": str(keyword.id),
+        "phrase": keyword.keyword,
+        "context": list(found.context),
+        "whole_word": keyword.whole_word,
+        "expires_at": iso(found.expires) if found.expires is not None else None,
+        "irreversible": found.action == "hide",
     }

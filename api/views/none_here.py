@@ -1,13 +1,12 @@
 """What a client asks for at start-up that the site has none of, answered as an
-instance without them answers: custom emoji, filters, lists, announcements and
-markers are empty, and the preferences are the account's.
+instance without them answers: custom emoji, lists, announcements and markers are
+empty, and the preferences are the account's. (Filters are kept: `api.views.filters`.)
 
 Tusky, Ivory and Elk read these when an account is added or the app starts (a
 4.x instance has them all); a 404 there is an error some of them show, or a
 start-up that stops. An empty list is the truth: the site has no custom emoji,
-keeps no filters or lists, and makes no announcements. Creating a filter or list,
-or saving a marker, is a 405 (docs/API.md): nothing is accepted that the site
-would not keep.
+keeps no lists, and makes no announcements. Creating a list, or saving a marker, is
+a 405 (docs/API.md): nothing is accepted that the site would not keep.
 """
 
 from __future__ import annotations
@@ -40,7 +39,6 @@ def _preferences(request) -> dict:
 
 
 custom_emojis = endpoint(GET=Op(_none, auth=NONE))
-filters = endpoint(GET=Op(_none, scope="read:filters"))
 lists = endpoint(GET=Op(_none, scope="read:lists"))
 announcements = endpoint(GET=Op(_none, scope="read"))
 markers = endpoint(GET=Op(_no_markers, scope="read:statuses"))

@@ -231,3 +231,51 @@ def _run_jobs() -> None:
     from tests.helpers import run_jobs
 
     run_jobs()
+
+
+def test_mastodon_py_keeps_filters_and_reads_what_they_match(site):
+    """Mastodon.py's v2 filter calls, unmodified, and `filters_apply` (its own
+    client-side use of the v1 filters) leave out what the site marks."""
+    make_user("fay"), make_user("gil")
+    fay = _signed_in(site, "fay")
+    gil = _signed_in(site, "gil")
+    fay.account_follow(gil.me()["id"])
+    _run_jobs()
+    made = fay.create_filter_v2(
+        "Beasts",
+        ["home", "public"],
+        "warn",
+        keywords_attributes=[{"keyword": "dragon", "whole_word": True}],
+    )
+    assert [k["keyword"] for k in made["keywords"]] == ["dragon"]
+    word = fay.add_filter_keyword_v2(made["id"], "wyvern", whole_word=False)
+    assert [k["id"] for k in fay.filter_keywords_v2(made["id"])][-1] == word["id"]
+    fay.update_filter_v2(made["id"], title="Monsters", filter_action="hide")
+    (listed,) = fay.filters_v2()
+    assert listed["title"] == "Monsters" and listed["filter_action"] == "hide"
+    gil.status_post("a dragon appears")
+    gil.status_post("wyverns too")
+    gil.status_post("a quiet day")
+    _run_jobs()
+    home = fay.timeline_home()
+    marked = {
+        re.sub(r"<[^>]+>", "", s["content"]): [
+            f["filter"]["title"] for f in s["filtered"]
+        ]
+        for s in home
+    }
+    assert marked == {
+        "a quiet day": [],
+        "wyverns too": ["Monsters"],
+        "a dragon appears": ["Monsters"],
+    }
+    # The v1 view of the same filter, and Mastodon.py's own client-side filtering.
+    v1 = fay.filters()
+    assert sorted(f["phrase"] for f in v1) == ["dragon", "wyvern"]
+    kept = fay.filters_apply(home, v1, "home")
+    assert [re.sub(r"<[^>]+>", "", s["content"]) for s in kept] == ["a quiet day"]
+    fay.delete_filter_keyword_v2(word["id"])
+    fay.delete_filter_v2(made["id"])
+    assert fay.filters_v2() == []
+    with pytest.raises(MastodonNotFoundError):
+        fay.filter_v2(made["id"])

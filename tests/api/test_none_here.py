@@ -20,8 +20,6 @@ def _backend(redis_backend):
     ("path", "empty"),
     [
         ("/api/v1/custom_emojis", []),
-        ("/api/v1/filters", []),
-        ("/api/v2/filters", []),
         ("/api/v1/lists", []),
         ("/api/v1/announcements", []),
         ("/api/v1/markers?timeline[]=home&timeline[]=notifications", {}),
@@ -35,11 +33,10 @@ def test_start_up_reads_answer_that_there_is_none(path, empty):
 
 
 def test_what_would_keep_something_is_still_refused():
-    """Nothing is accepted that the site would not keep: creating a list or a
-    filter, or saving a marker, is refused."""
+    """Nothing is accepted that the site would not keep: creating a list, or
+    saving a marker, is refused."""
     client = api_client(token_for(make_user("alice")))
     assert client.post("/api/v1/lists", {"title": "friends"}).status_code == 405
-    assert client.post("/api/v2/filters", {"title": "x"}).status_code == 405
     assert (
         client.post("/api/v1/markers", {"home[last_read_id]": "1"}).status_code == 405
     )
