@@ -3,6 +3,9 @@ sees, and how many statuses the account ends up with (`api.idempotency`)."""
 
 from __future__ import annotations
 
+import time
+from datetime import UTC, datetime
+
 import pytest
 import redis
 from django.test import Client
@@ -11,7 +14,7 @@ from api import idempotency
 from config.redis import get_redis
 from tests.api.helpers import token_for
 from tests.helpers import cut_short, make_user
-from timeline import keys
+from timeline import keys, scheduled
 
 
 @pytest.fixture(autouse=True)
@@ -113,3 +116,91 @@ def test_a_post_refused_by_the_posting_budget_gives_its_key_back(settings):
     retried = _client(alice, "b").post("/api/v1/statuses", {"status": "two"})
     assert retried.status_code == 200
     assert get_redis().zcard(keys.posts(alice.id)) == 2
+
+
+def _schedules_for(uid: int):
+    """A predicate: the round trip that schedules a status of `uid` (the script
+    that stores its entry)."""
+    scheduled = keys.scheduled(uid)
+    return lambda commands: any(
+        str(c[0]).upper() == "EVALSHA" and scheduled in c for c in commands
+    )
+
+
+def _in(minutes: int) -> dict:
+    at = datetime.fromtimestamp(time.time() + minutes * 60, tz=UTC)
+    return {"status": "later", "scheduled_at": at.isoformat()}
+
+
+def _waiting(user) -> list[str]:
+    client = Client(headers={"Authorization": f"Bearer {token_for(user)}"})
+    return [e["id"] for e in client.get("/api/v1/scheduled_statuses").json()]
+
+
+def test_a_schedule_retried_with_its_key_after_a_503_answers_the_one_it_made():
+    """The store scheduled the status but its reply was lost: the retry answers
+    that ScheduledStatus (its record was written in the same step) and one status
+    waits."""
+    alice = make_user("alice")
+    client = _client(alice, "sched-503")
+    body = _in(30)
+    with cut_short(_schedules_for(alice.id)) as fired:
+        first = client.post("/api/v1/statuses", body)
+    assert fired
+    assert first.status_code == 503
+    (made,) = _waiting(alice)  # it was scheduled
+    again = client.post("/api/v1/statuses", body)
+    assert again.status_code == 200, again.content
+    assert again.json()["id"] == made
+    assert _waiting(alice) == [made], "the status was scheduled twice"
+
+
+def test_a_schedule_whose_request_died_before_it_is_made_once_after_the_hold(
+    monkeypatch,
+):
+    """The request claimed the key and died before its schedule reached the store:
+    within the hold a retry answers 409 (the first may be under way); past it, a
+    retry schedules the status, once: never zero, never two."""
+    alice = make_user("alice")
+    client = _client(alice, "sched-died")
+    body = _in(30)
+    with cut_short(_schedules_for(alice.id), after=False) as fired:
+        assert client.post("/api/v1/statuses", body).status_code == 503
+    assert fired
+    assert _waiting(alice) == []
+    assert client.post("/api/v1/statuses", body).status_code == 409
+    later = idempotency.time.time() + idempotency.CLAIM_HOLD_SECONDS + 1
+    monkeypatch.setattr(idempotency.time, "time", lambda: later)
+    again = client.post("/api/v1/statuses", body)
+    assert again.status_code == 200, again.content
+    assert _waiting(alice) == [again.json()["id"]]
+    repeat = client.post("/api/v1/statuses", body)
+    assert repeat.json()["id"] == again.json()["id"]
+    assert len(_waiting(alice)) == 1
+
+
+def test_a_slow_schedule_whose_claim_was_taken_over_schedules_nothing(monkeypatch):
+    """The first request stalls past the hold; a retry takes the key over and
+    schedules. When the first one's schedule reaches the store, its claim is no
+    longer there: it writes nothing, and answers what the retry made."""
+    alice = make_user("alice")
+    client = _client(alice, "sched-slow")
+    body = _in(30)
+    original = scheduled.status_schedule
+    stalls, retried = [], []
+
+    def stalled(**kwargs):
+        if not stalls:  # the first request; the retry goes straight through
+            stalls.append(kwargs)
+            later = time.time() + idempotency.CLAIM_HOLD_SECONDS + 1
+            monkeypatch.setattr(idempotency.time, "time", lambda: later)
+            retried.append(_client(alice, "sched-slow").post("/api/v1/statuses", body))
+        return original(**kwargs)
+
+    monkeypatch.setattr(scheduled, "status_schedule", stalled)
+    first = client.post("/api/v1/statuses", body)
+    (retry,) = retried
+    assert retry.status_code == 200, retry.content
+    assert first.status_code == 200, first.content
+    assert first.json()["id"] == retry.json()["id"]
+    assert _waiting(alice) == [retry.json()["id"]]

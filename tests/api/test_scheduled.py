@@ -8,6 +8,7 @@ import time
 from datetime import UTC, datetime
 
 import pytest
+from django.test import Client
 
 from tests.api.helpers import api_client, token_for
 from tests.helpers import make_user, run_jobs
@@ -122,3 +123,85 @@ def test_the_list_pages_newest_id_first():
         "/api/v1/scheduled_statuses", {"limit": 2, "max_id": made[3]}
     ).json()
     assert [e["id"] for e in older] == [made[2], made[1]]
+
+
+def _keyed(user, key: str) -> Client:
+    return Client(
+        headers={"Authorization": f"Bearer {token_for(user)}", "Idempotency-Key": key}
+    )
+
+
+def test_a_repeated_idempotency_key_answers_the_same_scheduled_status():
+    """A client that retries a scheduling request with its key (Mastodon's) gets
+    the ScheduledStatus the first one made, and one status waits; the record says
+    it is a ScheduledStatus, so a repeat without `scheduled_at` answers it too."""
+    alice = make_user("alice")
+    client = _keyed(alice, "sched-1")
+    body = {"status": "later, once", "scheduled_at": iso_in(30)}
+    first = client.post("/api/v1/statuses", body)
+    assert first.status_code == 200, first.content
+    again = client.post("/api/v1/statuses", body)
+    assert again.status_code == 200, again.content
+    assert again.json() == first.json()
+    bare = client.post("/api/v1/statuses", {"status": "later, once"})
+    assert bare.json() == first.json()
+    listed = api_client(token_for(alice)).get("/api/v1/scheduled_statuses").json()
+    assert [e["id"] for e in listed] == [first.json()["id"]]
+    bob = make_user("bob")  # a key is its user's: bob's schedules his own
+    assert _keyed(bob, "sched-1").post("/api/v1/statuses", body).status_code == 200
+    assert len(api_client(token_for(bob)).get("/api/v1/scheduled_statuses").json())
+
+
+def test_a_key_first_used_for_a_post_answers_the_status_when_repeated_scheduled():
+    alice = make_user("alice")
+    client = _keyed(alice, "post-then-schedule")
+    posted = client.post("/api/v1/statuses", {"status": "now"}).json()
+    again = client.post(
+        "/api/v1/statuses", {"status": "now", "scheduled_at": iso_in(30)}
+    )
+    assert again.status_code == 200
+    assert again.json()["id"] == posted["id"]
+    assert "content" in again.json()  # a Status, not a ScheduledStatus
+    assert api_client(token_for(alice)).get("/api/v1/scheduled_statuses").json() == []
+
+
+def test_a_repeat_after_the_scheduled_status_was_cancelled_or_posted_is_a_404():
+    """The ScheduledStatus the key made is gone: cancelled, or posted at its time.
+    A repeat answers 404, as Mastodon's (`scheduled_statuses.find`), and schedules
+    nothing again: a cancelled status stays cancelled, a posted one is posted
+    once."""
+    alice = make_user("alice")
+    reader = api_client(token_for(alice))
+    cancelled = _keyed(alice, "to-cancel")
+    body = {"status": "cancel me", "scheduled_at": iso_in(30)}
+    entity = cancelled.post("/api/v1/statuses", body).json()
+    assert reader.delete(f"/api/v1/scheduled_statuses/{entity['id']}").json() == {}
+    gone = cancelled.post("/api/v1/statuses", body)
+    assert gone.status_code == 404
+    assert "cancelled" in gone.json()["error"]
+    assert reader.get("/api/v1/scheduled_statuses").json() == []
+
+    posted = _keyed(alice, "to-post")
+    when = iso_in(20)
+    body = {"status": "post me", "scheduled_at": when}
+    assert posted.post("/api/v1/statuses", body).status_code == 200
+    run_at(when)
+    assert len(reader.get(f"/api/v1/accounts/{alice.id}/statuses").json()) == 1
+    gone = posted.post("/api/v1/statuses", body)
+    assert gone.status_code == 404
+    assert "posted" in gone.json()["error"]
+    assert reader.get("/api/v1/scheduled_statuses").json() == []
+    run_at(iso_in(40))
+    assert len(reader.get(f"/api/v1/accounts/{alice.id}/statuses").json()) == 1
+
+
+def test_a_refused_schedule_gives_its_idempotency_key_back():
+    """Too soon is a 422 that scheduled nothing: the same key with a time that
+    suits schedules."""
+    alice = make_user("alice")
+    client = _keyed(alice, "fix-the-time")
+    soon = client.post("/api/v1/statuses", {"status": "x", "scheduled_at": iso_in(1)})
+    assert soon.status_code == 422
+    fixed = client.post("/api/v1/statuses", {"status": "x", "scheduled_at": iso_in(30)})
+    assert fixed.status_code == 200
+    assert "scheduled_at" in fixed.json()
