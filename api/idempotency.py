@@ -1,5 +1,6 @@
 """Idempotency-Key for posting: a repeat of a key by the same user within the hour
-answers the status the first request made, and makes none.
+answers what the first request made (a status, or a scheduled status), and makes
+none.
 
 The key is claimed atomically in the user's slot before the post (`<at>:`), then
 given the id the status will have, reserved before the post (`<at>:p<sid>`,
@@ -16,39 +17,54 @@ status is made once whichever of them ran. (A status posted, answered by an
 outage, then deleted by its author on the site before the repeat, would be posted
 again by it: the store keeps no trace of a deleted status to tell it from one
 never posted.)
+
+A scheduled status (`scheduled_at`) has its own ids, given by the step that stores
+it (`timeline.scheduled`), so there is no id to reserve: that step settles the
+claim itself (`Claim.receipt`, `<at>:s<n>`: the record says which kind of thing
+the key made), in the author's slot like the hash, atomically with the entry. A
+repeat after a lost reply finds it settled; one after a request that died before
+the step finds the claim unsettled and, past the hold, takes it over and
+schedules; a request whose claim was taken over meanwhile writes nothing. So one
+status is scheduled, never none once the hold has passed. A repeat answers the
+scheduled status while it waits (its id is never given again: the hash's count
+stays when it empties); once it has been posted at its time, or cancelled, there
+is none to answer (Mastodon answers 404 then too) and nothing is scheduled again.
 """
 
 from __future__ import annotations
 
 import hashlib
 import time
+from dataclasses import dataclass
 
 from api import keys
 from config.pipelines import LuaScript
 from timeline import selectors
 from timeline.domain import Busy
+from timeline.scheduled import Receipt
 
 # KEYS: the user's idempotency hash. ARGV: the field (the key's hash), now (unix
 # seconds), the TTL, the field count past which expired fields are pruned, how long
 # an unsettled claim holds. Returns {0, the field's value} if it is claimed within
-# the TTL (`<at>:<sid>` settled, `<at>:` or `<at>:p<sid>` under way); else claims it
-# for this request and returns {1, the claim's value}: `<now>:`, or `<now>:p<sid>`
-# when it takes over a claim never settled within the hold (its request died, or
-# failed for an outage, between claim and answer) that had reserved its status id:
-# the id goes on with the claim, and a retry is not refused for an hour.
+# the TTL (`<at>:<sid>` or `<at>:s<n>` settled, `<at>:` or `<at>:p<sid>` under
+# way); else claims it for this request and returns {1, the claim's value}:
+# `<now>:`, or `<now>:p<sid>` when it takes over a claim never settled within the
+# hold (its request died, or failed for an outage, between claim and answer) that
+# had reserved its status id: the id goes on with the claim, and a retry is not
+# refused for an hour.
 _CLAIM = LuaScript(
     """
 local now, ttl = tonumber(ARGV[2]), tonumber(ARGV[3])
 local found = redis.call('HGET', KEYS[1], ARGV[1])
 local pending = ''
 if found then
-  local at, p, sid = string.match(found, '^(%d+):(p?)(%d*)$')
+  local at, kind, id = string.match(found, '^(%d+):([ps]?)(%d*)$')
   at = tonumber(at)
   if at and at + ttl > now then
-    if (p == '' and sid ~= '') or at + tonumber(ARGV[5]) > now then
+    if (kind ~= 'p' and id ~= '') or at + tonumber(ARGV[5]) > now then
       return {0, found}
     end
-    if p ~= '' then pending = p .. sid end
+    if kind == 'p' then pending = kind .. id end
   end
 end
 if redis.call('HLEN', KEYS[1]) >= tonumber(ARGV[4]) then
@@ -86,12 +102,22 @@ WAITS = (0.05, 0.1, 0.2, 0.4, 0.8)  # a concurrent repeat's patience: 1.55 s
 CLAIM_HOLD_SECONDS = 60
 
 
-def _parse(value: str) -> tuple[str, bool, int | None]:
-    """A claim's value: its time, whether its id is pending, the id (or None)."""
+def _parse(value: str) -> tuple[str, str, int | None]:
+    """A claim's value: its time, its kind (`p`: a status id pending; `s`: a
+    scheduled status's id; '': a status's id, or none yet), the id (or None)."""
     at, _, rest = value.partition(":")
-    pending = rest.startswith("p")
-    sid = rest.removeprefix("p")
-    return at, pending, int(sid) if sid else None
+    kind = rest[:1] if rest[:1] in ("p", "s") else ""
+    made = rest.removeprefix(kind)
+    return at, kind, int(made) if made else None
+
+
+@dataclass(frozen=True, slots=True)
+class Made:
+    """What an earlier request with the key made: a status, or (`scheduled`) one of
+    the user's scheduled statuses (`timeline.scheduled.Scheduled.id`)."""
+
+    id: int
+    scheduled: bool = False
 
 
 class Claim:
@@ -101,6 +127,15 @@ class Claim:
     def __init__(self, uid: int, field: str, value: str):
         self.uid, self.field, self.value = uid, field, value
         self.at, _, self.sid = _parse(value)
+
+    def receipt(self) -> Receipt:
+        """Settle the claim in the step that schedules the status, with its id."""
+        return Receipt(
+            key=keys.idempotency(self.uid),
+            field=self.field,
+            claimed=self.value,
+            settled=f"{self.at}:s",
+        )
 
     def reserve(self, sid: int) -> None:
         """Record the id the post will have, before it is posted."""
@@ -121,11 +156,12 @@ class Claim:
         _SETTLE(keys=[keys.idempotency(self.uid)], args=[self.field, self.value, ""])
 
 
-def claim(*, uid: int, key: str) -> Claim | int:
-    """Claim `key` for a post by `uid`: a Claim to settle, or the id of the status
-    an earlier request with this key made (settled, or pending and standing). Busy
-    when an earlier request with this key is still unsettled after a short wait
-    (under way, or failed for an outage within CLAIM_HOLD_SECONDS)."""
+def claim(*, uid: int, key: str) -> Claim | Made:
+    """Claim `key` for a post by `uid`: a Claim to settle, or what an earlier
+    request with this key made (a status settled, or pending and standing; a
+    scheduled status). Busy when an earlier request with this key is still
+    unsettled after a short wait (under way, or failed for an outage within
+    CLAIM_HOLD_SECONDS)."""
     field = hashlib.sha256(key.encode()).hexdigest()
     for wait in (*WAITS, None):
         now = str(int(time.time()))
@@ -141,11 +177,13 @@ def claim(*, uid: int, key: str) -> Claim | int:
         )
         if int(new):
             return Claim(uid, field, value)
-        _, pending, sid = _parse(value)
-        if sid is not None and (
-            not pending or selectors.status_published(author_id=uid, sid=sid)
+        _, kind, made = _parse(value)
+        if made is not None and kind == "s":
+            return Made(made, scheduled=True)
+        if made is not None and (
+            kind == "" or selectors.status_published(author_id=uid, sid=made)
         ):
-            return sid
+            return Made(made)
         if wait is None:
             raise Busy(
                 "A request with this Idempotency-Key is under way, or ended without "

@@ -19,13 +19,16 @@ docstring is the schema (the API's access tokens live with the user's sessions, 
 | `idem:{<uid>}`            | hash   | sha256(Idempotency-Key header) hex ->    | TTL IDEMPOTENCY_SECONDS (1 h),     |
 |                           |        | `<claimed at, unix seconds>:<sid>` of    | renewed by each claim; fields      |
 |                           |        | the status a `POST /api/v1/statuses`     | older than the hour pruned at each |
-|                           |        | with that key made (`<at>:` while the    | claim past IDEMPOTENCY_PRUNE_AT    |
-|                           |        | post is unsettled; `api.idempotency`)    | fields (the posting budget bounds  |
-|                           |        |                                          | new ones); gone with the account   |
+|                           |        | with that key made, `<at>:s<n>` of the   | claim past IDEMPOTENCY_PRUNE_AT    |
+|                           |        | scheduled status (`scheduled:{<uid>}`'s  | fields (the posting budget bounds  |
+|                           |        | id n; written with it); `<at>:` or       | new ones); gone with the account   |
+|                           |        | `<at>:p<sid>` while the post is          |                                    |
+|                           |        | unsettled (`api.idempotency`)            |                                    |
 
 A client id is 43 URL-safe characters (checked before it reaches a key); each app is
 its own slot. A code is one key, read and deleted in one command. `idem:{<uid>}` has
-the user id as its hash tag: it lives in its owner's slot, with the rest of their keys.
+the user id as its hash tag: it lives in its owner's slot, with the rest of their keys
+(the script that schedules a status settles its key's field with the entry).
 """
 
 from __future__ import annotations

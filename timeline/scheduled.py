@@ -29,6 +29,14 @@ then, as a post's are. Caps, as Mastodon's: SCHEDULED_MAX waiting per account,
 SCHEDULED_PER_DAY due on one UTC day, at least SCHEDULE_LEAD_SECONDS ahead. A
 deleted account's scheduled statuses go with it (its deletion cancels their jobs
 and deletes the key: `timeline.fanout`).
+
+**A receipt, in the same step.** A caller that must know afterwards what a request
+scheduled (the client API's Idempotency-Key, `api.idempotency`) passes a `Receipt`:
+a field of a hash in the author's slot that holds the request's claim. The step
+refuses (ReceiptLost, nothing written) unless the field still holds it, and
+otherwise writes the new status's id into it with the entry: a request whose reply
+was lost has its record, and one whose claim a retry took over writes nothing, so
+the status is scheduled once.
 """
 
 from __future__ import annotations
@@ -67,6 +75,23 @@ _NEXT = "next"  # the field of `scheduled:{<uid>}` that counts its ids
 
 class ScheduleRefused(TimelineError):
     """A time, or a cap, refuses a scheduled status (the message says which)."""
+
+
+class ReceiptLost(TimelineError):
+    """The receipt's field no longer holds the caller's claim (another request took
+    it over): nothing was scheduled."""
+
+
+@dataclass(frozen=True, slots=True)
+class Receipt:
+    """Where the scheduling step records the id it gives the status: `field` of the
+    hash `key` (in the author's slot), which must still hold `claimed`, becomes
+    `settled` followed by the id."""
+
+    key: str
+    field: str
+    claimed: str
+    settled: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,14 +166,19 @@ end
 """
 
 # KEYS: the author's scheduled statuses, user hash, and their slot's job queue and
-# data. ARGV: the user hash's username and deleted fields, the author's uid, the
-# entry (JSON), when it is due (ms), SCHEDULED_MAX, SCHEDULED_PER_DAY, the start and
-# end of its UTC day (unix s). Returns its id; 0 for an account deleted or being
-# deleted, -1 past SCHEDULED_MAX, -2 past SCHEDULED_PER_DAY.
+# data; with a receipt, its hash. ARGV: the user hash's username and deleted
+# fields, the author's uid, the entry (JSON), when it is due (ms), SCHEDULED_MAX,
+# SCHEDULED_PER_DAY, the start and end of its UTC day (unix s); with a receipt, its
+# field, the claim it must hold and its settled value's prefix. Returns its id; 0
+# for an account deleted or being deleted, -1 past SCHEDULED_MAX, -2 past
+# SCHEDULED_PER_DAY, -3 when the receipt's field holds another claim.
 _SCHEDULE = LuaScript(
     jobs.ENQUEUE
     + _WAITING
     + """
+if KEYS[5] and redis.call('HGET', KEYS[5], ARGV[10]) ~= ARGV[11] then
+  return -3
+end
 if redis.call('HEXISTS', KEYS[2], ARGV[1]) == 0
     or redis.call('HEXISTS', KEYS[2], ARGV[2]) == 1 then
   return 0
@@ -160,6 +190,7 @@ local n = redis.call('HINCRBY', KEYS[1], 'next', 1)
 redis.call('HSET', KEYS[1], n, ARGV[4])
 -- Its recorded start is its due time: it waits for that, not stuck.
 enqueue(KEYS[3], KEYS[4], 'schedule:' .. ARGV[3] .. ':' .. n, ARGV[5], ARGV[5])
+if KEYS[5] then redis.call('HSET', KEYS[5], ARGV[10], ARGV[12] .. n) end
 return n
 """
 )
@@ -256,11 +287,13 @@ def status_schedule(
     unlisted: bool = False,
     reply_to: int | None = None,
     limit: limits.Limit | None = None,
+    receipt: Receipt | None = None,
 ) -> Scheduled:
     """Schedule a status to be posted at `at` (unix seconds): the rules of a new
     status now (InvalidStatus), a time and the caps (ScheduleRefused), what it
     replies to while its author may see it (NotFound); with `limit` (the posting
-    budget), taken or TooManyAttempts. The status as scheduled."""
+    budget), taken or TooManyAttempts; with `receipt`, its id recorded in the same
+    step, or ReceiptLost. The status as scheduled."""
     text = normalize_text(text)
     spoiler = normalize_spoiler(spoiler)
     problem = text_problem(text, spoiler)
@@ -285,6 +318,10 @@ def status_schedule(
         id=0, at=at, text=text, spoiler=spoiler, unlisted=unlisted, reply_to=reply_to
     )
     slot = keys.slot_of_user(author.id)
+    receipt_keys, receipt_args = [], []
+    if receipt is not None:
+        receipt_keys = [receipt.key]
+        receipt_args = [receipt.field, receipt.claimed, receipt.settled]
 
     def schedule(pipe) -> None:
         _SCHEDULE.queue(
@@ -293,6 +330,7 @@ def status_schedule(
                 keys.scheduled(author.id),
                 account_keys.user(author.id),
                 *jobs.slot_keys(slot),
+                *receipt_keys,
             ],
             args=[
                 User.USERNAME_FIELD,
@@ -304,10 +342,13 @@ def status_schedule(
                 SCHEDULED_PER_DAY,
                 day_start,
                 day_end,
+                *receipt_args,
             ],
         )
 
     (n,) = pipeline_run(schedule)
+    if n == -3:
+        raise ReceiptLost()
     if n == 0:
         raise InvalidStatus("This account is deleted.")
     if n == -1:

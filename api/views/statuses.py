@@ -173,35 +173,78 @@ def _post(request, values, user, reserved_id: int | None = None) -> Status:
         raise _text_error(text, spoiler, error) from error
 
 
+UNSCHEDULED = (
+    "The scheduled status this Idempotency-Key made is not waiting any more: it "
+    "was posted at its time, or cancelled"
+)
+
+
 def status_create(request) -> dict:
-    """Post a status (a reply with `in_reply_to_id`); a repeated Idempotency-Key
-    answers the status its first request made (`api.idempotency`). With
-    `scheduled_at`, schedule it instead (`_schedule`): a ScheduledStatus."""
+    """Post a status (a reply with `in_reply_to_id`); with `scheduled_at`, schedule
+    it instead (`_schedule`): a ScheduledStatus. A repeated Idempotency-Key answers
+    what its first request made (`api.idempotency`), whatever the repeat asks."""
     values = params(request)
     user = request.user
     problem = _unsupported(values, user)
     if problem:
         raise ApiError(422, f"Validation failed: {problem}")
-    if param(values, "scheduled_at"):
-        return _schedule(request, values, user)
     key = request.headers.get("Idempotency-Key")
     if not key:
+        if param(values, "scheduled_at"):
+            return _schedule(request, values, user)
         return _entity(request, _post(request, values, user))
+    # Twice at most: a schedule whose claim a retry took over while it stalled
+    # wrote nothing, and asks again what the key made.
+    for _ in range(2):
+        try:
+            return _keyed(request, values, user, key)
+        except scheduled.ReceiptLost:
+            continue
+    raise ApiError(409, "A request with this Idempotency-Key is under way")
+
+
+def _made(request, made: idempotency.Made) -> dict:
+    """Answer what the key made. Gone since (a status deleted; a scheduled status
+    posted at its time or cancelled): 404, as Mastodon's, and nothing made again.
+    A scheduled status's post is not answered in its place: the client asked for
+    a ScheduledStatus, and a Status is another entity."""
+    if not made.scheduled:
+        return _entity(request, _read(request, made.id))
+    try:
+        entry = scheduled.scheduled_get(user=request.user, n=made.id)
+    except NotFound as error:
+        raise ApiError(404, UNSCHEDULED) from error
+    return entities.scheduled_status(entry, locked=request.user.private)
+
+
+def _keyed(request, values, user, key: str) -> dict:
+    """A post or a schedule under an Idempotency-Key (`api.idempotency`)."""
     try:
         claim = idempotency.claim(uid=user.id, key=key)
     except Busy as error:
         raise ApiError(409, str(error)) from error
-    if isinstance(claim, int):
-        # The status the key made; gone since (deleted): nothing to answer with.
-        return _entity(request, _read(request, claim))
+    if isinstance(claim, idempotency.Made):
+        return _made(request, claim)
+    if claim.sid is not None and selectors.status_published(
+        author_id=user.id, sid=claim.sid
+    ):
+        # A claim taken over whose post went through after all.
+        claim.done(claim.sid)
+        return _entity(request, _read(request, claim.sid))
+    if param(values, "scheduled_at"):
+        try:
+            # The claim is settled in the step that stores the entry.
+            return _schedule(request, values, user, receipt=claim.receipt())
+        except scheduled.ReceiptLost:
+            raise  # the claim is another request's now: not this one's to release
+        except (ApiError, TimelineError, AccountError):
+            # Refused (a time, a cap, a bad text, the budget): nothing stands.
+            claim.release()
+            raise
     if claim.sid is None:
         # The id first, in the claim: a repeat after an outage finds whether the
         # status stands by it, and posts with it if not (`api.idempotency`).
         claim.reserve(ids.status_ids_take(author_id=user.id)[0])
-    elif selectors.status_published(author_id=user.id, sid=claim.sid):
-        # A claim taken over whose post went through after all.
-        claim.done(claim.sid)
-        return _entity(request, _read(request, claim.sid))
     try:
         status = _post(request, values, user, reserved_id=claim.sid)
     except (ApiError, TimelineError, AccountError):
@@ -230,10 +273,10 @@ def scheduled_time(value: str | None) -> float:
     return moment.timestamp()
 
 
-def _schedule(request, values, user) -> dict:
+def _schedule(request, values, user, receipt: scheduled.Receipt | None = None) -> dict:
     """Schedule the status (`timeline.scheduled`): the rules of a post now, its
-    time at least five minutes ahead, the caps; a ScheduledStatus. (Not under an
-    Idempotency-Key: a repeat schedules it again.)"""
+    time at least five minutes ahead, the caps; a ScheduledStatus. `receipt`: an
+    Idempotency-Key's claim, settled with the entry (`_keyed`)."""
     text = richtext.local_handles(
         text_param(values, "status") or "", request.get_host()
     )
@@ -250,6 +293,7 @@ def _schedule(request, values, user) -> dict:
             unlisted=param(values, "visibility") == "unlisted",
             reply_to=int(reply_to) if reply_to else None,
             limit=limits.post(user.id),
+            receipt=receipt,
         )
     except NotFound as error:
         raise ApiError(404, IN_REPLY_NOT_FOUND) from error
