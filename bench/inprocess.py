@@ -14,7 +14,10 @@ With `--cpu` it prints the CPU time each request cost instead, the site's proces
 and the Redis server's (less disturbed than times on a shared, noisy machine).
 With `--spoilers` every seeded status carries a content warning (its row folds the
 text behind it; a checkout without them cannot take the option). With `--edited`
-every seeded status was edited once (its row is marked "Edited"; likewise). With `--trends N` each of the last TRENDS_HOURS hours also counts N tags, as a busy
+every seeded status was edited once (its row is marked "Edited"; likewise). With
+`--filters N` the viewer keeps N keyword filters of 5 keywords each, in every context,
+the first of which also folds the strangers' statuses (the rest match nothing, as
+most of a reader's keywords do on most pages). With `--trends N` each of the last TRENDS_HOURS hours also counts N tags, as a busy
 site's do (the global page shows the top ten). The trending tags are then added up
 once, as a running fan-out worker keeps them (`timeline.trends.refresh`; the sum is
 made to outlive the run); a checkout without that step (`--root`) adds them up on
@@ -121,6 +124,24 @@ def _seed(count: int, spoilers: bool = False, edited: bool = False) -> str:
     return account_services.session_create(uid=viewer.id).cookie_value()
 
 
+def _filters(count: int) -> None:
+    """The viewer's `count` keyword filters (`--filters`), 5 keywords each."""
+    from accounts.selectors import user_id_by_username
+    from timeline import filters
+
+    uid = user_id_by_username(username="viewer")
+    for n in range(count):
+        words = [f"word{n}x{k}" for k in range(5 if n else 4)]
+        if n == 0:
+            words.append("Stranger")
+        filters.filter_create(
+            uid=uid,
+            title=f"Filter {n}",
+            context=filters.CONTEXTS,
+            keywords=[filters.KeywordChange(w) for w in words],
+        )
+
+
 def _busy_trends(tags: int) -> None:
     """Each of the last TRENDS_HOURS hours counts `tags` tags, 1 to 50 uses each."""
     from django.conf import settings
@@ -210,6 +231,13 @@ def main(argv: list[str] | None = None) -> int:
         help="every seeded status was edited once",
     )
     parser.add_argument(
+        "--filters",
+        type=int,
+        default=0,
+        metavar="N",
+        help="the viewer keeps N keyword filters (the first folds some statuses)",
+    )
+    parser.add_argument(
         "--no-sum",
         action="store_true",
         help="no worker's sum of the trends: every global page adds them up",
@@ -253,6 +281,8 @@ def main(argv: list[str] | None = None) -> int:
         client.cookies[settings.AUTH_COOKIE_NAME] = _seed(
             40, args.spoilers, args.edited
         )
+        if args.filters:
+            _filters(args.filters)
         _busy_trends(args.trends)
         if not args.no_sum:
             _sum_trends()

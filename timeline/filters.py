@@ -159,10 +159,17 @@ class Filters:
     """A reader's filters, newest first, with what matching needs compiled once."""
 
     filters: tuple[Filter, ...] = ()
-    # fid -> the filter's keywords as one expression; and all of them as one,
-    # which most statuses do not match (one search rules them out).
-    _patterns: dict[int, re.Pattern] = field(default_factory=dict, compare=False)
+    # fid -> the filter's keywords as two expressions: the exact one, and a plain
+    # search of the keywords case folded in the case-folded text, some ten times
+    # faster (no word boundaries, no case rules), which only candidates pass.
+    # Most statuses match no keyword, and are ruled out by one plain search of
+    # every filter's keywords (`_any`), and by the ids of every filter's statuses
+    # (`_sids`).
+    _patterns: dict[int, tuple[re.Pattern, re.Pattern]] = field(
+        default_factory=dict, compare=False
+    )
     _any: re.Pattern | None = field(default=None, compare=False)
+    _sids: frozenset[int] = field(default=frozenset(), compare=False)
 
     def get(self, fid: int) -> Filter | None:
         return next((f for f in self.filters if f.id == fid), None)
@@ -197,15 +204,18 @@ class Filters:
         for the viewer's own statuses (a repost of theirs included, as Mastodon's)."""
         if not self.filters or status.author_id == viewer_id:
             return ()
-        now = time.time() if now is None else now
-        text = None
+        text = folded = None
         if self._any is not None:
             body = (
                 f"{status.spoiler}\n\n{status.text}" if status.spoiler else status.text
             )
-            if self._any.search(body):
+            folded = body.casefold()
+            if self._any.search(folded):
                 text = body
         ids = {status.id, status.repost_of}
+        if text is None and self._sids.isdisjoint(ids):
+            return ()
+        now = time.time() if now is None else now
         found = []
         for each in self.filters:
             if (context is not None and context not in each.context) or not each.active(
@@ -214,7 +224,8 @@ class Filters:
                 continue
             words = None
             if text is not None and each.id in self._patterns:
-                hit = self._patterns[each.id].search(text)
+                plain, exact = self._patterns[each.id]
+                hit = exact.search(text) if plain.search(folded) else None
                 words = (hit.group(0),) if hit else None
             sids = tuple(e.status_id for e in each.statuses if e.status_id in ids)
             if words or sids:
@@ -283,18 +294,23 @@ def _parsed(items: tuple[tuple[str, str], ...]) -> Filters:
             )
         )
     patterns = {
-        f.id: re.compile("|".join(k.pattern for k in f.keywords), re.IGNORECASE)
+        f.id: (
+            _plain(k.keyword for k in f.keywords),
+            re.compile("|".join(k.pattern for k in f.keywords), re.IGNORECASE),
+        )
         for f in filters
         if f.keywords
     }
-    any_pattern = (
-        re.compile(
-            "|".join(k.pattern for f in filters for k in f.keywords), re.IGNORECASE
-        )
-        if patterns
-        else None
-    )
-    return Filters(tuple(filters), patterns, any_pattern)
+    words = [k.keyword for f in filters for k in f.keywords]
+    sids = frozenset(e.status_id for f in filters for e in f.statuses)
+    return Filters(tuple(filters), patterns, _plain(words) if words else None, sids)
+
+
+def _plain(words) -> re.Pattern:
+    """Any of these words, case folded, as plain text (longest first: one that
+    starts another is not tried before it; any match will do anyway)."""
+    folded = sorted({w.casefold() for w in words}, key=len, reverse=True)
+    return re.compile("|".join(re.escape(w) for w in folded))
 
 
 def from_hash(values: dict) -> Filters:
