@@ -321,3 +321,32 @@ def test_the_account_deletion_takes_the_filters(r, people):
     services.account_delete(user=bob, password=PASSWORD, client="127.0.0.1")
     run_jobs()
     assert not r.exists(keys.filters(bob.id))
+
+
+@pytest.mark.parametrize(
+    ("keyword", "whole_word", "text", "matched"),
+    [
+        ("c++", True, "I write C++ daily", "C++"),
+        ("c++", True, "abc++", None),  # starts with a letter: a boundary before it
+        ("#got", True, "watching #GoT", "#GoT"),
+        ("#got", True, "watching #gotham", None),
+        ("école", True, "L'ÉCOLE est finie", "ÉCOLE"),
+        ("straße", False, "STRASSE", None),  # a different word to the rules
+        ("🐉", True, "a 🐉 appears", "🐉"),
+        ("new york", True, "New  York", None),  # the phrase as written
+        ("new york", True, "in New York now", "New York"),
+        ("a.b", False, "axb", None),  # no pattern characters
+    ],
+)
+def test_a_keyword_matches_as_mastodons_do(r, keyword, whole_word, text, matched):
+    alice = make_user("alice")
+    viewer = make_user("bob")
+    filters.filter_create(
+        uid=viewer.id,
+        title="t",
+        context=["home"],
+        keywords=[KeywordChange(keyword, whole_word)],
+    )
+    status = services.status_create(author=alice, text=text)
+    found = filters.filters_get(uid=viewer.id).matches(status, viewer.id)
+    assert [m.keyword_matches for m in found] == ([(matched,)] if matched else [])
