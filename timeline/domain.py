@@ -778,6 +778,56 @@ class Notifications:
 
 
 @dataclass(frozen=True, slots=True)
+class Marker:
+    """Where a user stopped reading one of their timelines (Mastodon's Marker): the
+    one owner of `markers:{uid}`'s fields (written by `timeline.markers`).
+
+    `position`: for `home` the id of the last status read, as an app saved it; for
+    `notifications` the place of the read mark (`notifications_read:{uid}`, 0 for
+    none), which the notifications page moves too. `version` counts the saves that
+    moved it, from 0 at the first (Mastodon's `lock_version`); `at` is when it last
+    moved (unix ms)."""
+
+    TIMELINES: ClassVar[tuple[str, ...]] = ("home", "notifications")
+    # The hash's fields: home's position, then each timeline's version and time.
+    FIELDS: ClassVar[tuple[str, ...]] = (
+        "home",
+        "home_version",
+        "home_at",
+        "notifications_version",
+        "notifications_at",
+    )
+
+    timeline: str
+    position: int
+    version: int
+    at: int
+
+    @classmethod
+    def from_fields(
+        cls, values: list[str | None], mark: str | None
+    ) -> dict[str, Marker]:
+        """The saved markers by timeline, from FIELDS' values and the read mark; a
+        timeline never saved (or a value that does not parse) is left out."""
+        home, home_version, home_at, version, at = values
+        found: dict[str, Marker] = {}
+        for timeline, position, saves, when in (
+            ("home", home, home_version, home_at),
+            ("notifications", mark or "0", version, at),
+        ):
+            try:
+                found[timeline] = cls(
+                    timeline=timeline,
+                    position=int(position),
+                    version=int(saves),
+                    at=int(when),
+                )
+            except (TypeError, ValueError):
+                continue
+        return found
+
+
+@dataclass(frozen=True, slots=True)
 class Thread:
     """A status with what it replies to (`ancestors`, oldest first: None for one
     deleted or hidden from the viewer) and a page of its replies, oldest first;

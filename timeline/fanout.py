@@ -735,6 +735,7 @@ def _account_keys(uid: int) -> list[str]:
         keys.requested(uid),
         *notifications.store_keys(uid),
         keys.notifications_read(uid),
+        keys.markers(uid),
         keys.liked(uid),
         keys.bookmarks(uid),
         keys.pins(uid),

@@ -152,7 +152,15 @@ account's job (`account:<uid>`) deletes every per-user key of both tables
 |                      |        | -> the day (UTC) of the follow group that | follow-request group; dropped with it     |
 |                      |        | holds that actor, for an unfollow         |                                           |
 | `notifications_read:{<uid>}` | string | the place up to which the user has | one per user; only raised, never lowered  |
-|                      |        | read (groups above it are unread)         |                                           |
+|                      |        | read (groups above it are unread): also   |                                           |
+|                      |        | the position of the client API's          |                                           |
+|                      |        | notifications marker (`timeline.markers`) |                                           |
+| `markers:{<uid>}`    | hash   | the user's markers (`timeline.markers`,   | 5 fields: only the two timelines exist;   |
+|                      |        | `timeline.domain.Marker`): `home` (the    | deleted with the account                  |
+|                      |        | last status read, as an app saved it),    |                                           |
+|                      |        | `<timeline>_version` (saves that moved    |                                           |
+|                      |        | it, from 0), `<timeline>_at` (unix ms of  |                                           |
+|                      |        | the last), for home and notifications     |                                           |
 | `counts:{q<k>}`      | hash   | the site's size in one slot's users       | one per slot holding users (CLUSTER_SLOTS |
 |                      |        | (`timeline/counts.py`): users (sign-ups   | at most), 3 fields; in the slot of its    |
 |                      |        | completed, not closed), statuses (in      | users (the tag of `jobs:{q<k>}`), changed |
@@ -406,6 +414,11 @@ def notification_follows(uid: int) -> str:
 
 def notifications_read(uid: int) -> str:
     return f"notifications_read:{{{uid}}}"
+
+
+def markers(uid: int) -> str:
+    """User `uid`'s read positions saved by apps (`timeline.markers`)."""
+    return f"markers:{{{uid}}}"
 
 
 def follow_lock(uid: int) -> str:

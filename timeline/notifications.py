@@ -6,7 +6,8 @@ user's own slot. Writes here; the page's reads are in `timeline.selectors`.
 `notification:{u}` holds the group as JSON (`timeline.domain.Notification`),
 `notification_actors:{u}` remembers who is in each group (`<group>|<actor>`, read by
 lex ranges), `notification_follows:{u}` which follow group holds a follower (those
-group by day), and `notifications_read:{u}` the place up to which the user has read.
+group by day), and `notifications_read:{u}` the place up to which the user has read
+(their apps' notifications marker too: `timeline.markers`).
 
 **Groups.** Likes of one status form one group (`like:<sid>`: "alice and 3 others
 liked your status"), as do reposts (`repost:<sid>`); a mention or a reply is one
@@ -66,7 +67,7 @@ from django.conf import settings
 from accounts import keys as account_keys
 from accounts.domain import User
 from config.pipelines import LuaScript, pipeline_run
-from timeline import keys
+from timeline import keys, markers
 
 KINDS = (
     "mention",
@@ -291,23 +292,6 @@ return n
 """
 )
 
-# KEYS: the read mark, the groups. ARGV: the place read up to. Raises the mark to
-# it, never beyond the top group's place (so a group that arrives later is above
-# it) and never lowers it. Returns the mark.
-_MARK_READ = LuaScript(
-    """
-local old = tonumber(redis.call('GET', KEYS[1]) or '0')
-local top = redis.call('ZREVRANGE', KEYS[2], 0, 0, 'WITHSCORES')
-if not top[2] then return old end
-local want = math.min(tonumber(ARGV[1]), tonumber(top[2]))
-if want > old then
-  redis.call('SET', KEYS[1], string.format('%d', want))
-  return want
-end
-return old
-"""
-)
-
 
 def store_keys(recipient: int) -> list[str]:
     """The recipient's own notification keys, as `notify` names them (z, h, actors,
@@ -474,15 +458,11 @@ def notify(
 
 def notifications_mark_read(*, user: User, up_to: int) -> int:
     """Mark the user's notifications read up to place `up_to` (what their page
-    showed on top); never lowers the mark. Returns the mark now."""
-    (mark,) = pipeline_run(
-        lambda pipe: _MARK_READ.queue(
-            pipe,
-            keys=[keys.notifications_read(user.id), keys.notifications(user.id)],
-            args=[int(up_to)],
-        )
-    )
-    return int(mark)
+    showed on top), never beyond the top group's place and never lowering the
+    mark: a save of their notifications marker (`timeline.markers`), so their apps
+    read where the page left off. Returns the mark now."""
+    saved = markers.markers_save(user=user, notifications=up_to)
+    return saved["notifications"].position
 
 
 def notification_dismiss(
