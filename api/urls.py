@@ -14,6 +14,7 @@ from api.views import (
     apps,
     filters,
     instance,
+    markers,
     none_here,
     notifications,
     oauth,
@@ -163,6 +164,8 @@ urlpatterns = [
         timelines.account_statuses_view,
         "account_statuses",
     ),
+    # Where its user stopped reading, saved by an app (`markers`).
+    route("api/v1/markers", markers.markers, "markers"),
     # What a client reads at start-up and the site has none of (`none_here`).
     route("api/v1/custom_emojis", none_here.custom_emojis, "custom_emojis"),
     route("api/v1/filters", filters.filters_v1, "filters_v1"),
@@ -175,7 +178,6 @@ urlpatterns = [
     route("api/v2/filters/<id>/statuses", filters.filter_statuses, "filter_statuses"),
     route("api/v1/lists", none_here.lists, "lists"),
     route("api/v1/announcements", none_here.announcements, "announcements"),
-    route("api/v1/markers", none_here.markers, "markers"),
     route("api/v1/preferences", none_here.preferences, "preferences"),
     # Last: any other API path answers a JSON 404.
     re_path(r"^api/", unrouted, name="unrouted"),

@@ -1,12 +1,13 @@
 """What a client asks for at start-up that the site has none of, answered as an
-instance without them answers: custom emoji, lists, announcements and markers are
-empty, and the preferences are the account's. (Filters are kept: `api.views.filters`.)
+instance without them answers: custom emoji, lists and announcements are empty, and
+the preferences are the account's. (Filters and markers, read at start-up too, are
+kept: `api.views.filters`, `api.views.markers`.)
 
 Tusky, Ivory and Elk read these when an account is added or the app starts (a
 4.x instance has them all); a 404 there is an error some of them show, or a
 start-up that stops. An empty list is the truth: the site has no custom emoji,
-keeps no lists, and makes no announcements. Creating a list, or saving a marker, is
-a 405 (docs/API.md): nothing is accepted that the site would not keep.
+keeps no lists, and makes no announcements. Creating a list is a 405 (docs/API.md):
+nothing is accepted that the site would not keep.
 """
 
 from __future__ import annotations
@@ -16,12 +17,6 @@ from api.http import NONE, Op, endpoint
 
 def _none(request) -> list:
     return []
-
-
-def _no_markers(request) -> dict:
-    """No timeline's read position is kept for clients (Mastodon's answer for an
-    account that never saved one)."""
-    return {}
 
 
 def _preferences(request) -> dict:
@@ -41,5 +36,4 @@ def _preferences(request) -> dict:
 custom_emojis = endpoint(GET=Op(_none, auth=NONE))
 lists = endpoint(GET=Op(_none, scope="read:lists"))
 announcements = endpoint(GET=Op(_none, scope="read"))
-markers = endpoint(GET=Op(_no_markers, scope="read:statuses"))
 preferences = endpoint(GET=Op(_preferences, scope="read:accounts"))
