@@ -1,7 +1,8 @@
 """An existing client library, unmodified and used as its documentation says, drives
 the site over HTTP: Mastodon.py registers an app, a person authorizes it through the
 site's own login and consent page, and the app posts, replies, follows, reads its
-home and notifications, likes, reposts, pages, deletes and revokes its token.
+home and notifications, likes, reposts, saves its read markers, pages, deletes and
+revokes its token.
 
 Served from a thread of this process, so the test runs on fakeredis, a real server
 and a real Cluster like every other.
@@ -167,6 +168,24 @@ def test_mastodon_py_drives_the_site(site):
     app.dismiss_grouped_notification(liked)
     left = {g.group_key for g in app.grouped_notifications().notification_groups}
     assert liked not in left and left
+    # Markers: Alice's app saves where she stopped reading. Her notifications
+    # marker is the site's own read mark: nothing is unread any more, there too.
+    newest = app.notifications()[0]
+    saved = app.markers_set(["home", "notifications"], [first.id, newest.id])
+    assert str(saved.home.last_read_id) == str(first.id)
+    assert int(saved.notifications.last_read_id) >= int(newest.id)
+    assert app.notifications_unread_count().count == 0
+    assert app.markers_get("home") == {"home": saved.home}
+    moved = app.markers_set("home", reply.id).home
+    assert (moved.version, str(moved.last_read_id)) == (
+        saved.home.version + 1,
+        str(reply.id),
+    )
+    assert app.markers_get(["home", "notifications"]) == {
+        "home": moved,
+        "notifications": saved.notifications,
+    }
+    assert bob_app.markers_get(["home", "notifications"]) == {}
     seen = app.status(first.id)
     assert seen.favourites_count == 1 and seen.reblogs_count == 1
     # Alice mutes the thread: the reply in it says so; unmuted, it does not.
