@@ -474,9 +474,10 @@ def notification_group_dismiss(request, group_key: str) -> dict:
 
 
 def notifications_unread_count_v1(request) -> dict:
-    """How many events arrived since the viewer last read them on the site (the
-    events of the groups above the page's read mark), at most `limit` (100, at
-    most 1000), as Mastodon 4.3's v1 count; no client marker is kept."""
+    """How many events arrived since the viewer last read them (the events of
+    the groups above the page's read mark, which is the notifications marker:
+    `api.views.markers`), at most `limit` (100, at most 1000), as Mastodon 4.3's
+    v1 count counts from its marker."""
     most = Window.of(request, default=100, maximum=1000).limit
     unread = notification_events_unread_queue(request.reads, most)
     if unread is None or request.reads.proven_uid() is None:
@@ -485,8 +486,8 @@ def notifications_unread_count_v1(request) -> dict:
 
 
 def notifications_unread_count(request) -> dict:
-    """How many groups arrived since the viewer last read them on the site (the
-    page's read mark, as its badge counts; no client marker is kept)."""
+    """How many groups arrived since the viewer last read them (above the page's
+    read mark, as its badge counts: the notifications marker too)."""
     unread = notifications_unread_queue(request.reads)
     if unread is None or request.reads.proven_uid() is None:
         raise ApiError(401, "The access token is invalid")
