@@ -27,7 +27,9 @@ when the groups above it go (dismissed, or about a deleted status: nothing that
 is there becomes unread) and goes with a clear (none left; the marker then reads
 0): neither is a save. The mark is a place (a group's time in ms, see
 `timeline.notifications`); the client API turns it into its notification ids and
-back.
+back. The hash is new beside the layout (no upgrade step): a mark the page kept
+before it has no version and no time, so its marker is answered from its next
+save, on the page or in an app, rather than with a made-up time.
 
 The home marker is the app's alone (the home page keeps no read position): the
 status id it saved, kept as saved, lower than the last one too (Mastodon keeps
