@@ -19,6 +19,7 @@ from tests.helpers import (
     run_jobs,
     store_snapshot,
 )
+from tests.roundtrips import get_round_trips
 from timeline import keys, markers, services, social
 
 BOTH = "/api/v1/markers?timeline[]=home&timeline[]=notifications"
@@ -184,6 +185,16 @@ def test_reading_them_writes_nothing(r):
     before = store_snapshot(r)
     assert client.get(BOTH).status_code == 200
     assert store_snapshot(r) == before
+
+
+@pytest.mark.real_redis
+def test_reading_them_rides_with_the_tokens_check():
+    """One round trip, on a Cluster too: the markers and the read mark are in the
+    viewer's slot, read with the token's check."""
+    alice = make_user("alice")
+    client = _api(alice)
+    _saved(client, home=5)
+    assert get_round_trips(client, BOTH) == 1
 
 
 def test_saving_the_notifications_marker_in_an_app_clears_the_sites_badge():
