@@ -174,6 +174,40 @@ def test_validation_errors_are_422_and_write_nothing(people):
     assert client.get("/api/v2/filters").json() == []
 
 
+def test_an_end_too_far_off_is_422_and_the_filters_still_read(people):
+    # An app that sends a huge or infinite `expires_in` (a bug of its own) is
+    # refused; it never stores an end that no date can name, which would make
+    # every later read of the filters, and of the statuses they mark, an error.
+    alice, bob = people
+    client = api_client(token_for(bob))
+    form = "application/x-www-form-urlencoded"
+    kept = as_json(
+        client,
+        "post",
+        "/api/v2/filters",
+        {
+            "title": "kept",
+            "context": ["home"],
+            "keywords_attributes": [{"keyword": "x"}],
+        },
+    ).json()
+    for value in ("99999999999999999999", "1e300", "inf", "-inf"):
+        for method, url, data in (
+            ("post", "/api/v2/filters", f"title=t&context[]=home&expires_in={value}"),
+            ("put", f"/api/v2/filters/{kept['id']}", f"expires_in={value}"),
+            ("post", "/api/v1/filters", f"phrase=p&context[]=home&expires_in={value}"),
+        ):
+            response = getattr(client, method)(url, data, content_type=form)
+            assert response.status_code == 422, (method, url, value)
+            assert "expires" in response.json()["error"].lower(), (url, value)
+    (listed,) = client.get("/api/v2/filters").json()
+    assert listed["title"] == "kept" and listed["expires_at"] is None
+    services.status_create(author=alice, text="x marks the spot")
+    run_jobs()
+    (shown,) = client.get("/api/v1/timelines/home").json()
+    assert [f["filter"]["title"] for f in shown["filtered"]] == ["kept"]
+
+
 def test_keywords_and_statuses_of_a_filter(people):
     alice, bob = people
     client = api_client(token_for(bob))
