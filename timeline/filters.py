@@ -57,6 +57,9 @@ FILTERS_MAX = 100  # filters per reader
 RULES_MAX = 1000  # keywords and statuses per reader, in all
 TITLE_MAX = 100  # characters
 KEYWORD_MAX = 100  # characters
+# The furthest end a filter may have (seconds from now): any date can name it, and
+# no reader means a later one rather than "never".
+EXPIRES_IN_MAX = 100 * 365 * 86400
 _NEXT = "next"
 
 
@@ -495,6 +498,8 @@ def expiry(seconds: int | None, now: float | None = None) -> float | None:
         return None
     if seconds < 0:
         raise FilterRefused("A filter cannot end in the past.")
+    if seconds > EXPIRES_IN_MAX:
+        raise FilterRefused("A filter expires in 100 years at the most.")
     return round((time.time() if now is None else now) + seconds, 3)
 
 

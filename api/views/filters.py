@@ -64,7 +64,7 @@ def _expires(values) -> float | None:
         return None
     try:
         seconds = int(float(raw))
-    except ValueError as error:
+    except (ValueError, OverflowError) as error:  # not a number, or infinite
         raise unprocessable("Expires in is not a number") from error
     try:
         return filters.expiry(seconds)
