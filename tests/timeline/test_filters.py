@@ -151,7 +151,7 @@ def test_a_thread_folds_the_statuses_around_the_one_opened(r, people):
     assert folded(html) == ["Spoilers", "Spoilers"]
     # Opened on its own, the status itself is shown, unfolded.
     html = page(client, f"/s/{other}/")
-    assert 'data-status-id="%d"' % other in html
+    assert f'data-status-id="{other}"' in html
     assert folded(html) == ["Spoilers"]  # its ancestor alone
     new_filter(client, title="Gone", keywords="theory", action="hide")
     html = page(client, f"/s/{other}/")
