@@ -3,7 +3,9 @@ they would rather not read, where they choose; their own statuses never."""
 
 from __future__ import annotations
 
+import random
 import re
+import string
 import time
 
 import pytest
@@ -20,8 +22,8 @@ from tests.helpers import (
 from tests.roundtrips import RoundTripCounter
 from tests.timeline.test_edits import texts
 from timeline import filters, keys, services, social
-from timeline.domain import NotFound
-from timeline.filters import FilterRefused, KeywordChange
+from timeline.domain import NotFound, Status
+from timeline.filters import FilterKeyword, FilterRefused, KeywordChange
 
 
 @pytest.fixture(autouse=True)
@@ -293,6 +295,89 @@ def test_a_hand_written_field_never_breaks_a_page(r, people):
     post(alice, "dragon")
     r.hset(keys.filters(bob.id), mapping={"f:x": "{", "k:1:2": "not json"})
     assert texts(page(logged_in_client("bob"), "/")) == ["dragon"]
+
+
+def _with_keywords(words: list[tuple[str, bool]]) -> filters.Filters:
+    """A reader's filters as their hash holds them: one filter with these keywords."""
+    fields = {"f:1": '{"title":"t","context":["home"],"action":"warn"}'}
+    for n, (word, whole) in enumerate(words, start=2):
+        fields[f"k:1:{n}"] = FilterKeyword(n, word, whole).to_json()
+    return filters.from_hash(fields)
+
+
+def _status(text: str, spoiler: str = "") -> Status:
+    return Status(
+        id=1, author_id=7, author="alice", text=text, created=0.0, spoiler=spoiler
+    )
+
+
+def test_a_reader_with_the_most_keywords_still_gets_a_page_quickly():
+    """RULES_MAX keywords cost a page of long statuses a few milliseconds, not
+    seconds (every page and API call of theirs matches every status shown)."""
+    rng = random.Random(5)
+    words = [
+        ("".join(rng.choices(string.ascii_lowercase, k=rng.randint(5, 12))), n % 3 > 0)
+        for n in range(filters.RULES_MAX)
+    ]
+    found = _with_keywords(words)
+    page_of = [
+        _status(" ".join(rng.choices(["the", "a", "dragon", "notes", "x" * 9], k=100)))
+        for _ in range(40)
+    ]
+    started = time.perf_counter()
+    kept, folded_ = found.fold(page_of, 99, "home")
+    took = time.perf_counter() - started
+    assert (len(kept), folded_) == (40, {})
+    assert took < 0.15, f"{took:.2f}s for a page"
+
+
+def test_matching_many_keywords_at_once_is_matching_each_alone():
+    """The keywords of a filter, searched as one expression, match exactly where
+    one of them alone would (shared beginnings, whole words or not, signs)."""
+    words = [
+        ("cat", True),
+        ("cats", False),
+        ("category", True),
+        ("c++", True),
+        ("c#", False),
+        ("#tag", True),
+        ("@name", True),
+        ("🐉", True),
+        ("new york", True),
+        ("new", False),
+        ("Straße", True),
+        ("ÉTÉ", True),
+    ]
+    texts_ = [
+        "a cat",
+        "catalogue",
+        "concatenate",
+        "categoryless",
+        "I like c++.",
+        "c+++",
+        "c#5",
+        "#tags",
+        "#TAG!",
+        "hi @names",
+        "hi @Name",
+        "here be 🐉🐉",
+        "New Yorkers",
+        "new york!",
+        "renewal",
+        "STRASSE",
+        "straße",
+        "un été",
+        "nothing",
+    ]
+    for n in range(len(words)):
+        for m in range(n + 1, len(words) + 1):
+            found = _with_keywords(words[n:m])
+            for text in texts_:
+                alone = any(
+                    re.search(FilterKeyword(0, w, whole).pattern, text, re.I)
+                    for w, whole in words[n:m]
+                )
+                assert bool(found.matches(_status(text), 99)) == alone, (words, text)
 
 
 @pytest.mark.real_redis
