@@ -3,10 +3,12 @@ they would rather not read, where they choose; their own statuses never."""
 
 from __future__ import annotations
 
+import gc
 import random
 import re
 import string
 import time
+import tracemalloc
 
 import pytest
 from django.test import Client
@@ -302,7 +304,7 @@ def _with_keywords(words: list[tuple[str, bool]]) -> filters.Filters:
     fields = {"f:1": '{"title":"t","context":["home"],"action":"warn"}'}
     for n, (word, whole) in enumerate(words, start=2):
         fields[f"k:1:{n}"] = FilterKeyword(n, word, whole).to_json()
-    return filters.from_hash(fields)
+    return filters.from_hash(fields, uid=7)
 
 
 def _status(text: str, spoiler: str = "") -> Status:
@@ -329,6 +331,33 @@ def test_a_reader_with_the_most_keywords_still_gets_a_page_quickly():
     took = time.perf_counter() - started
     assert (len(kept), folded_) == (40, {})
     assert took < 0.15, f"{took:.2f}s for a page"
+
+
+def test_a_reader_who_keeps_changing_their_filters_does_not_grow_the_process():
+    """A process keeps one reader's parsed filters once, whatever they were
+    before: a reader changing a keyword again and again (each change a new hash)
+    leaves the memory of the last version only."""
+    fields = {"f:1": '{"title":"t","context":["home"],"action":"warn"}'}
+    fields |= {
+        f"k:1:{n}": FilterKeyword(n, f"word{n:04d}" * 4, True).to_json()
+        for n in range(2, 102)
+    }
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        filters.from_hash(fields, uid=41)
+        gc.collect()
+        one = tracemalloc.get_traced_memory()[0] - before
+        for n in range(30):
+            fields["k:1:2"] = FilterKeyword(2, f"change {n}", True).to_json()
+            found = filters.from_hash(fields, uid=41)
+        gc.collect()
+        grown = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert found.filters[0].keywords[0].keyword == "change 29"
+    assert grown < 2 * one, f"{grown} bytes for 30 versions, {one} for one"
 
 
 def test_matching_many_keywords_at_once_is_matching_each_alone():
