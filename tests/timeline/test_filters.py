@@ -233,6 +233,77 @@ def test_editing_a_filter_keeps_the_keywords_it_still_has(r, people):
     assert all(not k.whole_word for k in changed.keywords)  # box left unticked
 
 
+def test_an_edit_that_leaves_the_whole_word_box_alone_keeps_each_keywords_own(
+    r, people
+):
+    # An app made one keyword whole-word and one not: the box cannot show both,
+    # and saving a new title leaves each as it was; a new keyword takes the box's.
+    _, bob = people
+    made = filters.filter_create(
+        uid=bob.id,
+        title="Mixed",
+        context=["home"],
+        keywords=[KeywordChange("cat", False), KeywordChange("dog", True)],
+    )
+    client = logged_in_client("bob")
+    edit_page = page(client, f"/filters/{made.id}/")
+    assert "cat\ndog" in edit_page
+    box = re.search(r'<input[^>]*name="whole_word"[^>]*>', edit_page).group(0)
+    response = client.post(
+        f"/filters/{made.id}/",
+        {
+            "title": "Renamed",
+            "keywords": "cat\ndog\nbird",
+            **({"whole_word": "on"} if "checked" in box else {}),
+            "context": ["home"],
+            "action": "warn",
+            "expires_in": "keep",
+        },
+    )
+    assert response.status_code == 302
+    (changed,) = filters.filters_get(uid=bob.id).filters
+    assert changed.title == "Renamed"
+    words = {k.keyword: k.whole_word for k in changed.keywords}
+    assert words == {"cat": False, "dog": True, "bird": "checked" in box}
+
+
+def test_a_filter_of_statuses_only_can_be_edited_on_the_site(r, people):
+    # An app added a status to a filter with no keyword: the site lists it, and
+    # its edit page saves a new title without asking for a keyword.
+    alice, bob = people
+    sid = post(alice, "a status")
+    made = filters.filter_create(uid=bob.id, title="One status", context=["home"])
+    filters.status_add(uid=bob.id, fid=made.id, sid=sid)
+    client = logged_in_client("bob")
+    assert "1 status (added from an app)" in page(client, "/filters/")
+    response = client.post(
+        f"/filters/{made.id}/",
+        {
+            "title": "That status",
+            "keywords": "",
+            "context": ["home", "thread"],
+            "action": "hide",
+            "expires_in": "keep",
+        },
+    )
+    assert response.status_code == 302, body(response)
+    (changed,) = filters.filters_get(uid=bob.id).filters
+    assert changed.title == "That status" and changed.action == "hide"
+    assert changed.context == ("home", "thread")
+    assert [e.status_id for e in changed.statuses] == [sid]
+    assert changed.keywords == ()
+    # A filter without statuses still needs a keyword.
+    plain = filters.filter_create(
+        uid=bob.id, title="Words", context=["home"], keywords=[KeywordChange("x")]
+    )
+    response = client.post(
+        f"/filters/{plain.id}/",
+        {"title": "Words", "keywords": "", "context": ["home"], "action": "warn"},
+    )
+    assert response.status_code == 400
+    assert "This field is required." in body(response)
+
+
 def test_deleting_a_filter_takes_its_keywords_with_it(r, people):
     _, bob = people
     client = logged_in_client("bob")
