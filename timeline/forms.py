@@ -124,13 +124,18 @@ class FilterForm(AccessibleForm):
     )
     expires_in = forms.ChoiceField(label="Ends", choices=FILTER_ENDS, required=False)
 
-    def __init__(self, *args, keep: str | None = None, **kwargs):
+    def __init__(
+        self, *args, keep: str | None = None, statuses: bool = False, **kwargs
+    ):
         super().__init__(*args, **kwargs)
         if keep is not None:
             # Editing: the end it has is the first choice, and the default.
             field = self.fields["expires_in"]
             field.choices = [("keep", f"As it is ({keep})"), *FILTER_ENDS]
             field.initial = "keep"
+        if statuses:
+            # A filter of statuses (added from an app) needs no keyword.
+            self.fields["keywords"].required = False
 
     def clean_keywords(self) -> list[str]:
         words: list[str] = []
@@ -143,6 +148,6 @@ class FilterForm(AccessibleForm):
                 raise forms.ValidationError(str(error)) from None
             if word.casefold() not in {w.casefold() for w in words}:
                 words.append(word)
-        if not words:
+        if not words and self.fields["keywords"].required:
             raise forms.ValidationError("Write at least one keyword.")
         return words

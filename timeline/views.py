@@ -138,13 +138,22 @@ def scheduled_page(request):
 
 
 def _filter_keywords(
-    words: list[str], whole_word: bool, current: filters.Filter | None
+    form: FilterForm, current: filters.Filter | None
 ) -> list[filters.KeywordChange]:
     """A filter's keywords as the form lists them, as changes of those it has: a
-    keyword kept (any case) keeps its id, the others go, the new ones come."""
+    keyword kept (any case) keeps its id, and its own whole-word choice unless the
+    box was changed (one box cannot show keywords that differ); the others go, the
+    new ones come, with the box's choice."""
+    words = form.cleaned_data["keywords"]
+    whole_word = form.cleaned_data["whole_word"]
+    changed = "whole_word" in form.changed_data
     have = {k.keyword.casefold(): k for k in current.keywords} if current else {}
     changes = [
-        filters.KeywordChange(word, whole_word, id=have[word.casefold()].id)
+        filters.KeywordChange(
+            word,
+            whole_word if changed else have[word.casefold()].whole_word,
+            id=have[word.casefold()].id,
+        )
         if word.casefold() in have
         else filters.KeywordChange(word, whole_word)
         for word in words
@@ -199,9 +208,7 @@ def filter_new(request):
     def save(**fields) -> None:
         filters.filter_create(
             uid=request.user.id,
-            keywords=_filter_keywords(
-                form.cleaned_data["keywords"], form.cleaned_data["whole_word"], None
-            ),
+            keywords=_filter_keywords(form, None),
             **fields,
         )
 
@@ -219,29 +226,28 @@ def filter_edit(request, fid: int):
     current = filters.filters_get(uid=request.user.id).get(fid)
     if current is None:
         raise Http404("No such filter")
+    # The form as the filter is: shown by a GET, and what a POST's changes are
+    # measured against (the whole-word box).
+    initial = {
+        "title": current.title,
+        "keywords": current.keywords_text,
+        "whole_word": all(k.whole_word for k in current.keywords),
+        "context": list(current.context),
+        "action": current.action,
+    }
+    shape = {"keep": current.ends_label, "statuses": bool(current.statuses)}
     if request.method != "POST":
-        form = FilterForm(
-            initial={
-                "title": current.title,
-                "keywords": current.keywords_text,
-                "whole_word": all(k.whole_word for k in current.keywords),
-                "context": list(current.context),
-                "action": current.action,
-            },
-            keep=current.ends_label,
-        )
+        form = FilterForm(initial=initial, **shape)
         return render(
             request, "timeline/filter_edit.html", {"form": form, "filter": current}
         )
-    form = FilterForm(request.POST, keep=current.ends_label)
+    form = FilterForm(request.POST, initial=initial, **shape)
 
     def save(**fields) -> None:
         filters.filter_update(
             uid=request.user.id,
             fid=fid,
-            keywords=_filter_keywords(
-                form.cleaned_data["keywords"], form.cleaned_data["whole_word"], current
-            ),
+            keywords=_filter_keywords(form, current),
             **fields,
         )
 
