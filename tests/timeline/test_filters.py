@@ -103,6 +103,26 @@ def test_a_hide_filter_leaves_the_status_out(r, people):
     assert folded(page(client, "/")) == []
 
 
+def test_a_page_whose_statuses_are_all_hidden_says_so(r, people):
+    # Not "No statuses yet" nor "Your home is empty": there are, the filters
+    # hide them.
+    alice, _ = people
+    client = logged_in_client("bob")
+    new_filter(client, action="hide")
+    post(alice, "dragon one")
+    post(alice, "dragon two")
+    for url, wrong in (
+        ("/u/alice/", "No statuses yet."),
+        ("/timeline/", "Nobody has posted yet."),
+        ("/", "Your home is empty"),
+    ):
+        html = page(client, url)
+        assert texts(html) == [], url
+        assert wrong not in html, url
+        assert "Your filters hide" in html, url
+    assert "Your filters hide" not in page(Client(), "/timeline/")
+
+
 def test_whole_word_or_not(r, people):
     alice, _ = people
     client = logged_in_client("bob")
