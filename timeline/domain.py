@@ -540,6 +540,9 @@ class Page:
     # The statuses the viewer's keyword filters fold (sid -> the filters' titles:
     # `timeline.filters`), set by the page's view.
     filtered: dict[int, str] = field(default_factory=dict)
+    # How many of the page's statuses the viewer's `hide` filters left out: a page
+    # they emptied says so, not "none yet".
+    hidden: int = 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -57,7 +57,8 @@ def _filtered(request, page: Page, context: str) -> Page:
     if not found.filters:
         return page
     kept, folded = found.fold(page.statuses, request.reads.proven_uid(), context)
-    return replace(page, statuses=kept, filtered=folded)
+    hidden = len(page.statuses) - len(kept)
+    return replace(page, statuses=kept, filtered=folded, hidden=hidden)
 
 
 def home(request, form: StatusForm | None = None, status: int = 400):
