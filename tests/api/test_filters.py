@@ -109,6 +109,28 @@ def test_a_form_encoded_filter_with_rails_nested_keywords(people):
     assert made.json()["filter_action"] == "hide"
 
 
+def test_a_multipart_filter_with_rails_nested_keywords(people):
+    # A client that sends forms as multipart (as it sends media) pairs each
+    # keyword with its own whole_word, as Rails reads them.
+    _, bob = people
+    client = api_client(token_for(bob))
+    made = client.post(
+        "/api/v2/filters",
+        {
+            "title": "Words",
+            "context[]": ["home"],
+            "keywords_attributes[][keyword]": ["one", "two"],
+            "keywords_attributes[][whole_word]": ["false", "true"],
+        },
+    )
+    assert made.status_code == 200, made.content
+    words = made.json()["keywords"]
+    assert [(k["keyword"], k["whole_word"]) for k in words] == [
+        ("one", False),
+        ("two", True),
+    ]
+
+
 def test_updating_keywords_adds_changes_and_destroys_them_in_one_step(people):
     _, bob = people
     client = api_client(token_for(bob))
