@@ -87,11 +87,21 @@ def _keyword_rows(request, values) -> list[dict]:
         if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
             raise unprocessable("Keywords attributes must be a list")
         return rows
-    pairs = (
-        parse_qsl(request.body.decode("utf-8", "replace"), keep_blank_values=True)
-        if request.content_type == "application/x-www-form-urlencoded"
-        else [(k, v) for k, vs in values.lists() for v in vs]
-    )
+    if request.content_type == "application/x-www-form-urlencoded":
+        pairs = parse_qsl(
+            request.body.decode("utf-8", "replace"), keep_blank_values=True
+        )
+    else:
+        # Multipart: Django keeps each field's values in order, not the fields'
+        # order among themselves; the n-th of each field is the n-th row's (as
+        # Rails reads a form that gives every row the same fields).
+        lists = [(k, vs) for k, vs in values.lists() if k.startswith("keywords_")]
+        pairs = [
+            (k, vs[n])
+            for n in range(max((len(vs) for _, vs in lists), default=0))
+            for k, vs in lists
+            if n < len(vs)
+        ]
     indexed: dict[str, dict] = {}
     listed: list[dict] = []
     for name, value in pairs:
