@@ -194,6 +194,9 @@ def test_notifications_quote_a_folded_status_by_its_filter(r, people):
     new_filter(client, title="Hide", action="hide", context=["notifications"])
     html = page(client, "/notifications/")
     assert "mentioned you" not in html
+    # Not "No notifications yet": there is one, the filter hides it.
+    assert "No notifications yet" not in html
+    assert "Your filters hide the notifications here." in html
 
 
 def test_an_expired_filter_matches_nothing_and_is_listed_as_expired(r, people):
