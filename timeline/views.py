@@ -920,11 +920,18 @@ def notifications_page(request):
     kept, folded = filters.viewer_filters(request.reads).fold(
         about, request.reads.proven_uid(), "notifications"
     )
+    hidden = 0
     if len(kept) < len(about):
         shown = {s.id for s in kept}
         items = [i for i in found.items if i.status is None or i.status.id in shown]
+        hidden = len(found.items) - len(items)
         found = replace(found, items=items)
-    context = {"found": found, "first_page": cursor is None, "filtered": folded}
+    context = {
+        "found": found,
+        "first_page": cursor is None,
+        "filtered": folded,
+        "hidden": hidden,
+    }
     return render(request, "timeline/notifications.html", context)
 
 
