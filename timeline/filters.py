@@ -34,9 +34,18 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 import time
+from collections import OrderedDict
 from dataclasses import dataclass, field
-from functools import lru_cache
+
+try:
+    # Compiles without the `re` module's own cache of 512 patterns: a reader's
+    # expression is kept by `_kept` alone, so an old version of it goes with its
+    # entry (and the site's other patterns keep their places in that cache).
+    from re._compiler import compile as _compile
+except ImportError:  # another Python's layout: the cache is bounded all the same
+    _compile = re.compile
 
 from config.pipelines import Deferred, LuaScript, ReadBatch
 from config.redis import get_redis
@@ -162,12 +171,12 @@ class Filters:
     """A reader's filters, newest first, with what matching needs compiled once."""
 
     filters: tuple[Filter, ...] = ()
-    # fid -> the filter's keywords as two expressions: the exact one, and a plain
-    # search of the keywords case folded in the case-folded text, some ten times
-    # faster (no word boundaries, no case rules), which only candidates pass.
-    # Most statuses match no keyword, and are ruled out by one plain search of
-    # every filter's keywords (`_any`), and by the ids of every filter's statuses
-    # (`_sids`).
+    # fid -> the filter's keywords as two expressions (`_compiled`, `_plain`): the
+    # exact one, and a plain search of the keywords case folded in the
+    # case-folded text, several times faster (no case rules, no boundaries),
+    # which only candidates pass. Most statuses match no keyword: one plain
+    # search of every filter's keywords (`_any`) and the ids of every filter's
+    # statuses (`_sids`) rule them out.
     _patterns: dict[int, tuple[re.Pattern, re.Pattern]] = field(
         default_factory=dict, compare=False
     )
@@ -259,10 +268,8 @@ class Filters:
 EMPTY = Filters()
 
 
-@lru_cache(maxsize=1024)
 def _parsed(items: tuple[tuple[str, str], ...]) -> Filters:
-    """A hash's fields as Filters: a pure function of them (a process keeps the
-    compiled expressions of the readers it served lately)."""
+    """A hash's fields as Filters: a pure function of them."""
     own: dict[int, dict] = {}
     words: dict[int, list[FilterKeyword]] = {}
     sids: dict[int, list[FilterStatus]] = {}
@@ -297,41 +304,107 @@ def _parsed(items: tuple[tuple[str, str], ...]) -> Filters:
             )
         )
     patterns = {
-        f.id: (
-            _plain(k.keyword for k in f.keywords),
-            re.compile("|".join(k.pattern for k in f.keywords), re.IGNORECASE),
-        )
-        for f in filters
-        if f.keywords
+        f.id: (_plain(f.keywords), _compiled(f.keywords)) for f in filters if f.keywords
     }
-    words = [k.keyword for f in filters for k in f.keywords]
+    if len(patterns) == 1:
+        ((any_pattern, _),) = patterns.values()  # the one filter's: no second copy
+    else:
+        words = [k for f in filters for k in f.keywords]
+        any_pattern = _plain(words) if words else None
     sids = frozenset(e.status_id for f in filters for e in f.statuses)
-    return Filters(tuple(filters), patterns, _plain(words) if words else None, sids)
+    return Filters(tuple(filters), patterns, any_pattern, sids)
 
 
-def _plain(words) -> re.Pattern:
-    """Any of these words, case folded, as plain text (longest first: one that
-    starts another is not tried before it; any match will do anyway)."""
-    folded = sorted({w.casefold() for w in words}, key=len, reverse=True)
-    return re.compile("|".join(re.escape(w) for w in folded))
+def _plain(keywords) -> re.Pattern:
+    """Where any of the keywords might match (`_compiled`), in a case-folded text:
+    each keyword case folded, as plain text, their shared beginnings written once.
+    Finds every place the exact expression does (the text and the keyword folded
+    alike, with no boundary asked for), and a few more, which it then rules out."""
+    trie: dict = {}
+    for keyword in keywords:
+        node = trie
+        for char in keyword.keyword.casefold():
+            node = node.setdefault(char, {})
+        node[""] = ""
+    return _compile(_branches(trie), 0)
 
 
-def from_hash(values: dict) -> Filters:
+def _compiled(keywords) -> re.Pattern:
+    """Keywords as one expression that matches where one of them would
+    (`FilterKeyword.pattern`), their shared beginnings written once (a trie): at
+    each character of a text the search follows one branch, rather than trying
+    every keyword (a thousand keywords made a page take a second)."""
+    tries: dict[bool, dict] = {True: {}, False: {}}  # by: a boundary before it
+    for keyword in keywords:
+        words = keyword.keyword
+        start = keyword.whole_word and re.match(r"\w", words) is not None
+        end = keyword.whole_word and re.search(r"\w\Z", words) is not None
+        node = tries[start]
+        for char in words:
+            node = node.setdefault(char, {})
+        # "" ends a keyword, its value the boundary after it ("" when none, which
+        # makes one that needs it moot).
+        node[""] = "" if not end or node.get("") == "" else r"\b"
+    parts = [
+        rf"\b(?:{_branches(tries[True])})" if tries[True] else "",
+        _branches(tries[False]) if tries[False] else "",
+    ]
+    return _compile("|".join(p for p in parts if p), re.IGNORECASE)
+
+
+def _branches(node: dict) -> str:
+    """A trie's node as an expression: its longer keywords first, then the end of
+    one (its boundary), as the keywords' own alternation would match them."""
+    out = [
+        re.escape(char) + _branches(child) for char, child in node.items() if char != ""
+    ]
+    if "" in node:
+        out.append(node[""])
+    if len(out) == 1:
+        return out[0]
+    return f"(?:{'|'.join(out)})"
+
+
+# The parsed filters of the readers a process served lately, one version a
+# reader: uid -> (the hash's fields, their Filters). Invariant: an entry's Filters
+# is `_parsed` of its fields, so a hit is what a fresh parse would give; an entry
+# is replaced, never changed, under the lock. Keyed by reader, not by the fields
+# alone: a reader changing their filters again and again replaces their entry
+# rather than piling up versions (each up to RULES_MAX compiled keywords).
+_READERS_KEPT = 512
+_kept: OrderedDict[int, tuple[tuple, Filters]] = OrderedDict()
+_kept_lock = threading.Lock()
+
+
+def from_hash(values: dict, *, uid: int) -> Filters:
+    """User `uid`'s filters, from their hash's fields."""
     if not values:
         return EMPTY
-    return _parsed(tuple(sorted(values.items())))
+    items = tuple(sorted(values.items()))
+    with _kept_lock:
+        entry = _kept.get(uid)
+        if entry is not None and entry[0] == items:
+            _kept.move_to_end(uid)
+            return entry[1]
+    found = _parsed(items)  # outside the lock: compiling may take milliseconds
+    with _kept_lock:
+        _kept[uid] = (items, found)
+        _kept.move_to_end(uid)
+        while len(_kept) > _READERS_KEPT:
+            _kept.popitem(last=False)
+    return found
 
 
 def filters_queue(reads: ReadBatch, uid: int) -> Deferred[Filters]:
     """Queue the read of user `uid`'s filters (trust it once the viewer is proven)."""
     return reads.queue(
         lambda pipe: pipe.hgetall(keys.filters(uid)),
-        lambda replies: from_hash(replies[0]),
+        lambda replies: from_hash(replies[0], uid=uid),
     )
 
 
 def filters_get(*, uid: int) -> Filters:
-    return from_hash(get_redis().hgetall(keys.filters(uid)))
+    return from_hash(get_redis().hgetall(keys.filters(uid)), uid=uid)
 
 
 def viewer_filters(reads) -> Filters:
