@@ -9,6 +9,7 @@ import re
 import string
 import time
 import tracemalloc
+from dataclasses import replace
 
 import pytest
 from django.test import Client
@@ -558,3 +559,30 @@ def test_a_keyword_matches_as_mastodons_do(r, keyword, whole_word, text, matched
     status = services.status_create(author=alice, text=text)
     found = filters.filters_get(uid=viewer.id).matches(status, viewer.id)
     assert [m.keyword_matches for m in found] == ([(matched,)] if matched else [])
+
+
+def test_two_changes_of_a_filter_at_once_keep_both(r, people, monkeypatch):
+    """One request renames a filter while another changes where it applies: the
+    second, made from what it read before the first wrote, must not write the old
+    title back (found in review: the step wrote the whole filter it had read)."""
+    _, bob = people
+    made = filters.filter_create(
+        uid=bob.id, title="Old", context=["home"], keywords=[KeywordChange("x")]
+    )
+    write = filters._write
+    raced: list[int] = []
+
+    def racing(uid, changes):
+        if not raced:
+            raced.append(1)  # the other request lands between read and write
+            write(uid, [("set", made.id, 0, replace(made, title="New").own_json())])
+        return write(uid, changes)
+
+    monkeypatch.setattr(filters, "_write", racing)
+    filters.filter_update(uid=bob.id, fid=made.id, context=["home", "public"])
+    (found,) = filters.filters_get(uid=bob.id).filters
+    assert found.title == "New" and found.context == ("home", "public")
+    (word,) = found.keywords
+    raced.clear()
+    filters.keyword_update(uid=bob.id, kid=word.id, keyword=None, whole_word=False)
+    assert filters.filters_get(uid=bob.id).filters[0].title == "New"
