@@ -417,14 +417,15 @@ def viewer_filters(reads) -> Filters:
     return queued.value
 
 
-# KEYS: the reader's filters. ARGV: FILTERS_MAX, RULES_MAX, then changes, four
+# KEYS: the reader's filters. ARGV: FILTERS_MAX, RULES_MAX, then changes, five
 # values each: what ('new' filter; 'set' a filter's own fields; 'kw' add a keyword,
 # 'kwset' change one, 'kwdel' delete one; 'st' add a status, 'stdel' delete one;
 # 'del' a filter with its keywords and statuses), the filter's id ('0': the one
-# this call makes), the keyword's or status entry's id, the value. Checks every
-# change first, then writes them all. Returns {1, ids given...}; {-1}: a filter,
-# keyword or status named is gone; {-2}: the status is in the filter already;
-# {-3}: past FILTERS_MAX; {-4}: past RULES_MAX.
+# this call makes), the keyword's or status entry's id, the value, and for 'set'
+# and 'kwset' the value the change was made from ('': any). Checks every change
+# first, then writes them all. Returns {1, ids given...}; {-1}: a filter, keyword
+# or status named is gone; {-2}: the status is in the filter already; {-3}: past
+# FILTERS_MAX; {-4}: past RULES_MAX; {-5}: a value changed since it was read.
 _WRITE = LuaScript(
     """
 local h = KEYS[1]
@@ -444,8 +445,14 @@ local function owned(fid)
   end
   return out
 end
-for i = 3, #ARGV, 4 do
+for i = 3, #ARGV, 5 do
   local op, fid, sub, value = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
+  local from = ARGV[i + 4]
+  if from ~= '' then
+    local name = op == 'set' and 'f:' .. fid or 'k:' .. fid .. ':' .. sub
+    local now = redis.call('HGET', h, name)
+    if now and now ~= from then return {-5} end
+  end
   if op == 'new' then
     filters = filters + 1
   else
@@ -473,7 +480,7 @@ end
 if filters > tonumber(ARGV[1]) then return {-3} end
 if rules > tonumber(ARGV[2]) then return {-4} end
 local out, made = {1}, nil
-for i = 3, #ARGV, 4 do
+for i = 3, #ARGV, 5 do
   local op, fid, sub, value = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
   if fid == '0' then fid = made end
   if op == 'new' then
@@ -515,15 +522,25 @@ def _refusal(code: int) -> str | None:
     return None
 
 
-def _write(uid: int, changes: list[tuple[str, int, int, str]]) -> list[int]:
-    """Run these changes as one step; the ids given to what they made."""
+class _Raced(Exception):
+    """What a change was made from changed before it was written (`_WRITE`'s -5)."""
+
+
+_RETRIES = 5  # a change made again from a fresh read, when another raced it
+
+
+def _write(uid: int, changes: list[tuple]) -> list[int]:
+    """Run these changes as one step; the ids given to what they made. A change is
+    (what, filter id, keyword or entry id, value[, the value it was made from])."""
     args: list = [FILTERS_MAX, RULES_MAX]
-    for op, fid, sub, value in changes:
-        args += [op, fid, sub, value]
+    for op, fid, sub, value, *made_from in changes:
+        args += [op, fid, sub, value, made_from[0] if made_from else ""]
     out = _WRITE(keys=[keys.filters(uid)], args=args)
     code = int(out[0])
     if code == 1:
         return [int(n) for n in out[1:]]
+    if code == -5:
+        raise _Raced()
     refusal = _refusal(code)
     if refusal is None:
         raise NotFound("No such filter.")
@@ -643,20 +660,36 @@ def filter_update(
     keywords: list[KeywordChange] = (),
 ) -> Filter:
     """Change a filter: what is given (`expires`: a time, None for never), and its
-    keywords, in one step (a change of a filter deleted meanwhile: NotFound)."""
-    current = filters_get(uid=uid).get(fid)
-    if current is None:
-        raise NotFound("No such filter.")
-    changed = Filter(
-        fid,
-        _title(title) if title is not None else current.title,
-        _context(context) if context is not None else current.context,
-        _action(action) if action is not None else current.action,
-        current.expires if expires is _KEEP else expires,
-    )
-    changes = [("set", fid, 0, changed.own_json())]
-    changes += _keyword_changes(fid, list(keywords), current)
-    _write(uid, changes)
+    keywords, in one step (a change of a filter deleted meanwhile: NotFound). The
+    step writes only over what the change was made from: two changes at once, one
+    of the title and one of the contexts, keep both (the second is made again
+    from what the first wrote)."""
+    for _ in range(_RETRIES):
+        values = get_redis().hgetall(keys.filters(uid))
+        current = from_hash(values, uid=uid).get(fid)
+        if current is None:
+            raise NotFound("No such filter.")
+        changed = Filter(
+            fid,
+            _title(title) if title is not None else current.title,
+            _context(context) if context is not None else current.context,
+            _action(action) if action is not None else current.action,
+            current.expires if expires is _KEEP else expires,
+        )
+        changes = [("set", fid, 0, changed.own_json(), values[f"f:{fid}"])]
+        changes += [
+            (*change, values.get(f"k:{fid}:{change[2]}", ""))
+            if change[0] == "kwset"
+            else change
+            for change in _keyword_changes(fid, list(keywords), current)
+        ]
+        try:
+            _write(uid, changes)
+            break
+        except _Raced:
+            continue
+    else:
+        raise FilterRefused("This filter is being changed elsewhere: try again.")
     found = filters_get(uid=uid).get(fid)
     if found is None:
         raise NotFound("No such filter.")
@@ -676,17 +709,24 @@ def keyword_add(*, uid: int, fid: int, keyword: str, whole_word: bool) -> Filter
 def keyword_update(
     *, uid: int, kid: int, keyword: str | None, whole_word: bool | None
 ) -> FilterKeyword:
-    found = filters_get(uid=uid).keyword(kid)
-    if found is None:
-        raise NotFound("No such keyword.")
-    owner, current = found
-    word = FilterKeyword(
-        kid,
-        keyword_clean(keyword) if keyword is not None else current.keyword,
-        current.whole_word if whole_word is None else whole_word,
-    )
-    _write(uid, [("kwset", owner.id, kid, word.to_json())])
-    return word
+    for _ in range(_RETRIES):
+        values = get_redis().hgetall(keys.filters(uid))
+        found = from_hash(values, uid=uid).keyword(kid)
+        if found is None:
+            raise NotFound("No such keyword.")
+        owner, current = found
+        word = FilterKeyword(
+            kid,
+            keyword_clean(keyword) if keyword is not None else current.keyword,
+            current.whole_word if whole_word is None else whole_word,
+        )
+        made_from = values[f"k:{owner.id}:{kid}"]
+        try:
+            _write(uid, [("kwset", owner.id, kid, word.to_json(), made_from)])
+            return word
+        except _Raced:
+            continue
+    raise FilterRefused("This keyword is being changed elsewhere: try again.")
 
 
 def keyword_delete(*, uid: int, kid: int) -> None:
