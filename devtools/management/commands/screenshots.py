@@ -12,7 +12,7 @@ from config.embedded import start_server
 from config.redis import get_redis, set_redis
 from config.reverse import url_for
 from devtools.liveserver import CHROMIUM_ARGS, chromium_path, serve_in_thread
-from timeline import edits, services, social
+from timeline import edits, filters, services, social
 from timeline.fanout import run_pending
 from timeline.seeding import seed
 
@@ -26,6 +26,7 @@ PAGES = [
     ("everyone", "timeline:global_timeline", (), True),
     ("thread", "timeline:status_detail", ("THREAD",), True),
     ("notifications", "timeline:notifications", (), True),
+    ("filters", "timeline:filters", (), True),
 ]
 VIEWPORTS = {
     "desktop": {"width": 1280, "height": 900},
@@ -133,6 +134,13 @@ class Command(BaseCommand):
         social.status_repost(user=friends[1], sid=first.id)
         services.status_create(
             author=friends[2], text=f"Reading @{DEMO_USER}'s notes on #redis tonight."
+        )
+        # A keyword filter of ada's folds that one on her home.
+        filters.filter_create(
+            uid=ada.id,
+            title="Evening plans",
+            context=["home", "public"],
+            keywords=[filters.KeywordChange("tonight")],
         )
         run_pending()
         self.thread = reply.id
