@@ -742,6 +742,8 @@ def _account_keys(uid: int) -> list[str]:
         keys.conversation_mutes(uid),
         keys.scheduled(uid),
         keys.filters(uid),
+        keys.lists(uid),
+        keys.list_members(uid),
         keys.suggestions(uid),
         api_keys.idempotency(uid),  # the client API's Idempotency-Keys
     ]

@@ -63,6 +63,16 @@ account's job (`account:<uid>`) deletes every per-user key of both tables
 |                      |        | `k:<fid>:<kid>` -> a keyword (JSON),      | past them, refused with a message; the    |
 |                      |        | `s:<fid>:<n>` -> a status id, `next` ->   | account's deletion deletes the key        |
 |                      |        | the last id given (`timeline.filters`)    |                                           |
+| `lists:{<uid>}`      | hash   | `<lid>` -> one of the user's lists (JSON: | LISTS_MAX (50) lists: past it, refused    |
+|                      |        | title, replies_policy, exclusive), `next` | with a message; ids never given twice     |
+|                      |        | -> the last id given (`timeline.lists`)   | (`next` stays); deleted with the account  |
+| `list_members:{<uid>}` | zset | `<lid>:<member uid>` -> 0: who is on each | MEMBERSHIPS_MAX (5,000) in all and        |
+|                      |        | of the user's lists (one list's members   | LIST_MEMBERS_MAX (500) a list: past them, |
+|                      |        | by ZRANGEBYLEX `[<lid>:` `(<lid>;`: equal | refused with a message; a member the user |
+|                      |        | scores, as lex ranges need); members are  | no longer follows is dropped by the       |
+|                      |        | followed: in `following:{<uid>}`'s slot   | unfollow's last step, and never read      |
+|                      |        |                                           | (each read checks `following`); deleted   |
+|                      |        |                                           | with the account                          |
 | `posts:{<uid>}`      | zset   | status id -> status id                    | uncapped: the author's own record, the    |
 |                      |        |                                           | source of backfills and of the profile    |
 | `home:{<uid>}`       | zset   | status id -> status id                    | HOME_TIMELINE_CAP (1000), trimmed on add  |
@@ -255,6 +265,17 @@ def scheduled(uid: int) -> str:
 def filters(uid: int) -> str:
     """User `uid`'s keyword filters (`timeline.filters`), read with every page."""
     return f"filters:{{{uid}}}"
+
+
+def lists(uid: int) -> str:
+    """User `uid`'s lists (`timeline.lists`): their titles and reply policies."""
+    return f"lists:{{{uid}}}"
+
+
+def list_members(uid: int) -> str:
+    """Who is on each of user `uid`'s lists (`timeline.lists`), in their slot with
+    `following`, so one script checks a member is followed as it adds them."""
+    return f"list_members:{{{uid}}}"
 
 
 def conversation_mutes(uid: int) -> str:

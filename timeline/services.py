@@ -55,7 +55,7 @@ from accounts.services import (
 )
 from config.pipelines import LuaScript, pipeline_run
 from config.redis import get_redis, is_cluster, slot_groups
-from timeline import counts, jobs, keys, notifications, richtext, suggestions
+from timeline import counts, jobs, keys, lists, notifications, richtext, suggestions
 from timeline.domain import (
     Blocked,
     Busy,
@@ -1211,6 +1211,9 @@ def _follow_sync(
                 keys=[home, keys.following(follower_id)],
                 args=[followee_id, *theirs],
             )
+        # Off the follower's lists too (`timeline.lists`: a read checks `following`
+        # meanwhile, and a rerun of this step, the follow job's, does it again).
+        lists.forget_queue(pipe, owner_id=follower_id, member_id=followee_id)
         if then is not None:
             pipe.barrier()
             then(pipe)

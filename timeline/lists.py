@@ -1,0 +1,462 @@
+"""Lists (Mastodon's): a user's named groups of the people they follow, each read as
+a timeline of its own (`timeline.selectors.list_page`, `list_window`).
+
+**Stored in the owner's slot, changed in one step.** A user's lists are one hash,
+`lists:{<uid>}`: `<lid>` -> a list's own fields (JSON: title, replies policy,
+exclusive), `next` -> the last id given (kept when a list goes, so an id is never
+given twice). Who is on which list is one zset, `list_members:{<uid>}`, of
+`<lid>:<member uid>`, all scored 0 so that one list's members are a lex range
+(`[<lid>:` to `(<lid>;`: `;` follows `:`), with no time: a list is ordered by
+account, as Mastodon pages its accounts. Every change is one script (`_WRITE`) in
+the owner's slot, beside `following:{<uid>}`: it checks that the list still exists,
+that each member added is followed (Mastodon's "You must follow this account"),
+and the caps (LISTS_MAX lists; MEMBERSHIPS_MAX memberships in all, LIST_MEMBERS_MAX
+on one list, which is what a list's timeline reads), then writes.
+
+**Members are people the owner follows.** An unfollow, or a block either way,
+ends the follow first; its last step (`services._follow_sync`, which every
+unfollow, block and follow job runs) then takes the person off the owner's lists
+(`forget_queue`: one script, idempotent, a no-op if they are followed again). A
+step cut short (a crash between the two) leaves the entries behind, and nothing
+shows them: every read of a list checks each member against `following` in the same
+script (`_READ`), so a member no longer followed is neither listed nor read; the
+follow job, which completes an unfollow that died midway, runs the step again, and
+an add that finds the list full first drops such entries. A deleted account's
+entries in others' lists stay (their follows end in their followers' slots, not
+through `_follow_sync`) and are never shown; the owner's deletion deletes both keys.
+
+**`exclusive` is kept, not applied.** Mastodon leaves an exclusive list's members'
+statuses out of its owner's home. Here the flag is stored and answered, but the home
+shows them still: applying it would cost every home read the lists and their
+members, or the fan-out a check per reader (README, docs/API.md).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import orjson
+
+from config.pipelines import Deferred, LuaScript, ReadBatch
+from config.redis import get_redis
+from timeline import keys
+from timeline.domain import NotFound, TimelineError, normalize_text
+
+LISTS_MAX = 50  # lists per user
+MEMBERSHIPS_MAX = 5000  # members of all of a user's lists, counted once per list
+LIST_MEMBERS_MAX = 500  # members of one list: what its timeline merges
+TITLE_MAX = 100  # characters
+# Of whom the owner follows, how many a `followed` list's read brings whole (its
+# replies' check); past them, one more round trip asks about the page's replies.
+FOLLOWING_READ_MAX = 1000
+
+# Which replies a list shows (a reply to its own author, or to the owner, always).
+REPLIES_POLICIES = {
+    "list": "Replies to people on the list",
+    "followed": "Replies to anyone you follow",
+    "none": "No replies to others",
+}
+DEFAULT_POLICY = "list"
+
+
+class ListRefused(TimelineError):
+    """A list, or a member of one, is refused (the message says why)."""
+
+
+class NotFollowed(ListRefused):
+    """A member to add is someone the owner does not follow."""
+
+
+@dataclass(frozen=True, slots=True)
+class List:
+    id: int
+    title: str
+    replies_policy: str = DEFAULT_POLICY
+    exclusive: bool = False
+
+    def own_json(self) -> str:
+        """What `lists:{<uid>}` holds for it."""
+        return json.dumps(
+            {
+                "title": self.title,
+                "replies_policy": self.replies_policy,
+                "exclusive": self.exclusive,
+            },
+            ensure_ascii=False,
+            separators=(",", ":"),
+        )
+
+    @classmethod
+    def from_json(cls, lid: int, value: str) -> List | None:
+        """A list from its stored JSON; None for a field written by hand."""
+        try:
+            row = json.loads(value)
+            policy = row.get("replies_policy")
+            return cls(
+                id=lid,
+                title=str(row["title"]),
+                replies_policy=policy if policy in REPLIES_POLICIES else DEFAULT_POLICY,
+                exclusive=bool(row.get("exclusive")),
+            )
+        except (ValueError, KeyError, TypeError, AttributeError):
+            return None
+
+    @property
+    def policy_label(self) -> str:
+        return REPLIES_POLICIES[self.replies_policy]
+
+    def shows_reply(
+        self, *, author: int, to: int | None, owner: int, members, followed
+    ) -> bool:
+        """Whether a status by `author` replying to `to` shows on the list
+        (Mastodon's `FeedManager#filter_from_list?`): any that is no reply, or a
+        reply to its own author or to the owner; else as the policy says, to a
+        member (`members`), to someone the owner follows (`followed(uid)`), or
+        none."""
+        if to is None or to in (author, owner):
+            return True
+        if self.replies_policy == "list":
+            return to in members
+        if self.replies_policy == "followed":
+            return followed(to)
+        return False
+
+
+def _lists_from(values: dict) -> list[List]:
+    found = []
+    for name, value in values.items():
+        if name.isdecimal():
+            entry = List.from_json(int(name), value)
+            if entry is not None:
+                found.append(entry)
+    return sorted(found, key=lambda e: e.id)
+
+
+# KEYS: the owner's lists, list members and following. ARGV: what ('new', 'set',
+# 'del', 'add', 'rem', 'forget'), LISTS_MAX, MEMBERSHIPS_MAX, LIST_MEMBERS_MAX, the
+# list's id (of 'forget': the member's uid), the list's JSON ('new', 'set'), then
+# the members' uids ('add', 'rem'). Checks, then writes. Returns {1} (with 'new':
+# {1, id}); {-1}: no such list; {-2, uid}: not followed; {-3}: past LISTS_MAX;
+# {-4}: past MEMBERSHIPS_MAX; {-5}: past LIST_MEMBERS_MAX. 'forget' takes a member
+# not followed (any more) off every list: {n removed}.
+_WRITE = LuaScript(
+    """
+local lists, members, following = KEYS[1], KEYS[2], KEYS[3]
+local op, lid = ARGV[1], ARGV[5]
+local function range(l)
+  return redis.call('ZRANGEBYLEX', members, '[' .. l .. ':', '(' .. l .. ';')
+end
+local function remove(names)
+  for i = 1, #names, 1000 do
+    redis.call('ZREM', members, unpack(names, i, math.min(i + 999, #names)))
+  end
+end
+if op == 'new' then
+  local n = redis.call('HLEN', lists) - redis.call('HEXISTS', lists, 'next')
+  if n >= tonumber(ARGV[2]) then return {-3} end
+  local made = redis.call('HINCRBY', lists, 'next', 1)
+  redis.call('HSET', lists, made, ARGV[6])
+  return {1, made}
+end
+if op == 'forget' then
+  if redis.call('ZSCORE', following, lid) then return {0} end
+  local gone = {}
+  for _, name in ipairs(redis.call('HKEYS', lists)) do
+    if name ~= 'next' then gone[#gone + 1] = name .. ':' .. lid end
+  end
+  if #gone == 0 then return {0} end
+  return {redis.call('ZREM', members, unpack(gone))}
+end
+if redis.call('HEXISTS', lists, lid) == 0 then return {-1} end
+if op == 'set' then
+  redis.call('HSET', lists, lid, ARGV[6])
+  return {1}
+end
+if op == 'del' then
+  redis.call('HDEL', lists, lid)
+  remove(range(lid))
+  return {1}
+end
+local names, seen = {}, {}
+for i = 7, #ARGV do
+  local name = lid .. ':' .. ARGV[i]
+  if not seen[name] then
+    seen[name] = true
+    names[#names + 1] = name
+  end
+end
+if op == 'rem' then
+  if #names > 0 then remove(names) end
+  return {1}
+end
+local new = {}
+for i, name in ipairs(names) do
+  local uid = string.sub(name, #lid + 2)
+  if not redis.call('ZSCORE', following, uid) then return {-2, uid} end
+  if not redis.call('ZSCORE', members, name) then new[#new + 1] = name end
+end
+if #new == 0 then return {1} end
+local function over()
+  if redis.call('ZCARD', members) + #new > tonumber(ARGV[3]) then return -4 end
+  if #range(lid) + #new > tonumber(ARGV[4]) then return -5 end
+  return nil
+end
+if over() then
+  -- Full: first drop the entries of people no longer followed (an unfollow whose
+  -- last step was cut short), which no read shows.
+  local stale = {}
+  for _, name in ipairs(redis.call('ZRANGE', members, 0, -1)) do
+    local uid = string.match(name, ':(%d+)$')
+    if not uid or not redis.call('ZSCORE', following, uid) then
+      stale[#stale + 1] = name
+    end
+  end
+  if #stale > 0 then remove(stale) end
+  local refused = over()
+  if refused then return {refused} end
+end
+for _, name in ipairs(new) do redis.call('ZADD', members, 0, name) end
+return {1}
+"""
+)
+
+
+def _write_keys(uid: int) -> list[str]:
+    return [keys.lists(uid), keys.list_members(uid), keys.following(uid)]
+
+
+def _write(uid: int, op: str, lid: int, value: str = "", uids=()) -> list:
+    out = _WRITE(
+        keys=_write_keys(uid),
+        args=[op, LISTS_MAX, MEMBERSHIPS_MAX, LIST_MEMBERS_MAX, lid, value, *uids],
+    )
+    code = int(out[0])
+    if code >= 0:
+        return out
+    if code == -1:
+        raise NotFound("No such list.")
+    if code == -2:
+        raise NotFollowed("You must follow this account to add it to a list.")
+    if code == -3:
+        raise ListRefused(f"You have {LISTS_MAX} lists, the most an account may keep.")
+    if code == -4:
+        raise ListRefused(
+            f"Your lists hold {MEMBERSHIPS_MAX} members in all, the most an account "
+            "may keep."
+        )
+    raise ListRefused(f"A list holds at most {LIST_MEMBERS_MAX} accounts.")
+
+
+def _title(title: str | None) -> str:
+    title = normalize_text(title or "").replace("\n", " ").strip()
+    if not title:
+        raise ListRefused("Give the list a title.")
+    if len(title) > TITLE_MAX:
+        raise ListRefused(f"A title is at most {TITLE_MAX} characters.")
+    return title
+
+
+def _policy(policy: str | None) -> str:
+    policy = policy or DEFAULT_POLICY
+    if policy not in REPLIES_POLICIES:
+        raise ListRefused("The replies policy is followed, list or none.")
+    return policy
+
+
+def list_create(
+    *,
+    uid: int,
+    title: str,
+    replies_policy: str | None = None,
+    exclusive: bool = False,
+) -> List:
+    """A new list of user `uid`'s, with no members."""
+    made = List(0, _title(title), _policy(replies_policy), bool(exclusive))
+    out = _write(uid, "new", 0, made.own_json())
+    return List(int(out[1]), made.title, made.replies_policy, made.exclusive)
+
+
+def list_update(
+    *,
+    uid: int,
+    lid: int,
+    title: str | None = None,
+    replies_policy: str | None = None,
+    exclusive: bool | None = None,
+) -> List:
+    """Change what is given of a list (NotFound: no such list, or deleted
+    meanwhile: the script checks it as it writes)."""
+    current = next((e for e in lists_get(uid=uid) if e.id == lid), None)
+    if current is None:
+        raise NotFound("No such list.")
+    changed = List(
+        lid,
+        _title(title) if title is not None else current.title,
+        _policy(replies_policy)
+        if replies_policy is not None
+        else current.replies_policy,
+        current.exclusive if exclusive is None else bool(exclusive),
+    )
+    _write(uid, "set", lid, changed.own_json())
+    return changed
+
+
+def list_delete(*, uid: int, lid: int) -> None:
+    """Delete a list and its memberships, in one step (its id is not given again)."""
+    _write(uid, "del", lid)
+
+
+def members_add(*, uid: int, lid: int, member_ids) -> None:
+    """Add accounts user `uid` follows to one of their lists, all or none
+    (NotFollowed names none of them: Mastodon's 422)."""
+    _write(uid, "add", lid, uids=[int(m) for m in member_ids])
+
+
+def members_remove(*, uid: int, lid: int, member_ids) -> None:
+    """Take accounts off one of user `uid`'s lists (those not on it: nothing)."""
+    _write(uid, "rem", lid, uids=[int(m) for m in member_ids])
+
+
+def forget_queue(pipe, *, owner_id: int, member_id: int) -> None:
+    """Queue taking `member_id` off every list of `owner_id`'s, unless the owner
+    follows them (again): the last step of an unfollow or a block."""
+    _WRITE.queue(
+        pipe,
+        keys=_write_keys(owner_id),
+        args=["forget", LISTS_MAX, MEMBERSHIPS_MAX, LIST_MEMBERS_MAX, member_id, ""],
+    )
+
+
+# Reads.
+
+
+def lists_get(*, uid: int) -> list[List]:
+    """User `uid`'s lists, oldest first (one round trip)."""
+    return _lists_from(get_redis().hgetall(keys.lists(uid)))
+
+
+def lists_queue(reads: ReadBatch, uid: int) -> Deferred[list[List]]:
+    """Queue the read of user `uid`'s lists, oldest first (trust it once the
+    viewer is proven)."""
+    return reads.queue(
+        lambda pipe: pipe.hgetall(keys.lists(uid)),
+        lambda replies: _lists_from(replies[0]),
+    )
+
+
+# KEYS: the owner's lists, list members and following. ARGV: 'one', a list's id
+# and how many followees to read whole for a `followed` list; or 'of' and a
+# member's uid. Returns one JSON string: for 'one', [the list's JSON or null, its
+# members the owner follows, (a `followed` list's) the first followees, one past
+# the count asked]; for 'of', [the lists hash's fields and values, the ids of the
+# lists the member is on, if the owner follows them]. Read-only.
+_READ = LuaScript(
+    """
+local lists, members, following = KEYS[1], KEYS[2], KEYS[3]
+local null = cjson.null
+local function listed(t)
+  if #t == 0 then return {null} end
+  return t
+end
+if ARGV[1] == 'of' then
+  local member, on = ARGV[2], {}
+  local fields = redis.call('HGETALL', lists)
+  if redis.call('ZSCORE', following, member) then
+    for i = 1, #fields, 2 do
+      local lid = fields[i]
+      if lid ~= 'next' and redis.call('ZSCORE', members, lid .. ':' .. member) then
+        on[#on + 1] = lid
+      end
+    end
+  end
+  return cjson.encode({listed(fields), listed(on)})
+end
+local lid = ARGV[2]
+local row = redis.call('HGET', lists, lid)
+if not row then return cjson.encode({null, {null}, {null}}) end
+local kept, at = {}, #lid + 2
+for _, name in ipairs(redis.call(
+    'ZRANGEBYLEX', members, '[' .. lid .. ':', '(' .. lid .. ';')) do
+  local uid = string.sub(name, at)
+  if redis.call('ZSCORE', following, uid) then kept[#kept + 1] = uid end
+end
+local followed = {}
+local ok, fields = pcall(cjson.decode, row)
+if ok and type(fields) == 'table' and fields.replies_policy == 'followed' then
+  followed = redis.call('ZRANGE', following, 0, tonumber(ARGV[3]))
+end
+return cjson.encode({row, listed(kept), listed(followed)})
+"""
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ListRead:
+    """One list as a read of it found it: the list, its members the owner follows
+    (by uid), and (a `followed` list's) whom the owner follows, when read whole
+    (None: past FOLLOWING_READ_MAX, or not read)."""
+
+    list: List
+    members: tuple[int, ...]
+    following: frozenset[int] | None
+
+
+def _uids(values: list) -> list[int]:
+    return [] if values == [None] else [int(v) for v in values]
+
+
+def list_queue(reads: ReadBatch, uid: int, lid: int) -> Deferred[ListRead | None]:
+    """Queue the read of one of user `uid`'s lists with its followed members, in
+    one script of the owner's slot; the value None: no such list."""
+
+    def build(pipe) -> None:
+        _READ.queue(
+            pipe,
+            keys=_write_keys(uid),
+            args=["one", lid, FOLLOWING_READ_MAX],
+        )
+
+    def parse(replies: list) -> ListRead | None:
+        row, members, followed = orjson.loads(replies[0])
+        found = List.from_json(lid, row) if row is not None else None
+        if found is None:
+            return None
+        followees = _uids(followed)
+        return ListRead(
+            list=found,
+            members=tuple(sorted(_uids(members))),
+            following=frozenset(followees)
+            if found.replies_policy == "followed"
+            and len(followees) <= FOLLOWING_READ_MAX
+            else None,
+        )
+
+    return reads.queue(build, parse)
+
+
+def member_lists_queue(
+    reads: ReadBatch, uid: int, member_id: int
+) -> Deferred[tuple[list[List], frozenset[int]]]:
+    """Queue the read of user `uid`'s lists and the ids of those `member_id` is on
+    (none while the owner does not follow them), in one script of the owner's
+    slot."""
+
+    def build(pipe) -> None:
+        _READ.queue(pipe, keys=_write_keys(uid), args=["of", member_id])
+
+    def parse(replies: list) -> tuple[list[List], frozenset[int]]:
+        fields, on = orjson.loads(replies[0])
+        pairs = [] if fields == [None] else fields
+        values = dict(zip(pairs[::2], pairs[1::2], strict=True))
+        return _lists_from(values), frozenset(_uids(on))
+
+    return reads.queue(build, parse)
+
+
+def members_get(*, uid: int, lid: int) -> tuple[int, ...] | None:
+    """The members of one of user `uid`'s lists whom they follow, by uid (None: no
+    such list): one round trip."""
+    reads = ReadBatch()
+    found = list_queue(reads, uid, lid).value
+    return found.members if found is not None else None
