@@ -32,7 +32,7 @@ from accounts.selectors import (
 )
 from config.pipelines import Deferred, LuaScript, ReadBatch, hashes_queue
 from config.redis import get_redis, is_cluster, slot_groups
-from timeline import bookmarks, keys, richtext
+from timeline import bookmarks, keys, lists, richtext
 from timeline.domain import (
     MAX_STATUS_ID,
     AccountStats,
@@ -1358,6 +1358,216 @@ def _pulled_checked(
         if uid is None or uid in followed.value
     ]
     return kept, cards
+
+
+# A list's timeline (`timeline.lists`): the newest statuses of the members the
+# owner still follows, merged from their own records (`posts:{<member>}`, their
+# statuses, replies and reposts: complete, whatever their fan-out mode), with the
+# home's rules: blocks and mutes left out (and statuses naming whom the viewer
+# blocks or mutes), reposts shown once and only while their originals' pages would
+# be (`_refused_queue`), replies as the list's policy says. Privacy needs no more:
+# a member is followed, so an approved follower of a private member; a repost's
+# original is checked as on every page.
+
+
+def _members_ids_queue(
+    reads: ReadBatch,
+    zsets: list[str],
+    max_id: int | None,
+    size: int,
+    low: str,
+    ascending: bool,
+) -> Deferred[list[int]]:
+    """Queue a read of each member's ids (one past the page size each, one range
+    read per member, pipelined: one round trip however many nodes), merged newest
+    first: the newest (read upwards, the oldest) one past `size` of the union are
+    exact, as each source gave its own."""
+    top = max_id if max_id is not None else "+inf"
+
+    def build(pipe) -> None:
+        for key in zsets:
+            if ascending:
+                pipe.zrangebyscore(key, low, top, start=0, num=size + 1)
+            else:
+                pipe.zrevrangebyscore(key, top, low, start=0, num=size + 1)
+
+    def parse(replies: list) -> list[int]:
+        merged = sorted(
+            {int(sid) for reply in replies for sid in reply}, reverse=not ascending
+        )[: size + 1]
+        return merged[::-1] if ascending else merged
+
+    return reads.queue(build, parse)
+
+
+@dataclass(frozen=True, slots=True)
+class _ListRead:
+    """A list's window: as `_HomeRead`, with the list and its followed members."""
+
+    list: lists.List
+    members: tuple[int, ...]
+    ids: list[int]
+    found: list[Status | None]
+    cards: Callable[[], dict[int, Card]]
+    read: _Found
+
+
+def _list_read(
+    reads: PageReads,
+    *,
+    lid: int,
+    size: int,
+    max_id: int | None,
+    low: str = "-inf",
+    ascending: bool = False,
+    related: bool = False,
+    queue_members: Callable[[tuple[int, ...]], Any] | None = None,
+) -> _ListRead | None:
+    """Read a window of one of the viewer's lists (`_ids_queue`'s bounds); None
+    when the request proves no viewer, or the viewer has no such list.
+
+    On one server two round trips read downwards: the list, its members checked
+    against `following`, the viewer's blocks and mutes with the auth check; then
+    the members' statuses merged in one script (`_window_queue`, as the global
+    timeline's partitions). Upwards (`min_id`) and on a Cluster the members' ids
+    are read in one round trip, pipelined, and merged here, the statuses in the
+    next (a Cluster's cards, or the client API's accounts, and the reposts' check
+    in one more). A `followed` list whose owner follows more than
+    FOLLOWING_READ_MAX asks about its replies in one more. `queue_members(uids)`
+    queues what the caller reads of the members, sent with the statuses."""
+    if reads.claimed_uid is None:
+        return None
+    uid = reads.claimed_uid
+    listed = lists.list_queue(reads, uid, lid)
+    hidden = _hidden_queue(reads, mutes=True)
+    if reads.proven_uid() != uid or listed.value is None:
+        return None
+    found_list = listed.value
+    hide = _hidden_known(reads, hidden).authors
+    authors = [m for m in found_list.members if m not in hide]
+    if queue_members is not None:
+        queue_members(found_list.members)
+    zsets = [keys.posts(a) for a in authors]
+    window = ids_d = None
+    if not zsets:
+        all_ids: list[int] = []
+    elif not ascending and not is_cluster():
+        window = _window_queue(
+            reads,
+            zsets,
+            max_id,
+            count=size + 1,
+            wanted=size,
+            low=low,
+            related=related,
+        ).value
+        all_ids = window.ids
+    else:
+        ids_d = _members_ids_queue(reads, zsets, max_id, size, low, ascending)
+        all_ids = ids_d.value
+    read_ids = all_ids
+    if len(read_ids) > size:
+        read_ids = read_ids[1:] if ascending else read_ids[:size]
+    if window is not None:
+        read = window.found
+    else:
+        read = _statuses_queue(reads, read_ids, related).value
+    page_found = read.statuses
+    if len(read_ids) < len(all_ids):
+        page_found = [None, *page_found] if ascending else [*page_found, None]
+    page_found = _list_replies(reads, found_list, uid, page_found)
+    refused = _refused_queue(reads, read.unchecked)
+    own_cards = _cards_later(reads, read) if not related else None
+    if related:
+        page_found, read = _related_checked(reads, read, page_found, refused)
+    else:
+        page_found = _without_refused(page_found, refused)
+    page_found = _reposts_once(
+        _without_hidden(reads, hidden, page_found, mentions=True)
+    )
+    return _ListRead(
+        list=found_list.list,
+        members=found_list.members,
+        ids=all_ids,
+        found=page_found,
+        cards=own_cards if own_cards is not None else dict,
+        read=read,
+    )
+
+
+def _list_replies(
+    reads: PageReads,
+    found_list: lists.ListRead,
+    owner: int,
+    found: list[Status | None],
+) -> list[Status | None]:
+    """The statuses, None in place of the replies the list's policy leaves out
+    (`List.shows_reply`). A `followed` list asks whom the owner follows of the
+    page's replies in one more round trip only when the first did not read them
+    all (past FOLLOWING_READ_MAX)."""
+    members = set(found_list.members)
+    the_list = found_list.list
+    followed = found_list.following
+    if the_list.replies_policy == "followed" and followed is None:
+        ask = sorted(
+            {
+                s.reply_uid
+                for s in found
+                if s is not None and s.reply_uid and s.repost_of is None
+            }
+        )
+        if ask:
+            followed = following_among_queue(reads, ask).value
+    known = followed or frozenset()
+    return [
+        s
+        if s is None
+        or s.repost_of is not None
+        or the_list.shows_reply(
+            author=s.author_id,
+            to=s.reply_uid,
+            owner=owner,
+            members=members,
+            followed=known.__contains__,
+        )
+        else None
+        for s in found
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class ListPage:
+    """A list's page on the site: the list, its members' cards (those the owner
+    follows, by username), and its statuses."""
+
+    list: lists.List
+    members: list[User]
+    page: Page
+
+
+def list_page(
+    *, reads: PageReads, lid: int, max_id: int | None = None
+) -> ListPage | None:
+    """A page of one of the viewer's lists with its members (read with the
+    statuses, in the second round trip); None: no such list of theirs."""
+    members: list[Deferred[dict[int, User]]] = []
+    read = _list_read(
+        reads,
+        lid=lid,
+        size=settings.TIMELINE_PAGE_SIZE,
+        max_id=max_id,
+        queue_members=lambda uids: members.append(users_queue(reads, uids=uids)),
+    )
+    if read is None:
+        return None
+    people = members[0].value if members else {}
+    return ListPage(
+        list=read.list,
+        members=sorted(people.values(), key=lambda u: u.username.casefold()),
+        page=_page(
+            read.ids, read.found, settings.TIMELINE_PAGE_SIZE, cards=read.cards()
+        ),
+    )
 
 
 def _global_ids_queue(
@@ -3717,6 +3927,35 @@ def home_window(
     top, low, ascending = _bounds(max_id, since_id, min_id)
     read = _home_read(
         reads, size=size, max_id=top, low=low, ascending=ascending, related=True
+    )
+    if read is None:
+        return None
+    return _window(
+        read.ids, read.found, size, ascending=ascending, top=top, related=read.read
+    )
+
+
+def list_window(
+    *,
+    reads: PageReads,
+    lid: int,
+    size: int,
+    max_id: int | None = None,
+    since_id: int | None = None,
+    min_id: int | None = None,
+) -> StatusWindow | None:
+    """A window of one of the viewer's lists with every rule of its page
+    (`_list_read`); None when the request proves no viewer or the viewer has no
+    such list."""
+    top, low, ascending = _bounds(max_id, since_id, min_id)
+    read = _list_read(
+        reads,
+        lid=lid,
+        size=size,
+        max_id=top,
+        low=low,
+        ascending=ascending,
+        related=True,
     )
     if read is None:
         return None
