@@ -40,6 +40,7 @@ from timeline.filters import (
     viewer_filters,
 )
 from timeline.filters import FilterStatus as FilterStatusRow
+from timeline.lists import List
 from timeline.selectors import (
     accounts_queue,
     bookmarked_queue,
@@ -629,4 +630,14 @@ def v1_filter(found: Filter, keyword: FilterKeyword) -> dict:
         "whole_word": keyword.whole_word,
         "expires_at": iso(found.expires) if found.expires is not None else None,
         "irreversible": found.action == "hide",
+    }
+
+
+def list_entity(found: List) -> dict:
+    """Mastodon's List."""
+    return {
+        "id": str(found.id),
+        "title": found.title,
+        "replies_policy": found.replies_policy,
+        "exclusive": found.exclusive,
     }

@@ -14,6 +14,7 @@ from api.views import (
     apps,
     filters,
     instance,
+    lists,
     markers,
     none_here,
     notifications,
@@ -57,6 +58,7 @@ urlpatterns = [
     route("api/v1/accounts/<id>", accounts.show, "account"),
     route("api/v1/accounts/<id>/followers", accounts.followers, "followers"),
     route("api/v1/accounts/<id>/following", accounts.following, "following"),
+    route("api/v1/accounts/<id>/lists", lists.account_lists_view, "account_lists"),
     route("api/v1/accounts/<id>/follow", accounts.follow, "follow"),
     route("api/v1/accounts/<id>/unfollow", accounts.unfollow, "unfollow"),
     route("api/v1/accounts/<id>/block", safety.block, "block"),
@@ -176,7 +178,11 @@ urlpatterns = [
     route("api/v2/filters/<id>", filters.filter_v2, "filter_v2"),
     route("api/v2/filters/<id>/keywords", filters.keywords, "filter_keywords"),
     route("api/v2/filters/<id>/statuses", filters.filter_statuses, "filter_statuses"),
-    route("api/v1/lists", none_here.lists, "lists"),
+    # Lists and their timelines (`lists`, `timelines.list_view`).
+    route("api/v1/lists", lists.lists_view, "lists"),
+    route("api/v1/lists/<id>", lists.list_view, "list"),
+    route("api/v1/lists/<id>/accounts", lists.accounts_view, "list_accounts"),
+    route("api/v1/timelines/list/<id>", timelines.list_view, "timeline_list"),
     route("api/v1/announcements", none_here.announcements, "announcements"),
     route("api/v1/preferences", none_here.preferences, "preferences"),
     # Last: any other API path answers a JSON 404.

@@ -1,13 +1,12 @@
 """What a client asks for at start-up that the site has none of, answered as an
-instance without them answers: custom emoji, lists and announcements are empty, and
-the preferences are the account's. (Filters and markers, read at start-up too, are
-kept: `api.views.filters`, `api.views.markers`.)
+instance without them answers: custom emoji and announcements are empty, and the
+preferences are the account's. (Filters, markers and lists, read at start-up too,
+are kept: `api.views.filters`, `api.views.markers`, `api.views.lists`.)
 
 Tusky, Ivory and Elk read these when an account is added or the app starts (a
 4.x instance has them all); a 404 there is an error some of them show, or a
-start-up that stops. An empty list is the truth: the site has no custom emoji,
-keeps no lists, and makes no announcements. Creating a list is a 405 (docs/API.md):
-nothing is accepted that the site would not keep.
+start-up that stops. An empty list is the truth: the site has no custom emoji
+and makes no announcements.
 """
 
 from __future__ import annotations
@@ -34,6 +33,5 @@ def _preferences(request) -> dict:
 
 
 custom_emojis = endpoint(GET=Op(_none, auth=NONE))
-lists = endpoint(GET=Op(_none, scope="read:lists"))
 announcements = endpoint(GET=Op(_none, scope="read"))
 preferences = endpoint(GET=Op(_preferences, scope="read:accounts"))

@@ -111,6 +111,21 @@ def account_statuses(request, id: str) -> Reply:
     return _answer(request, found)
 
 
+def list_timeline(request, id: str) -> Reply:
+    """One of the viewer's lists, as its page on the site shows it (the home's
+    rules, replies as the list's policy says: `selectors.list_window`); 404: not a
+    list of the viewer's. On one server one round trip read downwards (its members,
+    then their statuses, in the token check's and one more), three upwards."""
+    if len(id) > 12:
+        raise not_found()
+    found = selectors.list_window(
+        reads=request.reads, lid=int(id), **_bounds(Window.of(request))
+    )
+    if found is None:
+        raise not_found()
+    return _answer(request, found)
+
+
 def bookmarks(request) -> Reply:
     """The viewer's bookmarks, newest bookmark first, paged by the time of each
     (Mastodon's by the bookmark's id): those gone or hidden from the viewer since
@@ -135,6 +150,7 @@ READ = "read:statuses"
 favourites_view = endpoint(GET=Op(favourites, scope="read:favourites"))
 bookmarks_view = endpoint(GET=Op(bookmarks, scope="read:bookmarks"))
 home_view = endpoint(GET=Op(home, scope=READ))
+list_view = endpoint(GET=Op(list_timeline, scope="read:lists"))
 public_view = endpoint(GET=Op(public, scope=READ, auth=OPTIONAL))
 tag_view = endpoint(GET=Op(tag, scope=READ, auth=OPTIONAL))
 account_statuses_view = endpoint(GET=Op(account_statuses, scope=READ, auth=OPTIONAL))
