@@ -8,6 +8,7 @@ from django.conf import settings
 from config.forms import AccessibleForm
 from timeline.domain import normalize_spoiler, normalize_text, text_problem
 from timeline.filters import CONTEXT_LABELS, FilterRefused, keyword_clean
+from timeline.lists import REPLIES_POLICIES, TITLE_MAX
 
 
 class StatusForm(AccessibleForm):
@@ -151,3 +152,14 @@ class FilterForm(AccessibleForm):
         if not words and self.fields["keywords"].required:
             raise forms.ValidationError("Write at least one keyword.")
         return words
+
+
+class ListForm(AccessibleForm):
+    """A list (`timeline.lists`): its title and which replies it shows."""
+
+    title = forms.CharField(label="Title", max_length=TITLE_MAX)
+    replies_policy = forms.ChoiceField(
+        label="Show replies",
+        choices=tuple(REPLIES_POLICIES.items()),
+        initial="list",
+    )

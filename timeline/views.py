@@ -21,6 +21,7 @@ from timeline import (
     conversations,
     edits,
     filters,
+    lists,
     notifications,
     pins,
     privacy,
@@ -44,7 +45,7 @@ from timeline.domain import (
     Page,
     Status,
 )
-from timeline.forms import FilterForm, StatusForm
+from timeline.forms import FilterForm, ListForm, StatusForm
 from timeline.richtext import tag_wanted
 from timeline.scheduled import ScheduleRefused
 from timeline.trends import trends_queue
@@ -272,6 +273,150 @@ def filter_delete(request, fid: int):
         filters.filter_delete(uid=request.user.id, fid=fid)
     messages.success(request, "Filter deleted.")
     return redirect(url_for("timeline:filters"))
+
+
+def _lists_render(
+    request,
+    form: ListForm | None = None,
+    edited: tuple[int, ListForm] | None = None,
+    code: int = 200,
+):
+    """The lists page: each list with its rename form (`edited`: the one whose
+    change failed, bound, with what was typed), and a form for a new one."""
+    found = lists.lists_get(uid=request.user.id)
+    rows = [
+        (
+            entry,
+            edited[1]
+            if edited is not None and edited[0] == entry.id
+            else ListForm(
+                prefix=f"list{entry.id}",
+                initial={"title": entry.title, "replies_policy": entry.replies_policy},
+            ),
+        )
+        for entry in found
+    ]
+    context = {"rows": rows, "form": form or ListForm(), "lists_max": lists.LISTS_MAX}
+    return render(request, "timeline/lists.html", context, status=code)
+
+
+@login_required
+@require_safe
+def lists_page(request):
+    """The viewer's lists, and a form for a new one."""
+    return _lists_render(request)
+
+
+@require_POST
+@login_required
+def list_new(request):
+    """Make a list; after an error, the page again with what was typed."""
+    form = ListForm(request.POST)
+    if form.is_valid():
+        try:
+            made = lists.list_create(
+                uid=request.user.id,
+                title=form.cleaned_data["title"],
+                replies_policy=form.cleaned_data["replies_policy"],
+            )
+        except lists.ListRefused as error:
+            form.add_error(None, str(error))
+    if form.errors:
+        return _lists_render(request, form=form, code=400)
+    messages.success(request, f"List “{made.title}” made.")
+    return redirect(url_for("timeline:lists"))
+
+
+@require_POST
+@login_required
+def list_edit(request, lid: int):
+    """Rename a list or change its replies; after an error, the lists page with
+    what was typed in that list's form."""
+    form = ListForm(request.POST, prefix=f"list{lid}")
+    if form.is_valid():
+        try:
+            lists.list_update(
+                uid=request.user.id,
+                lid=lid,
+                title=form.cleaned_data["title"],
+                replies_policy=form.cleaned_data["replies_policy"],
+            )
+        except lists.ListRefused as error:
+            form.add_error(None, str(error))
+        except NotFound:
+            messages.error(request, "That list was deleted meanwhile.")
+            return redirect(url_for("timeline:lists"))
+    if form.errors:
+        return _lists_render(request, edited=(lid, form), code=400)
+    messages.success(request, "List saved.")
+    return redirect(safe_next(request, url_for("timeline:lists")))
+
+
+@require_POST
+@login_required
+def list_delete(request, lid: int):
+    # One gone already (NotFound): what was asked is done.
+    with suppress(NotFound):
+        lists.list_delete(uid=request.user.id, lid=lid)
+    messages.success(request, "List deleted.")
+    return redirect(url_for("timeline:lists"))
+
+
+@require_safe
+def list_detail(request, lid: int):
+    """One of the viewer's lists: its statuses (the home's rules, its replies
+    policy) and its members, each with a button to take them off."""
+    found = selectors.list_page(
+        reads=request.reads, lid=lid, max_id=int_param(request, "max_id")
+    )
+    if found is None:
+        if request.reads.proven_uid() is None:
+            return login_required(list_detail)(request, lid)
+        raise Http404("No such list")
+    context = {
+        "found": found,
+        "list": found.list,
+        "page": _filtered(request, found.page, "home"),
+    }
+    return render(request, "timeline/list.html", context)
+
+
+@require_POST
+@login_required
+def list_member_remove(request, lid: int, uid: int):
+    """Take someone off one of the viewer's lists."""
+    try:
+        lists.members_remove(uid=request.user.id, lid=lid, member_ids=[uid])
+    except NotFound as error:
+        raise Http404("No such list") from error
+    messages.success(request, "Taken off the list.")
+    return redirect(url_for("timeline:list_detail", lid))
+
+
+@require_POST
+@login_required
+def list_member_add(request, username: str):
+    """Add the person whose profile this is to one of the viewer's lists (the
+    profile's form: only shown while the viewer follows them)."""
+    member_id = user_id_by_username(username=username)
+    if member_id is None:
+        raise Http404("No such user")
+    back = safe_next(request, url_for("timeline:profile", username))
+    raw = request.POST.get("list", "")
+    if not raw.isdecimal() or len(raw) > 12:
+        messages.error(request, "Choose a list.")
+        return redirect(back)
+    lid = int(raw)
+    try:
+        lists.members_add(uid=request.user.id, lid=lid, member_ids=[member_id])
+    except lists.ListRefused as error:
+        messages.error(request, f"Not added: {error}")
+        return redirect(back)
+    except NotFound:
+        messages.error(request, "That list was deleted meanwhile.")
+        return redirect(back)
+    messages.success(request, f"Added @{username} to the list.")
+    return redirect(back)
 
 
 @require_POST
@@ -644,6 +789,10 @@ def status_delete(request, sid: int):
 
 
 def profile(request, username: str):
+    vid = request.reads.claimed_uid
+    # The viewer's lists, for the profile's "Add to a list" (read with the first
+    # round trip; shown only to a proven viewer who follows the owner).
+    own_lists = lists.lists_queue(request.reads, vid) if vid is not None else None
     found = selectors.profile_get(
         reads=request.reads, username=username, max_id=int_param(request, "max_id")
     )
@@ -663,6 +812,9 @@ def profile(request, username: str):
         "pinned": pinned.statuses,
         "pinned_filtered": pinned.filtered,
         "own": own,
+        "own_lists": own_lists.value
+        if own_lists is not None and found.viewer_follows and not own
+        else None,
         "not_named": named.isascii()
         and named.isdigit()
         and len(named) <= 16

@@ -1,0 +1,446 @@
+"""Lists on the site: a reader groups some of the people they follow and reads them
+as a timeline of their own, with the home's rules (blocks, mutes, privacy, keyword
+filters) and replies as the list says; someone unfollowed or blocked leaves it."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.test import Client
+
+from tests.helpers import (
+    PASSWORD,
+    body,
+    logged_in_client,
+    make_user,
+    page,
+    run_jobs,
+)
+from tests.roundtrips import RoundTripCounter
+from tests.timeline.test_edits import texts
+from timeline import blocks, filters, keys, lists, privacy, services, social
+from timeline.domain import NotFound
+from timeline.lists import ListRefused, NotFollowed
+
+
+@pytest.fixture(autouse=True)
+def _backend(redis_backend, settings):
+    settings.RATE_LIMIT_POST = "off"
+    settings.RATE_LIMIT_FOLLOW = "off"
+
+
+@pytest.fixture
+def people():
+    """Bob follows alice and carol, not dave."""
+    alice, bob, carol, dave = (make_user(n) for n in ("alice", "bob", "carol", "dave"))
+    services.follow_create(follower=bob, followee_id=alice.id)
+    services.follow_create(follower=bob, followee_id=carol.id)
+    run_jobs()
+    return alice, bob, carol, dave
+
+
+def post(user, text: str, reply_to: int | None = None) -> int:
+    if reply_to is not None:
+        sid = social.status_reply(author=user, sid=reply_to, text=text).id
+    else:
+        sid = services.status_create(author=user, text=text).id
+    run_jobs()
+    return sid
+
+
+def friends(bob, *members) -> int:
+    lid = lists.list_create(uid=bob.id, title="Friends").id
+    if members:
+        lists.members_add(uid=bob.id, lid=lid, member_ids=[m.id for m in members])
+    return lid
+
+
+def shown(client, lid: int, query: str = "") -> list[str]:
+    return texts(page(client, f"/lists/{lid}/{query}"))
+
+
+def members_shown(html: str) -> list[str]:
+    return re.findall(r'aria-label="Take @(\w+) off the list"', html)
+
+
+# The service: lists, members, caps.
+
+
+def test_a_list_keeps_its_fields_and_ids_are_never_given_twice(r, people):
+    _, bob, _, _ = people
+    made = lists.list_create(
+        uid=bob.id, title="  Close\nfriends ", replies_policy="none"
+    )
+    assert (made.title, made.replies_policy, made.exclusive) == (
+        "Close friends",
+        "none",
+        False,
+    )
+    changed = lists.list_update(uid=bob.id, lid=made.id, exclusive=True)
+    assert changed.exclusive and changed.title == "Close friends"
+    assert lists.lists_get(uid=bob.id) == [changed]
+    lists.list_delete(uid=bob.id, lid=made.id)
+    assert lists.lists_get(uid=bob.id) == []
+    assert lists.list_create(uid=bob.id, title="again").id > made.id
+    with pytest.raises(NotFound):
+        lists.list_update(uid=bob.id, lid=made.id, title="gone")
+    with pytest.raises(NotFound):
+        lists.members_add(uid=bob.id, lid=made.id, member_ids=[1])
+    with pytest.raises(ListRefused):
+        lists.list_create(uid=bob.id, title=" ")
+    with pytest.raises(ListRefused):
+        lists.list_create(uid=bob.id, title="x", replies_policy="all")
+
+
+def test_only_people_followed_can_be_added_all_or_none(r, people):
+    alice, bob, _, dave = people
+    lid = friends(bob)
+    with pytest.raises(NotFollowed):
+        lists.members_add(uid=bob.id, lid=lid, member_ids=[alice.id, dave.id])
+    assert lists.members_get(uid=bob.id, lid=lid) == ()
+    lists.members_add(uid=bob.id, lid=lid, member_ids=[alice.id, alice.id])
+    assert lists.members_get(uid=bob.id, lid=lid) == (alice.id,)
+
+
+def test_the_caps_refuse_with_a_message(r, people, monkeypatch):
+    alice, bob, carol, _ = people
+    monkeypatch.setattr(lists, "LISTS_MAX", 2)
+    first, _ = (lists.list_create(uid=bob.id, title=t).id for t in ("a", "b"))
+    with pytest.raises(ListRefused, match="2 lists"):
+        lists.list_create(uid=bob.id, title="c")
+    monkeypatch.setattr(lists, "LIST_MEMBERS_MAX", 1)
+    lists.members_add(uid=bob.id, lid=first, member_ids=[alice.id])
+    with pytest.raises(ListRefused, match="at most 1 accounts"):
+        lists.members_add(uid=bob.id, lid=first, member_ids=[carol.id])
+    monkeypatch.setattr(lists, "LIST_MEMBERS_MAX", 10)
+    monkeypatch.setattr(lists, "MEMBERSHIPS_MAX", 2)
+    lists.members_add(uid=bob.id, lid=first, member_ids=[carol.id])
+    second = lists.lists_get(uid=bob.id)[1].id
+    with pytest.raises(ListRefused, match="2 members in all"):
+        lists.members_add(uid=bob.id, lid=second, member_ids=[alice.id])
+    # A deleted list's memberships go with it: room again.
+    lists.list_delete(uid=bob.id, lid=first)
+    lists.members_add(uid=bob.id, lid=second, member_ids=[alice.id, carol.id])
+    assert r.zcard(keys.list_members(bob.id)) == 2
+
+
+def test_a_full_list_first_drops_those_no_longer_followed(r, people, monkeypatch):
+    """An unfollow cut short before its last step leaves entries behind; an add
+    that finds the lists full drops them first."""
+    alice, bob, carol, _ = people
+    monkeypatch.setattr(lists, "MEMBERSHIPS_MAX", 1)
+    lid = friends(bob, alice)
+    r.zrem(keys.following(bob.id), alice.id)  # the unfollow's first step only
+    lists.members_add(uid=bob.id, lid=lid, member_ids=[carol.id])
+    assert r.zrange(keys.list_members(bob.id), 0, -1) == [f"{lid}:{carol.id}"]
+
+
+# Unfollow and block.
+
+
+def test_unfollow_takes_them_off_the_list_and_its_timeline(r, people):
+    alice, bob, carol, _ = people
+    lid = friends(bob, alice, carol)
+    post(alice, "from alice")
+    post(carol, "from carol")
+    client = logged_in_client("bob")
+    assert shown(client, lid) == ["from carol", "from alice"]
+    services.follow_delete(follower=bob, followee_id=alice.id)
+    run_jobs()
+    assert shown(client, lid) == ["from carol"]
+    assert members_shown(page(client, f"/lists/{lid}/")) == ["carol"]
+    assert r.zrange(keys.list_members(bob.id), 0, -1) == [f"{lid}:{carol.id}"]
+    # Followed again, they are not on the list again by themselves.
+    services.follow_create(follower=bob, followee_id=alice.id)
+    run_jobs()
+    assert shown(client, lid) == ["from carol"]
+
+
+def test_an_unfollow_cut_short_is_hidden_at_read(r, people):
+    """The entry stays when the last step did not run; no read shows it."""
+    alice, bob, carol, _ = people
+    lid = friends(bob, alice, carol)
+    post(alice, "from alice")
+    r.zrem(keys.following(bob.id), alice.id)
+    client = logged_in_client("bob")
+    assert shown(client, lid) == []
+    assert members_shown(page(client, f"/lists/{lid}/")) == ["carol"]
+    assert lists.members_get(uid=bob.id, lid=lid) == (carol.id,)
+
+
+def test_a_block_either_way_takes_them_off(r, people):
+    alice, bob, carol, _ = people
+    lid = friends(bob, alice, carol)
+    blocks.block_create(blocker=bob, blocked_id=alice.id)
+    blocks.block_create(blocker=carol, blocked_id=bob.id)
+    run_jobs()
+    assert r.zcard(keys.list_members(bob.id)) == 0
+    assert lists.members_get(uid=bob.id, lid=lid) == ()
+
+
+def test_the_account_deletion_takes_the_lists(r, people):
+    alice, bob, _, _ = people
+    friends(bob, alice)
+    assert r.exists(keys.lists(bob.id)) and r.exists(keys.list_members(bob.id))
+    services.account_delete(user=bob, password=PASSWORD, client="127.0.0.1")
+    run_jobs()
+    assert not r.exists(keys.lists(bob.id))
+    assert not r.exists(keys.list_members(bob.id))
+
+
+def test_a_deleted_member_is_never_shown(r, people):
+    alice, bob, carol, _ = people
+    lid = friends(bob, alice, carol)
+    post(alice, "from alice")
+    services.account_delete(user=alice, password=PASSWORD, client="127.0.0.1")
+    run_jobs()
+    client = logged_in_client("bob")
+    assert shown(client, lid) == []
+    assert members_shown(page(client, f"/lists/{lid}/")) == ["carol"]
+
+
+# The timeline.
+
+
+def test_paging_across_members_repeats_and_skips_nothing(r, people, settings):
+    alice, bob, carol, dave = people
+    settings.TIMELINE_PAGE_SIZE = 4
+    services.follow_create(follower=bob, followee_id=dave.id)
+    lid = friends(bob, alice, carol, dave)
+    authors = [alice, carol, carol, dave, alice, alice, dave, carol, alice, dave]
+    for n, author in enumerate(authors):
+        post(author, f"status {n}")
+    post(make_user("erin"), "not on the list")
+    client = logged_in_client("bob")
+    seen: list[str] = []
+    url = f"/lists/{lid}/"
+    while url:
+        html = page(client, url)
+        seen += texts(html)
+        older = re.search(r'href="\?max_id=(\d+)"', html)
+        url = f"/lists/{lid}/?max_id={older[1]}" if older else None
+    assert seen == [f"status {n}" for n in reversed(range(len(authors)))]
+
+
+def test_replies_as_the_policy_says(r, people):
+    alice, bob, carol, dave = people
+    lid = friends(bob, alice)
+    asks = {u.username: post(u, f"{u.username} asks") for u in (carol, dave, alice)}
+    to_bob = post(bob, "bob asks")
+    for name, sid in asks.items():
+        post(alice, f"reply to {name}", reply_to=sid)
+    post(alice, "reply to bob", reply_to=to_bob)
+    client = logged_in_client("bob")
+
+    def replies(policy: str) -> list[str]:
+        lists.list_update(uid=bob.id, lid=lid, replies_policy=policy)
+        return [t.split()[-1] for t in shown(client, lid) if "reply to" in t]
+
+    # To herself and to the owner always; to dave (not followed) never.
+    assert replies("none") == ["bob", "alice"]
+    assert replies("list") == ["bob", "alice"]
+    assert replies("followed") == ["bob", "alice", "carol"]
+    lists.members_add(uid=bob.id, lid=lid, member_ids=[carol.id])
+    assert replies("list") == ["bob", "alice", "carol"]
+    assert "alice asks" in shown(client, lid)  # no reply: always
+
+
+def test_followed_replies_past_what_the_first_round_trip_reads(r, people, monkeypatch):
+    """A reader who follows more than FOLLOWING_READ_MAX: their followees are asked
+    about the page's replies in one more round trip, with the same answer."""
+    alice, bob, carol, dave = people
+    monkeypatch.setattr(lists, "FOLLOWING_READ_MAX", 1)
+    lid = lists.list_create(uid=bob.id, title="F", replies_policy="followed").id
+    lists.members_add(uid=bob.id, lid=lid, member_ids=[alice.id])
+    post(alice, "reply to carol", reply_to=post(carol, "carol asks"))
+    post(alice, "reply to dave", reply_to=post(dave, "dave asks"))
+    assert shown(logged_in_client("bob"), lid) == ["reply to carol"]
+
+
+def test_blocks_and_mutes_leave_statuses_out(r, people):
+    alice, bob, carol, dave = people
+    lid = friends(bob, alice, carol)
+    erin = make_user("erin")
+    post(alice, "hello @dave")
+    original = post(erin, "by erin")
+    social.status_repost(user=alice, sid=original)
+    run_jobs()
+    post(carol, "from carol")
+    client = logged_in_client("bob")
+    assert shown(client, lid) == ["from carol", "by erin", "hello @dave"]
+    blocks.mute_create(user=bob, muted_id=carol.id)
+    blocks.block_create(blocker=erin, blocked_id=bob.id)
+    blocks.mute_create(user=bob, muted_id=dave.id)
+    run_jobs()
+    # Carol muted; erin's repost across her block; the status naming dave muted.
+    assert shown(client, lid) == []
+
+
+def test_a_private_member_shows_to_their_approved_follower(r, people):
+    alice, bob, _, _ = people
+    frank = make_user("frank")
+    privacy.account_privacy_set(user=frank, private=True)
+    run_jobs()
+    assert services.follow_ask(follower=bob, followee_id=frank.id) == "requested"
+    lid = friends(bob, alice)
+    with pytest.raises(NotFollowed):
+        lists.members_add(uid=bob.id, lid=lid, member_ids=[frank.id])
+    privacy.follow_request_approve(owner=frank, requester_id=bob.id)
+    run_jobs()
+    lists.members_add(uid=bob.id, lid=lid, member_ids=[frank.id])
+    post(frank, "for my followers")
+    assert shown(logged_in_client("bob"), lid) == ["for my followers"]
+
+
+def test_a_repost_of_an_original_gone_private_is_left_out(r, people):
+    alice, bob, _, _ = people
+    erin = make_user("erin")
+    lid = friends(bob, alice)
+    original = post(erin, "erin, public for now")
+    social.status_repost(user=alice, sid=original)
+    post(alice, "alice own")
+    client = logged_in_client("bob")
+    assert shown(client, lid) == ["alice own", "erin, public for now"]
+    # Before the sweep that removes such reposts has run, the page leaves it out.
+    privacy.account_privacy_set(user=erin, private=True)
+    assert shown(client, lid) == ["alice own"]
+
+
+def test_home_keyword_filters_apply(r, people):
+    alice, bob, _, _ = people
+    lid = friends(bob, alice)
+    filters.filter_create(
+        uid=bob.id,
+        title="Dragons",
+        context=["home"],
+        action="hide",
+        keywords=[filters.KeywordChange("dragon")],
+    )
+    post(alice, "a dragon!")
+    post(alice, "a cat")
+    assert shown(logged_in_client("bob"), lid) == ["a cat"]
+
+
+@pytest.mark.real_redis
+def test_a_list_page_costs_two_round_trips_on_one_server(r, people, redis_backend):
+    alice, bob, carol, _ = people
+    lid = friends(bob, alice, carol)
+    post(alice, "one")
+    post(carol, "two")
+    client = logged_in_client("bob")
+    client.get(f"/lists/{lid}/")
+    with RoundTripCounter() as counter:
+        assert shown(client, lid) == ["two", "one"]
+    if redis_backend == "real":
+        assert counter.count == 2
+    else:
+        # A Cluster: the members' ids (with their names), the statuses, the cards.
+        assert counter.count == 4
+        assert counter.most_per_node <= 1
+
+
+# The pages.
+
+
+def test_make_rename_and_delete_lists_on_the_lists_page(r, people):
+    _, bob, _, _ = people
+    client = logged_in_client("bob")
+    assert "No lists yet." in page(client, "/lists/")
+    made = client.post("/lists/new/", {"title": "Friends", "replies_policy": "none"})
+    assert made.status_code == 302
+    (entry,) = lists.lists_get(uid=bob.id)
+    assert (entry.title, entry.replies_policy) == ("Friends", "none")
+    html = page(client, "/lists/")
+    assert "Friends" in html and "No replies to others" in html
+    renamed = client.post(
+        f"/lists/{entry.id}/edit/",
+        {f"list{entry.id}-title": "Pals", f"list{entry.id}-replies_policy": "list"},
+    )
+    assert renamed.status_code == 302
+    assert lists.lists_get(uid=bob.id)[0].title == "Pals"
+    assert client.post(f"/lists/{entry.id}/delete/").status_code == 302
+    assert lists.lists_get(uid=bob.id) == []
+
+
+def test_errors_keep_what_was_typed(r, people, monkeypatch):
+    _, bob, _, _ = people
+    client = logged_in_client("bob")
+    blank = client.post("/lists/new/", {"title": "", "replies_policy": "followed"})
+    assert blank.status_code == 400
+    assert 'value="followed" selected' in body(blank)
+    lid = friends(bob)
+    long = "x" * 101
+    failed = client.post(
+        f"/lists/{lid}/edit/",
+        {f"list{lid}-title": long, f"list{lid}-replies_policy": "none"},
+    )
+    assert failed.status_code == 400
+    assert f'value="{long}"' in body(failed)
+    assert lists.lists_get(uid=bob.id)[0].title == "Friends"
+    monkeypatch.setattr(lists, "LISTS_MAX", 1)
+    full = client.post("/lists/new/", {"title": "Second <b>", "replies_policy": "list"})
+    assert full.status_code == 400
+    assert "1 lists, the most" in body(full)
+    assert 'value="Second &lt;b&gt;"' in body(full)
+
+
+def test_the_list_page_shows_members_and_takes_one_off(r, people):
+    alice, bob, carol, _ = people
+    lid = friends(bob, alice, carol)
+    client = logged_in_client("bob")
+    assert members_shown(page(client, f"/lists/{lid}/")) == ["alice", "carol"]
+    removed = client.post(f"/lists/{lid}/members/{alice.id}/remove/")
+    assert removed.status_code == 302
+    assert members_shown(page(client, f"/lists/{lid}/")) == ["carol"]
+
+
+def test_another_users_list_is_not_found_and_visitors_log_in(r, people):
+    alice, bob, _, _ = people
+    lid = friends(bob, alice)
+    assert logged_in_client("alice").get(f"/lists/{lid}/").status_code == 404
+    assert logged_in_client("bob").get("/lists/99/").status_code == 404
+    visitor = Client().get(f"/lists/{lid}/")
+    assert visitor.status_code == 302 and "/login/" in visitor["Location"]
+    assert Client().get("/lists/").status_code == 302
+
+
+def test_add_from_a_profile_only_while_following(r, people):
+    alice, bob, _, dave = people
+    client = logged_in_client("bob")
+    assert "Make a list" in page(client, "/u/alice/")
+    assert "Add @alice to a list" not in page(client, "/u/alice/")
+    lid = friends(bob)
+    html = page(client, "/u/alice/")
+    assert "Add @alice to a list" in html and f'<option value="{lid}">' in html
+    assert "to a list" not in page(client, "/u/dave/")
+    assert "to a list" not in page(client, "/u/bob/")
+    added = client.post("/u/alice/lists/add/", {"list": str(lid)})
+    assert added.status_code == 302
+    assert lists.members_get(uid=bob.id, lid=lid) == (alice.id,)
+    # Not followed (a form kept open in another tab): refused with a message.
+    refused = client.post("/u/dave/lists/add/", {"list": str(lid)}, follow=True)
+    assert "You must follow this account" in body(refused)
+    assert lists.members_get(uid=bob.id, lid=lid) == (alice.id,)
+
+
+def test_every_change_is_a_csrf_protected_post(r, people):
+    alice, bob, _, _ = people
+    lid = friends(bob, alice)
+    client = logged_in_client("bob", enforce_csrf_checks=True)
+    for url in (
+        "/lists/new/",
+        f"/lists/{lid}/edit/",
+        f"/lists/{lid}/delete/",
+        f"/lists/{lid}/members/{alice.id}/remove/",
+        "/u/alice/lists/add/",
+    ):
+        assert client.post(url, {"title": "x", "list": lid}).status_code == 403, url
+        assert client.get(url).status_code == 405, url
+    assert len(lists.lists_get(uid=bob.id)) == 1
+    assert lists.members_get(uid=bob.id, lid=lid) == (alice.id,)
+
+
+def test_the_navigation_links_to_lists(r, people):
+    assert 'href="/lists/">Lists</a>' in page(logged_in_client("bob"), "/")
+    assert 'href="/lists/"' not in page(Client(), "/")
