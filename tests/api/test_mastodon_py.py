@@ -17,7 +17,12 @@ from urllib.parse import urljoin
 
 import pytest
 import requests
-from mastodon import Mastodon, MastodonNotFoundError, MastodonUnauthorizedError
+from mastodon import (
+    Mastodon,
+    MastodonAPIError,
+    MastodonNotFoundError,
+    MastodonUnauthorizedError,
+)
 
 from devtools.liveserver import serve_in_thread
 from tests.helpers import PASSWORD, make_user
@@ -298,3 +303,42 @@ def test_mastodon_py_keeps_filters_and_reads_what_they_match(site):
     assert fay.filters_v2() == []
     with pytest.raises(MastodonNotFoundError):
         fay.filter_v2(made["id"])
+
+
+def test_mastodon_py_keeps_lists_and_reads_their_timelines(site):
+    """Mastodon.py's list calls, unmodified: make a list, put followed people on it,
+    read its timeline (and page it), find an account's lists, take one off, change
+    and delete the list; someone not followed is refused."""
+    for name in ("hal", "ida", "jon", "kim"):
+        make_user(name)
+    hal = _signed_in(site, "hal")
+    ida, jon, kim = (_signed_in(site, n) for n in ("ida", "jon", "kim"))
+    ida_id, jon_id, kim_id = (a.me()["id"] for a in (ida, jon, kim))
+    hal.account_follow(ida_id)
+    hal.account_follow(jon_id)
+    _run_jobs()
+    made = hal.list_create("Neighbours", replies_policy="none")
+    assert made["title"] == "Neighbours" and made["replies_policy"] == "none"
+    hal.list_accounts_add(made["id"], [ida_id, jon_id])
+    with pytest.raises(MastodonAPIError):
+        hal.list_accounts_add(made["id"], [kim_id])
+    assert {a["acct"] for a in hal.list_accounts(made["id"])} == {"ida", "jon"}
+    for n in range(4):
+        (ida if n % 2 else jon).status_post(f"news {n}")
+    kim.status_post("not on the list")
+    _run_jobs()
+    first = hal.timeline_list(made["id"], limit=3)
+    older = hal.fetch_next(first)
+    texts = [re.sub(r"<[^>]+>", "", s["content"]) for s in [*first, *older]]
+    assert texts == ["news 3", "news 2", "news 1", "news 0"]
+    assert [e["id"] for e in hal.account_lists(ida_id)] == [made["id"]]
+    hal.list_accounts_delete(made["id"], [ida_id])
+    assert [a["acct"] for a in hal.list_accounts(made["id"])] == ["jon"]
+    assert hal.account_lists(ida_id) == []
+    changed = hal.list_update(made["id"], "Street", replies_policy="followed")
+    assert changed["title"] == "Street" and hal.list(made["id"])["title"] == "Street"
+    assert [e["title"] for e in hal.lists()] == ["Street"]
+    hal.list_delete(made["id"])
+    assert hal.lists() == []
+    with pytest.raises(MastodonNotFoundError):
+        hal.timeline_list(made["id"])
