@@ -444,3 +444,25 @@ def test_every_change_is_a_csrf_protected_post(r, people):
 def test_the_navigation_links_to_lists(r, people):
     assert 'href="/lists/">Lists</a>' in page(logged_in_client("bob"), "/")
     assert 'href="/lists/"' not in page(Client(), "/")
+
+
+def test_two_changes_of_a_list_at_once_keep_both(r, people, monkeypatch):
+    """One request renames a list while another changes its replies: the second,
+    made from what it read before the first wrote, must not write the old title
+    back (the step wrote the whole list it had read)."""
+    _, bob, _, _ = people
+    lid = friends(bob)
+    write = lists._write
+    raced: list[int] = []
+
+    def racing(uid, op, lid_, value="", uids=()):
+        if op == "set" and not raced:
+            raced.append(1)  # the other request lands between read and write
+            other = lists.List(lid, "Renamed", "list", False).own_json()
+            write(uid, "set", lid, other)
+        return write(uid, op, lid_, value, uids)
+
+    monkeypatch.setattr(lists, "_write", racing)
+    lists.list_update(uid=bob.id, lid=lid, replies_policy="none")
+    (found,) = lists.lists_get(uid=bob.id)
+    assert (found.title, found.replies_policy) == ("Renamed", "none")
