@@ -136,10 +136,11 @@ def _lists_from(values: dict) -> list[List]:
 # KEYS: the owner's lists, list members and following. ARGV: what ('new', 'set',
 # 'del', 'add', 'rem', 'forget'), LISTS_MAX, MEMBERSHIPS_MAX, LIST_MEMBERS_MAX, the
 # list's id (of 'forget': the member's uid), the list's JSON ('new', 'set'), then
-# the members' uids ('add', 'rem'). Checks, then writes. Returns {1} (with 'new':
-# {1, id}); {-1}: no such list; {-2, uid}: not followed; {-3}: past LISTS_MAX;
-# {-4}: past MEMBERSHIPS_MAX; {-5}: past LIST_MEMBERS_MAX. 'forget' takes a member
-# not followed (any more) off every list: {n removed}.
+# the members' uids ('add', 'rem'), or of 'set' the JSON it was made from. Checks,
+# then writes. Returns {1} (with 'new': {1, id}); {-1}: no such list; {-2, uid}:
+# not followed; {-3}: past LISTS_MAX; {-4}: past MEMBERSHIPS_MAX; {-5}: past
+# LIST_MEMBERS_MAX; {-6}: the list changed since it was read ('set'). 'forget'
+# takes a member not followed (any more) off every list: {n removed}.
 _WRITE = LuaScript(
     """
 local lists, members, following = KEYS[1], KEYS[2], KEYS[3]
@@ -170,6 +171,7 @@ if op == 'forget' then
 end
 if redis.call('HEXISTS', lists, lid) == 0 then return {-1} end
 if op == 'set' then
+  if ARGV[7] and redis.call('HGET', lists, lid) ~= ARGV[7] then return {-6} end
   redis.call('HSET', lists, lid, ARGV[6])
   return {1}
 end
@@ -226,6 +228,13 @@ def _write_keys(uid: int) -> list[str]:
     return [keys.lists(uid), keys.list_members(uid), keys.following(uid)]
 
 
+class _Raced(Exception):
+    """The list changed between its read and the step that writes it."""
+
+
+_RETRIES = 5  # a change made again from a fresh read, when another raced it
+
+
 def _write(uid: int, op: str, lid: int, value: str = "", uids=()) -> list:
     out = _WRITE(
         keys=_write_keys(uid),
@@ -236,6 +245,8 @@ def _write(uid: int, op: str, lid: int, value: str = "", uids=()) -> list:
         return out
     if code == -1:
         raise NotFound("No such list.")
+    if code == -6:
+        raise _Raced()
     if code == -2:
         raise NotFollowed("You must follow this account to add it to a list.")
     if code == -3:
@@ -286,20 +297,28 @@ def list_update(
     exclusive: bool | None = None,
 ) -> List:
     """Change what is given of a list (NotFound: no such list, or deleted
-    meanwhile: the script checks it as it writes)."""
-    current = next((e for e in lists_get(uid=uid) if e.id == lid), None)
-    if current is None:
-        raise NotFound("No such list.")
-    changed = List(
-        lid,
-        _title(title) if title is not None else current.title,
-        _policy(replies_policy)
-        if replies_policy is not None
-        else current.replies_policy,
-        current.exclusive if exclusive is None else bool(exclusive),
-    )
-    _write(uid, "set", lid, changed.own_json())
-    return changed
+    meanwhile: the script checks it as it writes). The step writes only over the
+    list it was made from: two changes at once, a rename and a change of its
+    replies, keep both (the second is made again from what the first wrote)."""
+    for _ in range(_RETRIES):
+        raw = get_redis().hget(keys.lists(uid), lid)
+        current = List.from_json(lid, raw) if raw is not None else None
+        if current is None:
+            raise NotFound("No such list.")
+        changed = List(
+            lid,
+            _title(title) if title is not None else current.title,
+            _policy(replies_policy)
+            if replies_policy is not None
+            else current.replies_policy,
+            current.exclusive if exclusive is None else bool(exclusive),
+        )
+        try:
+            _write(uid, "set", lid, changed.own_json(), (raw,))
+            return changed
+        except _Raced:
+            continue
+    raise ListRefused("This list is being changed elsewhere: try again.")
 
 
 def list_delete(*, uid: int, lid: int) -> None:
