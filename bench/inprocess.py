@@ -51,6 +51,7 @@ PAGES = {
     "tag": "/tags/bench/",
     "profile": "/u/author1/",
     "status": None,  # one of author1's statuses, found on the profile
+    "list": None,  # the viewer's list of 10 of the authors they follow (`_list`)
     "followers": "/u/author1/followers/",
     "following": "/u/viewer/following/",
     "notifications": "/notifications/",
@@ -140,6 +141,19 @@ def _filters(count: int) -> None:
             context=filters.CONTEXTS,
             keywords=[filters.KeywordChange(w) for w in words],
         )
+
+
+def _list() -> str:
+    """A list of the viewer's: 10 of the 40 authors they follow (a checkout without
+    lists has no such page)."""
+    from accounts.selectors import user_id_by_username
+    from timeline import lists
+
+    uid = user_id_by_username(username="viewer")
+    made = lists.list_create(uid=uid, title="Ten authors")
+    members = [user_id_by_username(username=f"author{n}") for n in range(1, 11)]
+    lists.members_add(uid=uid, lid=made.id, member_ids=members)
+    return f"/lists/{made.id}/"
 
 
 def _busy_trends(tags: int) -> None:
@@ -291,6 +305,8 @@ def main(argv: list[str] | None = None) -> int:
         sid = re.search(rb'href="/s/(\d+)/"', profile)[1].decode()
         paths["status"] = f"/s/{sid}/"
         names = [args.profile] if args.profile else args.pages.split(",")
+        if "list" in names:
+            paths["list"] = _list()
         for name in names:
             for _ in range(30):
                 _get(client, paths[name])
