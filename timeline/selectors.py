@@ -1365,7 +1365,9 @@ def _pulled_checked(
 # statuses, replies and reposts: complete, whatever their fan-out mode), with the
 # home's rules: blocks and mutes left out (and statuses naming whom the viewer
 # blocks or mutes), reposts shown once and only while their originals' pages would
-# be (`_refused_queue`), replies as the list's policy says. Privacy needs no more:
+# be (`_refused_queue`), a repost of a member's status left out where the list
+# holds the original just below (`_list_again_queue`, the home's falloff), replies
+# as the list's policy says. Privacy needs no more:
 # a member is followed, so an approved follower of a private member; a repost's
 # original is checked as on every page.
 
@@ -1433,7 +1435,9 @@ def _list_read(
     are read in one round trip, pipelined, and merged here, the statuses in the
     next (a Cluster's cards, or the client API's accounts, and the reposts' check
     in one more). A `followed` list whose owner follows more than
-    FOLLOWING_READ_MAX asks about its replies in one more. `queue_members(uids)`
+    FOLLOWING_READ_MAX asks about its replies in one more, and a page holding a
+    repost of an author's own status asks whether the list shows the original
+    instead (`_list_again_queue`) in one more. `queue_members(uids)`
     queues what the caller reads of the members, sent with the statuses."""
     if reads.claimed_uid is None:
         return None
@@ -1476,12 +1480,14 @@ def _list_read(
     if len(read_ids) < len(all_ids):
         page_found = [None, *page_found] if ascending else [*page_found, None]
     page_found = _list_replies(reads, found_list, uid, page_found)
+    again = _list_again_queue(reads, found_list, uid, authors, page_found)
     refused = _refused_queue(reads, read.unchecked)
     own_cards = _cards_later(reads, read) if not related else None
     if related:
         page_found, read = _related_checked(reads, read, page_found, refused)
     else:
         page_found = _without_refused(page_found, refused)
+    page_found = _without_again(page_found, again)
     page_found = _reposts_once(
         _without_hidden(reads, hidden, page_found, mentions=True)
     )
@@ -1533,6 +1539,65 @@ def _list_replies(
         else None
         for s in found
     ]
+
+
+def _list_again_queue(
+    reads: PageReads,
+    found_list: lists.ListRead,
+    owner: int,
+    authors: list[int],
+    found: list[Status | None],
+) -> Deferred[frozenset[int]] | None:
+    """Queue the check of which reposts the list shows as their originals, as the
+    home does (`_AGAIN_LUA`): a repost of a status by one of the list's authors
+    that the list holds at most HOME_REPOST_FALLOFF entries below it (counted
+    across every author's record), and that the list's policy shows; the list
+    shows the original there and leaves the repost out, so paging shows it once.
+    None: no such repost on the page. One more round trip, only for such a page.
+
+    The original is a status of an author on the list: its id is its score in
+    their `posts`, so each author's count between the two is one ZCOUNT."""
+    own = set(authors)
+    pairs = [
+        (s.id, s.repost_of, s.repost_uid)
+        for s in found
+        if s is not None and s.repost_of and s.repost_uid in own
+    ]
+    if not pairs:
+        return None
+    zsets = [keys.posts(a) for a in authors]
+    falloff = settings.HOME_REPOST_FALLOFF
+
+    def build(pipe) -> None:
+        for sid, original, author in pairs:
+            pipe.zscore(keys.posts(author), original)
+            pipe.hget(keys.status(original), "reply_uid")
+            for key in zsets:
+                pipe.zcount(key, f"({original}", f"({sid}")
+
+    def parse(replies: list) -> frozenset[int]:
+        members = set(found_list.members)
+        # Past FOLLOWING_READ_MAX whom the owner follows is unknown here: such an
+        # original counts as left out, and its repost stays (shown, not lost).
+        followed = found_list.following or frozenset()
+        left_out: set[int] = set()
+        at = 0
+        for sid, _original, author in pairs:
+            held, to, *counts = replies[at : at + 2 + len(zsets)]
+            at += 2 + len(zsets)
+            if held is None or sum(counts) >= falloff:
+                continue
+            if found_list.list.shows_reply(
+                author=author,
+                to=int(to) if to and int(to) else None,
+                owner=owner,
+                members=members,
+                followed=followed.__contains__,
+            ):
+                left_out.add(sid)
+        return frozenset(left_out)
+
+    return reads.queue(build, parse)
 
 
 @dataclass(frozen=True, slots=True)

@@ -223,6 +223,42 @@ def test_paging_across_members_repeats_and_skips_nothing(r, people, settings):
     assert seen == [f"status {n}" for n in reversed(range(len(authors)))]
 
 
+def test_a_repost_of_a_members_status_shows_it_once_where_it_was_posted(
+    r, people, settings
+):
+    """As the home: a member's status reposted by another member shows once, at
+    the original's place, on whichever page that falls (not again at the top, nor
+    twice across pages); reposted past the falloff, it shows again at the top."""
+    alice, bob, carol, _ = people
+    settings.TIMELINE_PAGE_SIZE = 2
+    lid = friends(bob, alice, carol)
+    first = post(alice, "by alice")
+    post(carol, "carol 1")
+    post(carol, "carol 2")
+    social.status_repost(user=carol, sid=first)
+    run_jobs()
+    client = logged_in_client("bob")
+    seen: list[str] = []
+    url = f"/lists/{lid}/"
+    while url:
+        html = page(client, url)
+        seen += texts(html)
+        older = re.search(r'href="\?max_id=(\d+)"', html)
+        url = f"/lists/{lid}/?max_id={older[1]}" if older else None
+    assert seen == ["carol 2", "carol 1", "by alice"]
+    settings.HOME_REPOST_FALLOFF = 1
+    assert shown(client, lid) == ["by alice", "carol 2"]
+
+
+def test_a_repost_of_a_reply_the_policy_leaves_out_still_shows(r, people):
+    alice, bob, carol, dave = people
+    lid = friends(bob, alice, carol)
+    reply = post(alice, "to dave", reply_to=post(dave, "dave asks"))
+    social.status_repost(user=carol, sid=reply)
+    run_jobs()
+    assert shown(logged_in_client("bob"), lid) == ["to dave"]
+
+
 def test_replies_as_the_policy_says(r, people):
     alice, bob, carol, dave = people
     lid = friends(bob, alice)
