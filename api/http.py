@@ -57,6 +57,7 @@ from timeline.domain import (
     Forbidden,
     InvalidStatus,
     NotFound,
+    Refused,
     TimelineError,
 )
 
@@ -164,6 +165,8 @@ def _domain_error(error: Exception) -> ApiError | None:
         return ApiError(429, "Too many requests", headers=headers)
     if isinstance(error, NotFound):
         return not_found()
+    if isinstance(error, Refused):
+        return ApiError(422, error.api_error or f"Validation failed: {error}")
     if isinstance(error, InvalidStatus):
         return unprocessable(str(error) or "Text can't be blank")
     if isinstance(error, CannotFollowSelf | Blocked | Forbidden):

@@ -639,6 +639,14 @@ class TimelineError(Exception):
     """Base of the errors the timeline services raise for the user to see."""
 
 
+class Refused(TimelineError):
+    """A change refused for what it asks (a cap, a blank title, a rule): the
+    message says why; the client API answers it as a 422, "Validation failed:
+    <message>" (`api_error`, when set: Mastodon's own words)."""
+
+    api_error: str | None = None
+
+
 class InvalidStatus(TimelineError):
     pass
 

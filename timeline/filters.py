@@ -50,7 +50,7 @@ except ImportError:  # another Python's layout: the cache is bounded all the sam
 from config.pipelines import Deferred, LuaScript, ReadBatch
 from config.redis import get_redis
 from timeline import keys
-from timeline.domain import NotFound, Status, TimelineError, normalize_text
+from timeline.domain import NotFound, Refused, Status, normalize_text
 
 # Where a filter may apply, as the site's pages name them.
 CONTEXT_LABELS = {
@@ -72,7 +72,7 @@ EXPIRES_IN_MAX = 100 * 365 * 86400
 _NEXT = "next"
 
 
-class FilterRefused(TimelineError):
+class FilterRefused(Refused):
     """A filter, keyword or status is refused (the message says why)."""
 
 

@@ -41,7 +41,7 @@ import orjson
 from config.pipelines import Deferred, LuaScript, ReadBatch
 from config.redis import get_redis
 from timeline import keys
-from timeline.domain import NotFound, TimelineError, normalize_text
+from timeline.domain import NotFound, Refused, normalize_text
 
 LISTS_MAX = 50  # lists per user
 MEMBERSHIPS_MAX = 5000  # members of all of a user's lists, counted once per list
@@ -60,12 +60,14 @@ REPLIES_POLICIES = {
 DEFAULT_POLICY = "list"
 
 
-class ListRefused(TimelineError):
+class ListRefused(Refused):
     """A list, or a member of one, is refused (the message says why)."""
 
 
 class NotFollowed(ListRefused):
     """A member to add is someone the owner does not follow."""
+
+    api_error = "You must follow this account"
 
 
 @dataclass(frozen=True, slots=True)

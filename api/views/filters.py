@@ -17,7 +17,6 @@ from django.http import QueryDict
 
 from api import entities
 from api.http import (
-    ApiError,
     Op,
     endpoint,
     flag,
@@ -29,8 +28,7 @@ from api.http import (
     unprocessable,
 )
 from timeline import filters, selectors
-from timeline.domain import NotFound
-from timeline.filters import FilterRefused, KeywordChange
+from timeline.filters import KeywordChange
 
 READ, WRITE = "read:filters", "write:filters"
 _ID_MAX = 12  # digits: more is no id of ours
@@ -53,10 +51,6 @@ def _filter_of(request, id: str) -> filters.Filter:
     return found
 
 
-def _refused(error: FilterRefused) -> ApiError:
-    return unprocessable(str(error))
-
-
 def _expires(values) -> float | None:
     """`expires_in` (seconds from now; blank: never) as a time."""
     raw = param(values, "expires_in")
@@ -66,10 +60,7 @@ def _expires(values) -> float | None:
         seconds = int(float(raw))
     except (ValueError, OverflowError) as error:  # not a number, or infinite
         raise unprocessable("Expires in is not a number") from error
-    try:
-        return filters.expiry(seconds)
-    except FilterRefused as error:
-        raise _refused(error) from error
+    return filters.expiry(seconds)
 
 
 _NESTED = re.compile(r"^keywords_attributes\[(\d*)\]\[(\w+)\]$")
@@ -161,17 +152,14 @@ def filters_index(request) -> list[dict]:
 
 def filter_create(request) -> dict:
     values = params(request)
-    try:
-        made = filters.filter_create(
-            uid=request.user.id,
-            title=text_param(values, "title") or "",
-            context=_context(values, required=True),
-            action=param(values, "filter_action"),
-            expires=_expires(values),
-            keywords=[c for c in _keyword_changes(request, values) if c.id is None],
-        )
-    except FilterRefused as error:
-        raise _refused(error) from error
+    made = filters.filter_create(
+        uid=request.user.id,
+        title=text_param(values, "title") or "",
+        context=_context(values, required=True),
+        action=param(values, "filter_action"),
+        expires=_expires(values),
+        keywords=[c for c in _keyword_changes(request, values) if c.id is None],
+    )
     return entities.filter_entity(made)
 
 
@@ -185,28 +173,20 @@ def filter_update(request, id: str) -> dict:
     changes: dict = {}
     if "expires_in" in values:
         changes["expires"] = _expires(values)
-    try:
-        changed = filters.filter_update(
-            uid=request.user.id,
-            fid=fid,
-            title=text_param(values, "title"),
-            context=_context(values, required=False),
-            action=param(values, "filter_action"),
-            keywords=_keyword_changes(request, values),
-            **changes,
-        )
-    except FilterRefused as error:
-        raise _refused(error) from error
-    except NotFound as error:
-        raise not_found() from error
+    changed = filters.filter_update(
+        uid=request.user.id,
+        fid=fid,
+        title=text_param(values, "title"),
+        context=_context(values, required=False),
+        action=param(values, "filter_action"),
+        keywords=_keyword_changes(request, values),
+        **changes,
+    )
     return entities.filter_entity(changed)
 
 
 def filter_remove(request, id: str) -> dict:
-    try:
-        filters.filter_delete(uid=request.user.id, fid=_id(id))
-    except NotFound as error:
-        raise not_found() from error
+    filters.filter_delete(uid=request.user.id, fid=_id(id))
     return {}
 
 
@@ -219,17 +199,12 @@ def keywords_index(request, id: str) -> list[dict]:
 
 def keyword_create(request, id: str) -> dict:
     values = params(request)
-    try:
-        made = filters.keyword_add(
-            uid=request.user.id,
-            fid=_id(id),
-            keyword=text_param(values, "keyword") or "",
-            whole_word=flag(values, "whole_word", default=True),
-        )
-    except FilterRefused as error:
-        raise _refused(error) from error
-    except NotFound as error:
-        raise not_found() from error
+    made = filters.keyword_add(
+        uid=request.user.id,
+        fid=_id(id),
+        keyword=text_param(values, "keyword") or "",
+        whole_word=flag(values, "whole_word", default=True),
+    )
     return entities.filter_keyword(made)
 
 
@@ -247,25 +222,17 @@ def keyword_show(request, id: str) -> dict:
 def keyword_update(request, id: str) -> dict:
     values = params(request)
     whole = param(values, "whole_word")
-    try:
-        changed = filters.keyword_update(
-            uid=request.user.id,
-            kid=_id(id),
-            keyword=text_param(values, "keyword"),
-            whole_word=None if whole in (None, "") else flag(values, "whole_word"),
-        )
-    except FilterRefused as error:
-        raise _refused(error) from error
-    except NotFound as error:
-        raise not_found() from error
+    changed = filters.keyword_update(
+        uid=request.user.id,
+        kid=_id(id),
+        keyword=text_param(values, "keyword"),
+        whole_word=None if whole in (None, "") else flag(values, "whole_word"),
+    )
     return entities.filter_keyword(changed)
 
 
 def keyword_remove(request, id: str) -> dict:
-    try:
-        filters.keyword_delete(uid=request.user.id, kid=_id(id))
-    except NotFound as error:
-        raise not_found() from error
+    filters.keyword_delete(uid=request.user.id, kid=_id(id))
     return {}
 
 
@@ -284,12 +251,7 @@ def status_create(request, id: str) -> dict:
     # A status the viewer may see, as Mastodon asks (404 otherwise).
     if selectors.status_get(reads=request.reads, sid=int(raw)) is None:
         raise not_found()
-    try:
-        made = filters.status_add(uid=request.user.id, fid=fid, sid=int(raw))
-    except FilterRefused as error:
-        raise _refused(error) from error
-    except NotFound as error:
-        raise not_found() from error
+    made = filters.status_add(uid=request.user.id, fid=fid, sid=int(raw))
     return entities.filter_status(made)
 
 
@@ -301,10 +263,7 @@ def status_show(request, id: str) -> dict:
 
 
 def status_remove(request, id: str) -> dict:
-    try:
-        filters.status_delete(uid=request.user.id, n=_id(id))
-    except NotFound as error:
-        raise not_found() from error
+    filters.status_delete(uid=request.user.id, n=_id(id))
     return {}
 
 
@@ -321,17 +280,14 @@ def v1_create(request) -> dict:
     """A filter named after its one keyword (Mastodon's v1 create)."""
     values = params(request)
     phrase = text_param(values, "phrase") or ""
-    try:
-        made = filters.filter_create(
-            uid=request.user.id,
-            title=phrase,
-            context=_context(values, required=True),
-            action="hide" if flag(values, "irreversible") else "warn",
-            expires=_expires(values),
-            keywords=[KeywordChange(phrase, flag(values, "whole_word", default=True))],
-        )
-    except FilterRefused as error:
-        raise _refused(error) from error
+    made = filters.filter_create(
+        uid=request.user.id,
+        title=phrase,
+        context=_context(values, required=True),
+        action="hide" if flag(values, "irreversible") else "warn",
+        expires=_expires(values),
+        keywords=[KeywordChange(phrase, flag(values, "whole_word", default=True))],
+    )
     return entities.v1_filter(made, made.keywords[0])
 
 
@@ -373,14 +329,9 @@ def v1_update(request, id: str) -> dict:
             "This filter has several keywords: change its context, action or end "
             "with the v2 API"
         )
-    try:
-        changed = filters.filter_update(
-            uid=request.user.id, fid=owner.id, keywords=[change], **fields
-        )
-    except FilterRefused as error:
-        raise _refused(error) from error
-    except NotFound as error:
-        raise not_found() from error
+    changed = filters.filter_update(
+        uid=request.user.id, fid=owner.id, keywords=[change], **fields
+    )
     word = next((k for k in changed.keywords if k.id == keyword.id), None)
     if word is None:
         raise not_found()
@@ -389,13 +340,10 @@ def v1_update(request, id: str) -> dict:
 
 def v1_remove(request, id: str) -> dict:
     owner, keyword = _keyword_of(request, id)
-    try:
-        if len(owner.keywords) == 1 and not owner.statuses:
-            filters.filter_delete(uid=request.user.id, fid=owner.id)
-        else:
-            filters.keyword_delete(uid=request.user.id, kid=keyword.id)
-    except NotFound as error:
-        raise not_found() from error
+    if len(owner.keywords) == 1 and not owner.statuses:
+        filters.filter_delete(uid=request.user.id, fid=owner.id)
+    else:
+        filters.keyword_delete(uid=request.user.id, kid=keyword.id)
     return {}
 
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 from accounts.selectors import users_queue
 from api import entities
 from api.http import (
-    ApiError,
     Op,
     Reply,
     endpoint,
@@ -31,8 +30,6 @@ from api.http import (
 from api.pagination import Window, link_header
 from api.views.accounts import ACCOUNTS_LIMIT, ACCOUNTS_MAX
 from timeline import lists, selectors
-from timeline.domain import NotFound
-from timeline.lists import ListRefused, NotFollowed
 
 READ, WRITE = "read:lists", "write:lists"
 _ID_MAX = 12  # digits: more is no list id of ours
@@ -52,12 +49,6 @@ def _of(request, id: str) -> lists.List:
     return found
 
 
-def _refused(error: ListRefused) -> ApiError:
-    if isinstance(error, NotFollowed):
-        return ApiError(422, "You must follow this account")
-    return unprocessable(str(error))
-
-
 def _exclusive(values) -> bool | None:
     raw = param(values, "exclusive")
     return None if raw in (None, "") else flag(values, "exclusive")
@@ -69,15 +60,12 @@ def lists_index(request) -> list[dict]:
 
 def list_create(request) -> dict:
     values = params(request)
-    try:
-        made = lists.list_create(
-            uid=request.user.id,
-            title=text_param(values, "title") or "",
-            replies_policy=param(values, "replies_policy") or None,
-            exclusive=bool(_exclusive(values)),
-        )
-    except ListRefused as error:
-        raise _refused(error) from error
+    made = lists.list_create(
+        uid=request.user.id,
+        title=text_param(values, "title") or "",
+        replies_policy=param(values, "replies_policy") or None,
+        exclusive=bool(_exclusive(values)),
+    )
     return entities.list_entity(made)
 
 
@@ -87,26 +75,18 @@ def list_show(request, id: str) -> dict:
 
 def list_update(request, id: str) -> dict:
     values = params(request)
-    try:
-        changed = lists.list_update(
-            uid=request.user.id,
-            lid=_id(id),
-            title=text_param(values, "title"),
-            replies_policy=param(values, "replies_policy") or None,
-            exclusive=_exclusive(values),
-        )
-    except ListRefused as error:
-        raise _refused(error) from error
-    except NotFound as error:
-        raise not_found() from error
+    changed = lists.list_update(
+        uid=request.user.id,
+        lid=_id(id),
+        title=text_param(values, "title"),
+        replies_policy=param(values, "replies_policy") or None,
+        exclusive=_exclusive(values),
+    )
     return entities.list_entity(changed)
 
 
 def list_remove(request, id: str) -> dict:
-    try:
-        lists.list_delete(uid=request.user.id, lid=_id(id))
-    except NotFound as error:
-        raise not_found() from error
+    lists.list_delete(uid=request.user.id, lid=_id(id))
     return {}
 
 
@@ -163,22 +143,14 @@ def accounts_add(request, id: str) -> dict:
     known = users_queue(request.reads, uids=ids).value
     if any(uid not in known for uid in ids):
         raise not_found()
-    try:
-        lists.members_add(uid=request.user.id, lid=lid, member_ids=ids)
-    except ListRefused as error:
-        raise _refused(error) from error
-    except NotFound as error:
-        raise not_found() from error
+    lists.members_add(uid=request.user.id, lid=lid, member_ids=ids)
     return {}
 
 
 def accounts_remove(request, id: str) -> dict:
-    try:
-        lists.members_remove(
-            uid=request.user.id, lid=_id(id), member_ids=_account_ids(request)
-        )
-    except NotFound as error:
-        raise not_found() from error
+    lists.members_remove(
+        uid=request.user.id, lid=_id(id), member_ids=_account_ids(request)
+    )
     return {}
 
 
