@@ -12,7 +12,7 @@ from config.embedded import start_server
 from config.redis import get_redis, set_redis
 from config.reverse import url_for
 from devtools.liveserver import CHROMIUM_ARGS, chromium_path, serve_in_thread
-from timeline import edits, filters, services, social
+from timeline import edits, filters, lists, services, social
 from timeline.fanout import run_pending
 from timeline.seeding import seed
 
@@ -27,6 +27,7 @@ PAGES = [
     ("thread", "timeline:status_detail", ("THREAD",), True),
     ("notifications", "timeline:notifications", (), True),
     ("filters", "timeline:filters", (), True),
+    ("list", "timeline:list_detail", ("LIST",), True),
 ]
 VIEWPORTS = {
     "desktop": {"width": 1280, "height": 900},
@@ -73,7 +74,8 @@ class Command(BaseCommand):
                                   "url": site}]
                             )  # fmt: skip
                         page = context.new_page()
-                        args = [self.thread if a == "THREAD" else a for a in route_args]
+                        named = {"THREAD": self.thread, "LIST": self.list}
+                        args = [named.get(a, a) for a in route_args]
                         page.goto(url_for(route, *args))
                         target = out_dir / f"{name}-{device}.png"
                         page.screenshot(path=str(target), full_page=False)
@@ -141,6 +143,11 @@ class Command(BaseCommand):
             title="Evening plans",
             context=["home", "public"],
             keywords=[filters.KeywordChange("tonight")],
+        )
+        # And a list of two of the people she follows.
+        self.list = lists.list_create(uid=ada.id, title="Engine room").id
+        lists.members_add(
+            uid=ada.id, lid=self.list, member_ids=[f.id for f in friends[:2]]
         )
         run_pending()
         self.thread = reply.id
