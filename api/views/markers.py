@@ -76,9 +76,9 @@ def markers_index(request) -> dict:
 
 def _wanted(values) -> dict[str, int]:
     """The positions a save asks for, by timeline: `home[last_read_id]=…` in a
-    form, `{"home": {"last_read_id": "…"}}` in JSON. 422 for a timeline that is
-    not one, a missing or malformed `last_read_id`, or nothing to save (Mastodon
-    would skip an unknown timeline silently: here a client learns of its typo)."""
+    form, `{"home": {"last_read_id": "…"}}` in JSON. A timeline the site has not
+    is skipped, as Mastodon skips it (an app of a newer version may send one with
+    its home's); 422 for a missing or malformed `last_read_id`."""
     given: dict[str, dict] = {}
     for key in values:
         value = values[key]
@@ -86,12 +86,10 @@ def _wanted(values) -> dict[str, int]:
             given.setdefault(key, {}).update(value)
         elif found := _FORM_FIELD.match(key):
             given.setdefault(found[1], {})[found[2]] = values.get(key)
-    if not given:
-        raise unprocessable("no timeline to save: home, notifications")
     wanted: dict[str, int] = {}
     for timeline, fields in given.items():
         if timeline not in Marker.TIMELINES:
-            raise unprocessable(f"Timeline {timeline!r} is not included in the list")
+            continue
         raw = param(fields, "last_read_id")
         if raw is None or raw.strip() == "":
             raise unprocessable("Last read can't be blank")
@@ -104,6 +102,8 @@ def _wanted(values) -> dict[str, int]:
 def markers_create(request) -> dict:
     """Save the positions given, all in one atomic step; the markers saved."""
     wanted = _wanted(params(request))
+    if not wanted:
+        return {}  # nothing the site keeps was named: nothing saved (Mastodon's)
     notifications = wanted.get("notifications")
     saved = store.markers_save(
         user=request.user,
