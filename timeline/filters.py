@@ -69,7 +69,6 @@ KEYWORD_MAX = 100  # characters
 # The furthest end a filter may have (seconds from now): any date can name it, and
 # no reader means a later one rather than "never".
 EXPIRES_IN_MAX = 100 * 365 * 86400
-_NEXT = "next"
 
 
 class FilterRefused(Refused):
@@ -199,10 +198,6 @@ class Filters:
                 if entry.id == n:
                     return found, entry
         return None
-
-    @property
-    def rules(self) -> int:
-        return sum(len(f.keywords) + len(f.statuses) for f in self.filters)
 
     def matches(
         self,
