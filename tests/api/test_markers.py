@@ -20,7 +20,7 @@ from tests.helpers import (
     store_snapshot,
 )
 from tests.roundtrips import get_round_trips
-from timeline import keys, markers, services, social
+from timeline import keys, markers, privacy, services, social
 
 BOTH = "/api/v1/markers?timeline[]=home&timeline[]=notifications"
 
@@ -237,6 +237,56 @@ def test_saving_the_notifications_marker_in_an_app_clears_the_sites_badge():
     top = client.get("/api/v1/notifications").json()[0]
     assert int(top["id"]) > int(saved["last_read_id"])
     assert client.get(BOTH).json() == {"notifications": saved}
+
+
+def test_saving_the_newest_listed_clears_what_the_api_does_not_list_above_it():
+    """An app reads every notification the API lists and saves the newest one's
+    id: what the API never lists above it ("bob approved your follow request",
+    which has no Mastodon type) must not keep its unread count and the site's
+    badge up for good, as the page's own "read" would clear them."""
+    alice, bob, carol = make_user("alice"), make_user("bob"), make_user("carol")
+    sid = services.status_create(author=alice, text="hello").id
+    social.status_like(user=carol, sid=sid)
+    run_jobs()
+    privacy.account_privacy_set(user=bob, private=True)
+    run_jobs()
+    services.follow_create(follower=alice, followee_id=bob.id)
+    run_jobs()
+    privacy.follow_request_approve(owner=bob, requester_id=alice.id)
+    run_jobs()
+    client = _api(alice)
+    listed = client.get("/api/v1/notifications").json()
+    assert [n["type"] for n in listed] == ["favourite"]
+    _saved(client, notifications=listed[0]["id"])
+    assert _unread(client) == 0
+    assert client.get("/api/v1/notifications/unread_count").json() == {"count": 0}
+    assert _badge(page(logged_in_client("alice"), "/")) is None
+    # What comes after the save is still unread.
+    social.status_repost(user=carol, sid=sid)
+    run_jobs()
+    assert _unread(client) == 1
+
+
+def test_an_older_save_leaves_unread_what_the_api_lists_above_it():
+    alice, bob, carol = make_user("alice"), make_user("bob"), make_user("carol")
+    sid = services.status_create(author=alice, text="hello").id
+    social.status_like(user=carol, sid=sid)
+    run_jobs()
+    privacy.account_privacy_set(user=bob, private=True)
+    run_jobs()
+    services.follow_create(follower=alice, followee_id=bob.id)
+    run_jobs()
+    privacy.follow_request_approve(owner=bob, requester_id=alice.id)
+    run_jobs()
+    services.follow_create(follower=carol, followee_id=alice.id)
+    run_jobs()
+    client = _api(alice)
+    listed = client.get("/api/v1/notifications").json()
+    assert [n["type"] for n in listed] == ["follow", "favourite"]
+    saved = _saved(client, notifications=listed[1]["id"])["notifications"]
+    assert int(saved["last_read_id"]) < int(listed[0]["id"])
+    assert _unread(client) >= 1
+    assert _badge(page(logged_in_client("alice"), "/")) is not None
 
 
 def test_reading_on_the_site_moves_the_apps_notifications_marker():
