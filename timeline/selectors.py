@@ -2703,6 +2703,19 @@ def notifications_unread_queue(reads: PageReads) -> Deferred[int] | None:
     )
 
 
+def notifications_top_queue(reads: PageReads) -> Deferred[int | None] | None:
+    """Queue the place of the claimed viewer's newest notification group, shown or
+    not (None when there is none; the call None for a visitor); trust it once the
+    viewer is proven. One command in their slot."""
+    vid = reads.claimed_uid
+    if vid is None:
+        return None
+    return reads.queue(
+        lambda pipe: (pipe.zrevrange(keys.notifications(vid), 0, 0, withscores=True),),
+        lambda replies: int(replies[0][0][1]) if replies[0] else None,
+    )
+
+
 def markers_queue(reads: PageReads) -> Deferred[dict[str, Marker]] | None:
     """Queue a read of the claimed viewer's markers (`timeline.markers`), by
     timeline, those saved (None for a visitor); trust it once the viewer is

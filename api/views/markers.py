@@ -11,7 +11,9 @@ reads a group as one) and the marker answers the highest id that group's events
 could have: every notification at or below it is read, every one above unread,
 by the ids a client compares. A save that names an id above the newest
 notification marks them all read and answers the newest group's; one below the
-mark leaves it (the mark only rises), and answers the mark.
+mark leaves it (the mark only rises), and answers the mark. A save reads too
+the groups just above its id that the API does not list, up to the next it does
+(`_read_place`): an app that read all it was shown clears the badge.
 """
 
 from __future__ import annotations
@@ -28,15 +30,22 @@ from api.http import (
     params,
     unprocessable,
 )
-from api.views.notifications import ID_SPAN
+from api.views.notifications import ID_SPAN, TYPE_OF
 from timeline import markers as store
 from timeline.domain import Marker
-from timeline.selectors import markers_queue
+from timeline.selectors import (
+    markers_queue,
+    notifications_top_queue,
+    notifications_window,
+)
 
 # A form's `home[last_read_id]`: the timeline and the field.
 _FORM_FIELD = re.compile(r"^([^\[\]]+)\[([^\[\]]+)\]$")
 _ID = re.compile(r"^[0-9]{1,19}$")
 _ID_MAX = 2**63 - 1  # Mastodon's ids are bigints
+# How many groups above a saved id a save looks through for the next one the API
+# lists (a page's worth): past them, it reads as far as it looked.
+_LOOK_ABOVE = 40
 
 
 def _last_read_id(marker: Marker) -> str:
@@ -99,6 +108,38 @@ def _wanted(values) -> dict[str, int]:
     return wanted
 
 
+def _read_place(request, nid: int) -> int:
+    """The place an app that read up to notification `nid` has read up to: its
+    group's, raised past the groups above it that the API does not list (an
+    approved follow request, which has no Mastodon type; an actor muted or
+    blocked since) up to the next one it lists, or the top, as read before the
+    save (whatever arrives after stays unread). The page marks read up to its top
+    group, shown or not; an app that read all it was shown must clear the badge
+    and the unread counts too, which count every group above the mark."""
+    place = nid // ID_SPAN
+    top = notifications_top_queue(request.reads)  # read before the window's
+    above = notifications_window(
+        reads=request.reads,
+        low=place + 1,
+        size=_LOOK_ABOVE,
+        oldest_first=True,
+        kinds=list(TYPE_OF),
+    )
+    if above is None or top is None or request.reads.proven_uid() is None:
+        raise ApiError(401, "The access token is invalid")
+    newest = top.value
+    if newest is None:
+        return place  # nothing there: nothing to read
+    listed = [item.place for item in above.items]
+    if listed:
+        up_to = min(listed) - 1
+    elif above.read == _LOOK_ABOVE and above.last_place is not None:
+        up_to = above.last_place  # as far as it looked
+    else:
+        up_to = newest
+    return min(max(place, up_to), newest)
+
+
 def markers_create(request) -> dict:
     """Save the positions given, all in one atomic step; the markers saved."""
     wanted = _wanted(params(request))
@@ -108,7 +149,9 @@ def markers_create(request) -> dict:
     saved = store.markers_save(
         user=request.user,
         home=wanted.get("home"),
-        notifications=None if notifications is None else notifications // ID_SPAN,
+        notifications=None
+        if notifications is None
+        else _read_place(request, notifications),
     )
     return _answer(saved)
 
