@@ -20,7 +20,7 @@ from tests.helpers import (
     store_snapshot,
 )
 from tests.roundtrips import get_round_trips
-from timeline import keys, markers, privacy, services, social
+from timeline import blocks, keys, markers, privacy, services, social
 
 BOTH = "/api/v1/markers?timeline[]=home&timeline[]=notifications"
 
@@ -265,6 +265,22 @@ def test_saving_the_newest_listed_clears_what_the_api_does_not_list_above_it():
     social.status_repost(user=carol, sid=sid)
     run_jobs()
     assert _unread(client) == 1
+
+
+def test_saving_the_newest_listed_clears_a_muted_actors_notification_above_it():
+    alice, bob, carol = make_user("alice"), make_user("bob"), make_user("carol")
+    sid = services.status_create(author=alice, text="hello").id
+    social.status_like(user=carol, sid=sid)
+    run_jobs()
+    services.follow_create(follower=bob, followee_id=alice.id)
+    run_jobs()
+    blocks.mute_create(user=alice, muted_id=bob.id)
+    client = _api(alice)
+    listed = client.get("/api/v1/notifications").json()
+    assert [n["type"] for n in listed] == ["favourite"]
+    _saved(client, notifications=listed[0]["id"])
+    assert _unread(client) == 0
+    assert _badge(page(logged_in_client("alice"), "/")) is None
 
 
 def test_an_older_save_leaves_unread_what_the_api_lists_above_it():
