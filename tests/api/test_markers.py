@@ -392,3 +392,14 @@ def test_the_accounts_deletion_deletes_its_markers(r):
     services.account_delete(user=alice, password=PASSWORD, client="127.0.0.1")
     run_jobs()
     assert not r.exists(keys.markers(alice.id))
+
+
+def test_a_save_that_lands_after_the_accounts_deletion_writes_nothing(r):
+    """A save in flight as the account is deleted (its request was let in before)
+    must not leave a markers hash that nothing will ever delete."""
+    alice = make_user("alice")
+    services.account_delete(user=alice, password=PASSWORD, client="127.0.0.1")
+    run_jobs()
+    assert markers.markers_save(user=alice, home=5, notifications=7) == {}
+    assert not r.exists(keys.markers(alice.id))
+    assert not r.exists(keys.notifications_read(alice.id))
