@@ -34,27 +34,36 @@ save, on the page or in an app, rather than with a made-up time.
 The home marker is the app's alone (the home page keeps no read position): the
 status id it saved, kept as saved, lower than the last one too (Mastodon keeps
 whatever an app sends). The account's deletion deletes the hash
-(`timeline.fanout._account_keys`).
+(`timeline.fanout._account_keys`), and a save refuses a user deleted or being
+deleted, so one let in before the deletion leaves nothing behind its job.
 """
 
 from __future__ import annotations
 
 import time
 
+from accounts import keys as account_keys
 from accounts.domain import User
 from config.pipelines import LuaScript, pipeline_run
 from timeline import keys
 from timeline.domain import Marker
 
-# KEYS: the markers hash, the notifications read mark, the notification groups.
-# ARGV: now (unix ms), the home position ('' to leave it: a canonical decimal, so
-# equal ids are equal strings), the notifications place ('' to leave it), then
-# Marker.FIELDS. Saves each timeline given: home's id as it is; the read mark
-# raised to the place, never beyond the top group's place, never lowered. A
-# timeline's first save stamps it version 0, a later one adds one only when its
-# position moved. Returns FIELDS' values, then the mark.
+# KEYS: the markers hash, the notifications read mark, the notification groups,
+# the user hash. ARGV: now (unix ms), the home position ('' to leave it: a
+# canonical decimal, so equal ids are equal strings), the notifications place
+# ('' to leave it), then Marker.FIELDS, then the user hash's username and deleted
+# fields. Saves each timeline given: home's id as it is; the read mark raised to
+# the place, never beyond the top group's place, never lowered. A timeline's first
+# save stamps it version 0, a later one adds one only when its position moved.
+# Returns FIELDS' values, then the mark; nothing, and writes nothing, for a user
+# deleted or being deleted (as `services._LIVE`: a save let in before the deletion
+# must not leave a hash behind its job).
 _SAVE = LuaScript(
     """
+if redis.call('HEXISTS', KEYS[4], ARGV[9]) == 0
+    or redis.call('HEXISTS', KEYS[4], ARGV[10]) == 1 then
+  return false
+end
 local h, now = KEYS[1], ARGV[1]
 local function stamp(version, at, moved)
   if redis.call('HEXISTS', h, version) == 0 then
@@ -94,7 +103,8 @@ def markers_save(
 ) -> dict[str, Marker]:
     """Save the user's position in their home (a status id) and/or their
     notifications (a place: the read mark rises to it, see the module doc) in one
-    atomic step in their slot; the markers of the timelines given, as saved."""
+    atomic step in their slot; the markers of the timelines given, as saved (none
+    for a user deleted or being deleted)."""
     values = pipeline_run(
         lambda pipe: _SAVE.queue(
             pipe,
@@ -102,15 +112,20 @@ def markers_save(
                 keys.markers(user.id),
                 keys.notifications_read(user.id),
                 keys.notifications(user.id),
+                account_keys.user(user.id),
             ],
             args=[
                 time.time_ns() // 1_000_000,
                 "" if home is None else str(int(home)),
                 "" if notifications is None else int(notifications),
                 *Marker.FIELDS,
+                User.USERNAME_FIELD,
+                User.DELETED_FIELD,
             ],
         )
     )[0]
+    if values is None:
+        return {}  # the user is deleted, or being deleted: nothing saved
     found = Marker.from_fields(values[:5], values[5])
     asked = {"home": home, "notifications": notifications}
     return {t: m for t, m in found.items() if asked[t] is not None}

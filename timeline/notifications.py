@@ -460,9 +460,11 @@ def notifications_mark_read(*, user: User, up_to: int) -> int:
     """Mark the user's notifications read up to place `up_to` (what their page
     showed on top), never beyond the top group's place and never lowering the
     mark: a save of their notifications marker (`timeline.markers`), so their apps
-    read where the page left off. Returns the mark now."""
+    read where the page left off. Returns the mark now
+    (0 for a user deleted or being deleted: nothing is saved)."""
     saved = markers.markers_save(user=user, notifications=up_to)
-    return saved["notifications"].position
+    found = saved.get("notifications")
+    return found.position if found is not None else 0  # 0: the user is deleted
 
 
 def notification_dismiss(
