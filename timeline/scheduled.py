@@ -119,7 +119,7 @@ class Scheduled:
     def to_json(self) -> str:
         return json.dumps(
             {
-                "at": round(self.at, 3),
+                "at": kept_time(self.at),
                 "text": self.text,
                 "spoiler": self.spoiler,
                 "unlisted": self.unlisted,
@@ -273,6 +273,13 @@ def _when_problem(at: float, now: float) -> str | None:
     return None
 
 
+def kept_time(at: float) -> float:
+    """A time as an entry keeps it (`Scheduled.to_json`: to the millisecond), so
+    what a schedule or a move answers is what a read of the entry answers later
+    (an Idempotency-Key's repeat, the list)."""
+    return round(at, 3)
+
+
 def _day_of(at: float) -> tuple[int, int]:
     start = int(at // DAY * DAY)
     return start, start + DAY
@@ -299,6 +306,7 @@ def status_schedule(
     problem = text_problem(text, spoiler)
     if problem:
         raise InvalidStatus(problem)
+    at = kept_time(at)
     problem = _when_problem(at, time.time())
     if problem:
         raise ScheduleRefused(problem)
@@ -404,6 +412,7 @@ def scheduled_move(*, user: User, n: int, at: float) -> Scheduled:
     """Move a scheduled status to another time (the same rules as scheduling it,
     the day's cap too); NotFound when it is not waiting any more; ScheduleRefused
     for the time, the day's cap, or when its job has started to post it."""
+    at = kept_time(at)
     problem = _when_problem(at, time.time())
     if problem:
         raise ScheduleRefused(problem)

@@ -204,3 +204,19 @@ def test_a_slow_schedule_whose_claim_was_taken_over_schedules_nothing(monkeypatc
     assert first.status_code == 200, first.content
     assert first.json()["id"] == retry.json()["id"]
     assert _waiting(alice) == [retry.json()["id"]]
+
+
+def test_a_repeat_answers_the_scheduled_at_the_first_answer_gave():
+    """A time given finer than the millisecond is kept to the millisecond; the
+    first answer says the time kept, as a repeat (and the list) then does."""
+    alice = make_user("alice")
+    client = _client(alice, "sched-ms")
+    at = datetime.fromtimestamp(int(time.time()) + 1800, tz=UTC)
+    body = {"status": "later", "scheduled_at": at.replace(microsecond=900).isoformat()}
+    first = client.post("/api/v1/statuses", body)
+    assert first.status_code == 200, first.content
+    again = client.post("/api/v1/statuses", body)
+    assert again.json() == first.json()
+    listed = Client(headers={"Authorization": f"Bearer {token_for(alice)}"})
+    (shown,) = listed.get("/api/v1/scheduled_statuses").json()
+    assert shown["scheduled_at"] == first.json()["scheduled_at"]

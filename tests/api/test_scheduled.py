@@ -205,3 +205,23 @@ def test_a_refused_schedule_gives_its_idempotency_key_back():
     fixed = client.post("/api/v1/statuses", {"status": "x", "scheduled_at": iso_in(30)})
     assert fixed.status_code == 200
     assert "scheduled_at" in fixed.json()
+
+
+def test_a_move_answers_the_time_it_kept():
+    """A time finer than the millisecond is kept to it: the move answers what a
+    read of the scheduled status answers afterwards."""
+    client = api_client(token_for(make_user("alice")))
+    made = client.post(
+        "/api/v1/statuses",
+        {"status": "later", "scheduled_at": iso_in(30)},
+        content_type="application/json",
+    ).json()
+    later = datetime.fromtimestamp(int(time.time()) + 5400, tz=UTC)
+    moved = client.put(
+        f"/api/v1/scheduled_statuses/{made['id']}",
+        {"scheduled_at": later.replace(microsecond=900).isoformat()},
+        content_type="application/json",
+    )
+    assert moved.status_code == 200, moved.content
+    shown = client.get(f"/api/v1/scheduled_statuses/{made['id']}").json()
+    assert moved.json() == shown
