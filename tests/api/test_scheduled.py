@@ -4,6 +4,7 @@ moves and cancels them."""
 
 from __future__ import annotations
 
+import threading
 import time
 from datetime import UTC, datetime
 
@@ -225,3 +226,28 @@ def test_a_move_answers_the_time_it_kept():
     assert moved.status_code == 200, moved.content
     shown = client.get(f"/api/v1/scheduled_statuses/{made['id']}").json()
     assert moved.json() == shown
+
+
+@pytest.mark.real_redis
+def test_requests_with_one_key_at_the_same_instant_schedule_one_status():
+    """Eight requests with one key at once (an app's retries racing): one claims
+    the key and schedules, the others wait for it and answer what it made."""
+    alice = make_user("alice")
+    body = {"status": "once", "scheduled_at": iso_in(30)}
+    start = threading.Barrier(8)
+    answers = []
+
+    def send() -> None:
+        client = _keyed(alice, "raced")
+        start.wait()
+        answer = client.post("/api/v1/statuses", body)
+        answers.append((answer.status_code, answer.json()))
+
+    threads = [threading.Thread(target=send) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    listed = api_client(token_for(alice)).get("/api/v1/scheduled_statuses").json()
+    assert len(listed) == 1, "the key scheduled more than one status"
+    assert answers == [(200, listed[0])] * 8
