@@ -231,7 +231,11 @@ def _keyed(request, values, user, key: str) -> dict:
         # A claim taken over whose post went through after all.
         claim.done(claim.sid)
         return _entity(request, _read(request, claim.sid))
-    if param(values, "scheduled_at"):
+    # A claim that carries a status id took over a post (asked for now) whose
+    # request may still publish it: the key is that post's, so a repeat finishes
+    # it with that id even when it asks to schedule (else one key would make a
+    # status and a scheduled status).
+    if claim.sid is None and param(values, "scheduled_at"):
         try:
             # The claim is settled in the step that stores the entry.
             return _schedule(request, values, user, receipt=claim.receipt())

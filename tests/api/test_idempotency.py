@@ -11,6 +11,7 @@ import redis
 from django.test import Client
 
 from api import idempotency
+from api.views import statuses as statuses_views
 from config.redis import get_redis
 from tests.api.helpers import token_for
 from tests.helpers import cut_short, make_user
@@ -220,3 +221,33 @@ def test_a_repeat_answers_the_scheduled_at_the_first_answer_gave():
     listed = Client(headers={"Authorization": f"Bearer {token_for(alice)}"})
     (shown,) = listed.get("/api/v1/scheduled_statuses").json()
     assert shown["scheduled_at"] == first.json()["scheduled_at"]
+
+
+def test_a_stalled_post_whose_key_a_scheduling_retry_took_over_is_made_once(
+    monkeypatch,
+):
+    """The first request (to post now) reserved its status's id and stalled past
+    the hold; a retry with the same key asks to schedule instead. The key is the
+    post's: the retry posts it with that id, so the stalled request's post is the
+    same status, and nothing is scheduled besides."""
+    alice = make_user("alice")
+    original = statuses_views._post
+    stalls, retried = [], []
+
+    def stalled(*args, **kwargs):
+        if not stalls:  # the first request; the retry goes straight through
+            stalls.append(args)
+            later = time.time() + idempotency.CLAIM_HOLD_SECONDS + 1
+            monkeypatch.setattr(idempotency.time, "time", lambda: later)
+            retry = _client(alice, "post-stalled").post("/api/v1/statuses", _in(30))
+            retried.append(retry)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(statuses_views, "_post", stalled)
+    first = _client(alice, "post-stalled").post("/api/v1/statuses", {"status": "x"})
+    (retry,) = retried
+    assert first.status_code == 200, first.content
+    assert retry.status_code == 200, retry.content
+    assert retry.json()["id"] == first.json()["id"]
+    assert _waiting(alice) == [], "one key made a status and a scheduled status"
+    assert get_redis().zcard(keys.posts(alice.id)) == 1
