@@ -103,6 +103,17 @@ def not_found() -> ApiError:
     return ApiError(404, "Record not found")
 
 
+OWN_ID_DIGITS = 12  # an id an account counts itself: more digits are none of ours
+
+
+def own_id(value: str) -> int:
+    """An id of one of the viewer's own things (a filter, keyword, list, scheduled
+    status: their account's own count); else 404, as an unknown one is."""
+    if not value.isdecimal() or len(value) > OWN_ID_DIGITS:
+        raise not_found()
+    return int(value)
+
+
 def unprocessable(message: str) -> ApiError:
     return ApiError(422, f"Validation failed: {message}")
 

@@ -170,7 +170,8 @@ def _filter_keywords(
 
 
 def _filters_render(request, form: FilterForm | None = None, code: int = 200):
-    found = filters.filters_get(uid=request.user.id)
+    # As the request's first round trip read them (nothing was written since).
+    found = filters.viewer_filters(request.reads)
     context = {"filters": found.filters, "form": form or FilterForm()}
     return render(request, "timeline/filters.html", context, status=code)
 
@@ -225,7 +226,7 @@ def filter_edit(request, fid: int):
     """Change one of the viewer's filters (GET: its form; POST: save it)."""
     if request.method not in ("GET", "HEAD", "POST"):
         return HttpResponseNotAllowed(["GET", "HEAD", "POST"])
-    current = filters.filters_get(uid=request.user.id).get(fid)
+    current = filters.viewer_filters(request.reads).get(fid)
     if current is None:
         raise Http404("No such filter")
     # The form as the filter is: shown by a GET, and what a POST's changes are

@@ -21,6 +21,7 @@ from api.http import (
     endpoint,
     flag,
     not_found,
+    own_id,
     param,
     param_list,
     params,
@@ -31,21 +32,15 @@ from timeline import filters, selectors
 from timeline.filters import KeywordChange
 
 READ, WRITE = "read:filters", "write:filters"
-_ID_MAX = 12  # digits: more is no id of ours
-
-
-def _id(value: str) -> int:
-    if not value.isdecimal() or len(value) > _ID_MAX:
-        raise not_found()
-    return int(value)
 
 
 def _mine(request) -> filters.Filters:
-    return filters.filters_get(uid=request.user.id)
+    """The viewer's filters as the request's first round trip read them."""
+    return filters.viewer_filters(request.reads)
 
 
 def _filter_of(request, id: str) -> filters.Filter:
-    found = _mine(request).get(_id(id))
+    found = _mine(request).get(own_id(id))
     if found is None:
         raise not_found()
     return found
@@ -121,7 +116,7 @@ def _keyword_changes(request, values) -> list[KeywordChange]:
         raw_id = row.get("id")
         kid = None
         if raw_id not in (None, ""):
-            kid = _id(str(raw_id))
+            kid = own_id(str(raw_id))
         whole = row.get("whole_word")
         changes.append(
             KeywordChange(
@@ -169,7 +164,7 @@ def filter_show(request, id: str) -> dict:
 
 def filter_update(request, id: str) -> dict:
     values = params(request)
-    fid = _id(id)
+    fid = own_id(id)
     changes: dict = {}
     if "expires_in" in values:
         changes["expires"] = _expires(values)
@@ -186,7 +181,7 @@ def filter_update(request, id: str) -> dict:
 
 
 def filter_remove(request, id: str) -> dict:
-    filters.filter_delete(uid=request.user.id, fid=_id(id))
+    filters.filter_delete(uid=request.user.id, fid=own_id(id))
     return {}
 
 
@@ -201,7 +196,7 @@ def keyword_create(request, id: str) -> dict:
     values = params(request)
     made = filters.keyword_add(
         uid=request.user.id,
-        fid=_id(id),
+        fid=own_id(id),
         keyword=text_param(values, "keyword") or "",
         whole_word=flag(values, "whole_word", default=True),
     )
@@ -209,7 +204,7 @@ def keyword_create(request, id: str) -> dict:
 
 
 def _keyword_of(request, id: str) -> tuple[filters.Filter, filters.FilterKeyword]:
-    found = _mine(request).keyword(_id(id))
+    found = _mine(request).keyword(own_id(id))
     if found is None:
         raise not_found()
     return found
@@ -224,7 +219,7 @@ def keyword_update(request, id: str) -> dict:
     whole = param(values, "whole_word")
     changed = filters.keyword_update(
         uid=request.user.id,
-        kid=_id(id),
+        kid=own_id(id),
         keyword=text_param(values, "keyword"),
         whole_word=None if whole in (None, "") else flag(values, "whole_word"),
     )
@@ -232,7 +227,7 @@ def keyword_update(request, id: str) -> dict:
 
 
 def keyword_remove(request, id: str) -> dict:
-    filters.keyword_delete(uid=request.user.id, kid=_id(id))
+    filters.keyword_delete(uid=request.user.id, kid=own_id(id))
     return {}
 
 
@@ -244,7 +239,7 @@ def statuses_index(request, id: str) -> list[dict]:
 
 
 def status_create(request, id: str) -> dict:
-    fid = _id(id)
+    fid = own_id(id)
     raw = param(params(request), "status_id") or ""
     if not raw.isdecimal() or len(raw) > 19:
         raise not_found()
@@ -256,14 +251,14 @@ def status_create(request, id: str) -> dict:
 
 
 def status_show(request, id: str) -> dict:
-    found = _mine(request).status(_id(id))
+    found = _mine(request).status(own_id(id))
     if found is None:
         raise not_found()
     return entities.filter_status(found[1])
 
 
 def status_remove(request, id: str) -> dict:
-    filters.status_delete(uid=request.user.id, n=_id(id))
+    filters.status_delete(uid=request.user.id, n=own_id(id))
     return {}
 
 

@@ -21,6 +21,7 @@ from api.http import (
     endpoint,
     flag,
     not_found,
+    own_id,
     param,
     param_list,
     params,
@@ -32,17 +33,10 @@ from api.views.accounts import ACCOUNTS_LIMIT, ACCOUNTS_MAX
 from timeline import lists, selectors
 
 READ, WRITE = "read:lists", "write:lists"
-_ID_MAX = 12  # digits: more is no list id of ours
-
-
-def _id(value: str) -> int:
-    if not value.isdecimal() or len(value) > _ID_MAX:
-        raise not_found()
-    return int(value)
 
 
 def _of(request, id: str) -> lists.List:
-    lid = _id(id)
+    lid = own_id(id)
     found = next((e for e in lists.lists_get(uid=request.user.id) if e.id == lid), None)
     if found is None:
         raise not_found()
@@ -77,7 +71,7 @@ def list_update(request, id: str) -> dict:
     values = params(request)
     changed = lists.list_update(
         uid=request.user.id,
-        lid=_id(id),
+        lid=own_id(id),
         title=text_param(values, "title"),
         replies_policy=param(values, "replies_policy") or None,
         exclusive=_exclusive(values),
@@ -86,7 +80,7 @@ def list_update(request, id: str) -> dict:
 
 
 def list_remove(request, id: str) -> dict:
-    lists.list_delete(uid=request.user.id, lid=_id(id))
+    lists.list_delete(uid=request.user.id, lid=own_id(id))
     return {}
 
 
@@ -108,7 +102,7 @@ def _account_ids(request) -> list[int]:
 def accounts_index(request, id: str) -> Reply:
     """The list's accounts, newest account first, paged by account id (`limit` 0:
     all of them, with no Link)."""
-    listed = lists.list_queue(request.reads, request.user.id, _id(id)).value
+    listed = lists.list_queue(request.reads, request.user.id, own_id(id)).value
     if listed is None:
         raise not_found()
     members = listed.members
@@ -139,7 +133,7 @@ def accounts_index(request, id: str) -> Reply:
 
 
 def accounts_add(request, id: str) -> dict:
-    lid, ids = _id(id), _account_ids(request)
+    lid, ids = own_id(id), _account_ids(request)
     known = users_queue(request.reads, uids=ids).value
     if any(uid not in known for uid in ids):
         raise not_found()
@@ -149,7 +143,7 @@ def accounts_add(request, id: str) -> dict:
 
 def accounts_remove(request, id: str) -> dict:
     lists.members_remove(
-        uid=request.user.id, lid=_id(id), member_ids=_account_ids(request)
+        uid=request.user.id, lid=own_id(id), member_ids=_account_ids(request)
     )
     return {}
 

@@ -17,6 +17,7 @@ from api.http import (
     Reply,
     endpoint,
     not_found,
+    own_id,
     param,
     param_list,
     params,
@@ -328,14 +329,8 @@ def scheduled_index(request) -> Reply:
     return Reply(body, headers=headers)
 
 
-def _scheduled_id(id: str) -> int:
-    if not id.isdecimal() or len(id) > 12:
-        raise not_found()
-    return int(id)
-
-
 def scheduled_show(request, id: str) -> dict:
-    entry = scheduled.scheduled_get(user=request.user, n=_scheduled_id(id))
+    entry = scheduled.scheduled_get(user=request.user, n=own_id(id))
     return entities.scheduled_status(entry, locked=request.user.private)
 
 
@@ -344,7 +339,7 @@ def scheduled_update(request, id: str) -> dict:
     values = params(request)
     at = scheduled_time(param(values, "scheduled_at"))
     try:
-        entry = scheduled.scheduled_move(user=request.user, n=_scheduled_id(id), at=at)
+        entry = scheduled.scheduled_move(user=request.user, n=own_id(id), at=at)
     except ScheduleRefused as error:
         raise ApiError(422, f"Validation failed: Scheduled at {error}") from error
     return entities.scheduled_status(entry, locked=request.user.private)
@@ -353,7 +348,7 @@ def scheduled_update(request, id: str) -> dict:
 def scheduled_remove(request, id: str) -> dict:
     """Cancel a scheduled status; 422 once its job has started to post it."""
     try:
-        cancelled = scheduled.scheduled_cancel(user=request.user, n=_scheduled_id(id))
+        cancelled = scheduled.scheduled_cancel(user=request.user, n=own_id(id))
     except ScheduleRefused as error:
         raise ApiError(422, f"Validation failed: {error}") from error
     if not cancelled:
