@@ -565,6 +565,8 @@ class Home:
     suggestions: list[User]
     # The reader is back after a long absence and their home is being rebuilt.
     catching_up: bool = False
+    # The page left out statuses of people on the reader's exclusive lists.
+    listed: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -155,11 +155,17 @@ class FilterForm(AccessibleForm):
 
 
 class ListForm(AccessibleForm):
-    """A list (`timeline.lists`): its title and which replies it shows."""
+    """A list (`timeline.lists`): its title, which replies it shows, and whether
+    its members' statuses leave the home (`exclusive`)."""
 
     title = forms.CharField(label="Title", max_length=TITLE_MAX)
     replies_policy = forms.ChoiceField(
         label="Show replies",
         choices=tuple(REPLIES_POLICIES.items()),
         initial="list",
+    )
+    exclusive = forms.BooleanField(
+        label="Leave its members out of your home",
+        required=False,
+        help_text="Their statuses then show on this list's page only.",
     )

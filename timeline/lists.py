@@ -25,10 +25,15 @@ an add that finds the list full first drops such entries. A deleted account's
 entries in others' lists stay (their follows end in their followers' slots, not
 through `_follow_sync`) and are never shown; the owner's deletion deletes both keys.
 
-**`exclusive` is kept, not applied.** Mastodon leaves an exclusive list's members'
-statuses out of its owner's home. Here the flag is stored and answered, but the home
-shows them still: applying it would cost every home read the lists and their
-members, or the fan-out a check per reader (README, docs/API.md).
+**`exclusive` is applied when the home is read.** Mastodon leaves an exclusive
+list's members' statuses (their reposts too: it goes by whose status it is) out of
+its owner's home, when its fan-out inserts them. Here the home's first round trip
+carries one more script in the owner's slot (`exclusive_queue`: the members of
+their exclusive lists) and the page leaves those statuses out
+(`timeline.selectors._home_read`), as it leaves out a muted author's: so a list made
+exclusive, or no longer, changes the home at once, old statuses too, and the
+fan-out stays a write per follower that reads nothing of theirs. A page whose
+statuses all went to exclusive lists says so and still pages on.
 """
 
 from __future__ import annotations
@@ -368,10 +373,12 @@ def lists_queue(reads: ReadBatch, uid: int) -> Deferred[list[List]]:
 
 # KEYS: the owner's lists, list members and following. ARGV: 'one', a list's id
 # and how many followees to read whole for a `followed` list; or 'of' and a
-# member's uid. Returns one JSON string: for 'one', [the list's JSON or null, its
-# members the owner follows, (a `followed` list's) the first followees, one past
-# the count asked]; for 'of', [the lists hash's fields and values, the ids of the
-# lists the member is on, if the owner follows them]. Read-only.
+# member's uid; or 'exclusive'. Returns one JSON string: for 'one', [the list's
+# JSON or null, its members the owner follows, (a `followed` list's) the first
+# followees, one past the count asked]; for 'of', [the lists hash's fields and
+# values, the ids of the lists the member is on, if the owner follows them]; for
+# 'exclusive', the members of the owner's exclusive lists (at most
+# MEMBERSHIPS_MAX). Read-only.
 _READ = LuaScript(
     """
 local lists, members, following = KEYS[1], KEYS[2], KEYS[3]
@@ -379,6 +386,20 @@ local null = cjson.null
 local function listed(t)
   if #t == 0 then return {null} end
   return t
+end
+if ARGV[1] == 'exclusive' then
+  local fields, out = redis.call('HGETALL', lists), {}
+  for i = 1, #fields, 2 do
+    local lid = fields[i]
+    local ok, row = pcall(cjson.decode, fields[i + 1])
+    if lid ~= 'next' and ok and type(row) == 'table' and row.exclusive == true then
+      for _, name in ipairs(redis.call(
+          'ZRANGEBYLEX', members, '[' .. lid .. ':', '(' .. lid .. ';')) do
+        out[#out + 1] = string.sub(name, #lid + 2)
+      end
+    end
+  end
+  return cjson.encode(listed(out))
 end
 if ARGV[1] == 'of' then
   local member, on = ARGV[2], {}
@@ -473,6 +494,19 @@ def member_lists_queue(
         return _lists_from(values), frozenset(_uids(on))
 
     return reads.queue(build, parse)
+
+
+def exclusive_queue(reads: ReadBatch, uid: int) -> Deferred[frozenset[int]]:
+    """Queue the read of who is on user `uid`'s exclusive lists (whose statuses
+    their home leaves out), in one script of the owner's slot; trust it once the
+    viewer is proven. A user without lists costs it one empty HGETALL."""
+
+    def build(pipe) -> None:
+        _READ.queue(pipe, keys=_write_keys(uid), args=["exclusive"])
+
+    return reads.queue(
+        build, lambda replies: frozenset(_uids(orjson.loads(replies[0])))
+    )
 
 
 def members_get(*, uid: int, lid: int) -> tuple[int, ...] | None:

@@ -1017,11 +1017,14 @@ def _without_again(
     found: list[Status | None],
     *again: Deferred[frozenset[int]] | frozenset[int] | None,
     floor: int = 0,
+    unshown: frozenset[int] = frozenset(),
 ) -> list[Status | None]:
     """The statuses, None in place of the reposts that the home shows as their
     originals (`_again_queue`, `_Window.again`), but those whose original is below
     `floor`: a home merging pulled authors never shows what is below the newest
-    status an outbox lacks (`_merged`), so there the repost stays."""
+    status an outbox lacks (`_merged`), so there the repost stays; and those whose
+    original is by one of `unshown` (an exclusive list's member), which the home
+    holds but does not show."""
     left_out: set[int] = set()
     for part in again:
         if part is not None:
@@ -1030,7 +1033,10 @@ def _without_again(
         return found
     return [
         None
-        if s is not None and s.id in left_out and (s.repost_of or 0) >= floor
+        if s is not None
+        and s.id in left_out
+        and (s.repost_of or 0) >= floor
+        and s.repost_uid not in unshown
         else s
         for s in found
     ]
@@ -1154,6 +1160,7 @@ def home_get(*, reads: PageReads, max_id: int | None = None) -> Home | None:
         page=_page(read.ids, read.found, read.size, cards=read.cards()),
         suggestions=read.suggestions,
         catching_up=read.catching_up,
+        listed=read.listed,
     )
 
 
@@ -1171,6 +1178,8 @@ class _HomeRead:
     suggestions: list[User]
     catching_up: bool
     read: _Found
+    # Whether it left out statuses of the members of the viewer's exclusive lists.
+    listed: bool = False
 
 
 def _home_read(
@@ -1205,6 +1214,7 @@ def _home_read(
         lambda replies: replies[0] is not None,
     )
     hidden = _hidden_queue(reads, mutes=True)
+    exclusive = lists.exclusive_queue(reads, uid)
     if reads.proven_uid() is None:
         return None
     # The id one past the page tells only that there is more (`_page` never shows
@@ -1222,7 +1232,8 @@ def _home_read(
     # A blocked or muted pulled author is not read at all (a block ends the follow,
     # so only a race or a mute leaves one in `pulls`).
     hide = _hidden_known(reads, hidden).authors
-    pulled_authors = [a for a in pulls.value if a not in hide]
+    listed = exclusive.value - {uid}
+    pulled_authors = [a for a in pulls.value if a not in hide and a not in listed]
     pulled = (
         _pulled_queue(reads, pulled_authors, max_id, size, low, ascending)
         if pulled_authors
@@ -1298,15 +1309,19 @@ def _home_read(
         page_found, read = _related_checked(reads, read, page_found, refused)
     else:
         page_found = _without_refused(page_found, refused)
-    page_found = _without_again(
-        page_found,
-        *again,
-        floor=kept_from,
-    )
+    page_found = _without_again(page_found, *again, floor=kept_from, unshown=listed)
     # Fan-out keeps them out of the home; what raced a block or mute goes here.
-    page_found = _reposts_once(
-        _without_hidden(reads, hidden, page_found, mentions=True)
+    page_found = _without_hidden(reads, hidden, page_found, mentions=True)
+    # Statuses of the members of the viewer's exclusive lists (`timeline.lists`),
+    # their reposts too: Mastodon's rule goes by whose status it is.
+    left_out = bool(listed) and any(
+        s is not None and s.author_id in listed for s in page_found
     )
+    if left_out:
+        page_found = [
+            None if s is not None and s.author_id in listed else s for s in page_found
+        ]
+    page_found = _reposts_once(page_found)
 
     def cards() -> dict[int, Card]:
         found_cards = own_cards() if own_cards is not None else {}
@@ -1325,6 +1340,7 @@ def _home_read(
         # No stamp: away too long, the rebuild is queued after this page.
         catching_up=rebuilding.value or reads.seen_day.value is None,
         read=read,
+        listed=left_out,
     )
 
 

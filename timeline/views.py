@@ -79,6 +79,7 @@ def home(request, form: StatusForm | None = None, status: int = 400):
         "page": _filtered(request, found.page, "home"),
         "suggestions": found.suggestions,
         "catching_up": found.catching_up,
+        "listed": found.listed,
         "form": form,
         "compose_next": back,
     }
@@ -292,7 +293,11 @@ def _lists_render(
             if edited is not None and edited[0] == entry.id
             else ListForm(
                 prefix=f"list{entry.id}",
-                initial={"title": entry.title, "replies_policy": entry.replies_policy},
+                initial={
+                    "title": entry.title,
+                    "replies_policy": entry.replies_policy,
+                    "exclusive": entry.exclusive,
+                },
             ),
         )
         for entry in found
@@ -319,6 +324,7 @@ def list_new(request):
                 uid=request.user.id,
                 title=form.cleaned_data["title"],
                 replies_policy=form.cleaned_data["replies_policy"],
+                exclusive=form.cleaned_data["exclusive"],
             )
         except lists.ListRefused as error:
             form.add_error(None, str(error))
@@ -341,6 +347,7 @@ def list_edit(request, lid: int):
                 lid=lid,
                 title=form.cleaned_data["title"],
                 replies_policy=form.cleaned_data["replies_policy"],
+                exclusive=form.cleaned_data["exclusive"],
             )
         except lists.ListRefused as error:
             form.add_error(None, str(error))

@@ -7,8 +7,8 @@ be one the viewer follows (422 "You must follow this account"; an unknown accoun
 404). A list's accounts are its members the viewer still follows, newest account
 first, paged by account id as Mastodon pages them (`limit` 0: all).
 
-What differs from Mastodon: `exclusive` is kept and answered, not applied (the home
-still shows an exclusive list's members: `timeline.lists`).
+`exclusive` is Mastodon's: the members' statuses leave the home timeline (applied
+when the home is read: `timeline.lists`).
 """
 
 from __future__ import annotations

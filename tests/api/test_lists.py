@@ -216,6 +216,52 @@ def test_the_list_timeline_pages_like_the_home(people):
     assert contents(since) == ["<p>status 6</p>", "<p>status 5</p>"]
 
 
+def test_an_exclusive_lists_members_leave_the_home_timeline(people):
+    """`exclusive` (Mastodon's): the list's members' statuses leave the home
+    timeline, paged without them, and stay on the list's timeline."""
+    alice, bob, carol, _ = people
+    client = api_client(token_for(bob))
+    made = as_json(
+        client, "post", "/api/v1/lists", {"title": "Alice", "exclusive": True}
+    )
+    assert made.json()["exclusive"] is True
+    lid = made.json()["id"]
+    lists.members_add(uid=bob.id, lid=int(lid), member_ids=[alice.id])
+    for n in range(6):
+        post(alice if n % 2 else carol, f"status {n}")
+    seen: list[str] = []
+    response = client.get("/api/v1/timelines/home", {"limit": 2})
+    while page := contents(response):
+        seen += page
+        link = response.headers.get("Link", "")
+        if 'rel="next"' not in link:
+            break
+        max_id = link.split("max_id=")[1].split(">")[0]
+        response = client.get("/api/v1/timelines/home", {"limit": 2, "max_id": max_id})
+    assert seen == ["<p>status 4</p>", "<p>status 2</p>", "<p>status 0</p>"]
+    on_list = contents(client.get(f"/api/v1/timelines/list/{lid}"))
+    assert on_list == ["<p>status 5</p>", "<p>status 3</p>", "<p>status 1</p>"]
+    as_json(client, "put", f"/api/v1/lists/{lid}", {"exclusive": False})
+    assert len(contents(client.get("/api/v1/timelines/home"))) == 6
+
+
+def test_a_home_window_an_exclusive_list_empties_links_on(people):
+    alice, bob, carol, _ = people
+    client = api_client(token_for(bob))
+    lid = lists.list_create(uid=bob.id, title="Alice", exclusive=True).id
+    lists.members_add(uid=bob.id, lid=lid, member_ids=[alice.id])
+    post(carol, "carol")
+    post(alice, "alice 1")
+    post(alice, "alice 2")
+    response = client.get("/api/v1/timelines/home", {"limit": 2})
+    assert contents(response) == []
+    link = response.headers.get("Link", "")
+    assert 'rel="next"' in link
+    max_id = link.split("max_id=")[1].split(">")[0]
+    older = client.get("/api/v1/timelines/home", {"limit": 2, "max_id": max_id})
+    assert contents(older) == ["<p>carol</p>"]
+
+
 def test_a_repost_of_a_members_status_is_not_paged_twice(people):
     alice, bob, carol, _ = people
     client = api_client(token_for(bob))

@@ -335,7 +335,16 @@ def test_mastodon_py_keeps_lists_and_reads_their_timelines(site):
     hal.list_accounts_delete(made["id"], [ida_id])
     assert [a["acct"] for a in hal.list_accounts(made["id"])] == ["jon"]
     assert hal.account_lists(ida_id) == []
+    # Exclusive: jon's statuses leave hal's home, and stay on the list.
+    home = [re.sub(r"<[^>]+>", "", s["content"]) for s in hal.timeline_home()]
+    assert home == ["news 3", "news 2", "news 1", "news 0"]
+    made_exclusive = hal.list_update(made["id"], "Neighbours", exclusive=True)
+    assert made_exclusive["exclusive"] is True
+    home = [re.sub(r"<[^>]+>", "", s["content"]) for s in hal.timeline_home()]
+    assert home == ["news 3", "news 1"]
+    assert len(hal.timeline_list(made["id"])) == 2
     changed = hal.list_update(made["id"], "Street", replies_policy="followed")
+    assert changed["exclusive"] is False
     assert changed["title"] == "Street" and hal.list(made["id"])["title"] == "Street"
     assert [e["title"] for e in hal.lists()] == ["Street"]
     hal.list_delete(made["id"])

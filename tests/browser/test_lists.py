@@ -1,7 +1,7 @@
 """Lists in a real browser: a reader makes a list from the navigation (a mistake
 first: the form keeps what was typed), adds someone they follow from that person's
-profile, reads the list's timeline, takes them off, renames the list and deletes
-it."""
+profile, reads the list's timeline, makes it exclusive (its members leave the home),
+takes them off, renames the list and deletes it."""
 
 from __future__ import annotations
 
@@ -44,13 +44,29 @@ def test_a_reader_keeps_a_list_of_people_they_follow(new_page):
     navigating(page, page.get_by_role("link", name="Close friends").click)
     assert page.get_by_text("Alice on the list").is_visible()
     assert page.get_by_text("Carol, home only").count() == 0
+    # Exclusive: alice's statuses leave the home, and stay on the list.
+    page.goto("/")
+    assert page.get_by_text("Alice on the list").is_visible()
+    page.goto("/lists/")
+    page.get_by_text("Rename or change it").click()
+    page.locator("details").get_by_label("Leave its members out of your home").check()
+    navigating(
+        page, page.get_by_role("button", name="Save the list Close friends").click
+    )
+    assert page.get_by_text("Exclusive: not in your home").is_visible()
+    page.goto("/")
+    assert page.get_by_text("Carol, home only").is_visible()
+    assert page.get_by_text("Alice on the list").count() == 0
+    page.goto("/lists/")
+    navigating(page, page.get_by_role("link", name="Close friends").click)
+    assert page.get_by_text("Alice on the list").is_visible()
     page.get_by_text("1 member").click()
     navigating(page, page.get_by_role("button", name="Take @alice off the list").click)
     assert page.get_by_text("Taken off the list.").is_visible()
     assert page.get_by_text("Alice on the list").count() == 0
     # Rename it, then delete it.
     page.goto("/lists/")
-    page.get_by_text("Rename or change its replies").click()
+    page.get_by_text("Rename or change it").click()
     page.locator("details").get_by_label("Title").fill("Friends")
     navigating(
         page, page.get_by_role("button", name="Save the list Close friends").click

@@ -11,7 +11,7 @@ import pytest
 from config.redis import is_cluster
 from tests.helpers import logged_in_client, make_user, run_jobs
 from tests.roundtrips import RoundTripCounter
-from timeline import keys, services
+from timeline import keys, lists, services
 
 PUSH_MAX = 3
 
@@ -71,6 +71,24 @@ def test_a_pulled_authors_statuses_are_merged_not_pushed(r, star):
         "from other",
         "from the star",  # ...yet on the home, in its place
     ]
+
+
+def test_a_pulled_author_on_an_exclusive_list_is_not_merged(r, star):
+    """An exclusive list's member leaves the home whether pushed or pulled; the
+    list's own page merges them still."""
+    readers = followers_of(star, PUSH_MAX + 1)
+    run_jobs()
+    other = make_user("other")
+    services.follow_create(follower=readers[0], followee_id=other.id)
+    post(star, "from the star")
+    post(other, "from other")
+    run_jobs()
+    lid = lists.list_create(uid=readers[0].id, title="Stars", exclusive=True).id
+    lists.members_add(uid=readers[0].id, lid=lid, member_ids=[star.id])
+    client = logged_in_client("fan0")
+    assert whole_home(client) == ["from other"]
+    on_list = client.get(f"/lists/{lid}/").content.decode()
+    assert status_texts(on_list) == ["from the star"]
 
 
 def test_crossing_the_limit_both_ways_loses_and_repeats_nothing(r, star, settings):

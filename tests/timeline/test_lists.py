@@ -376,6 +376,77 @@ def test_a_list_page_costs_two_round_trips_on_one_server(r, people, redis_backen
         assert counter.most_per_node <= 1
 
 
+# Exclusive lists (Mastodon's `exclusive`): their members leave the home.
+
+
+def home_texts(client, query: str = "") -> list[str]:
+    return texts(page(client, f"/{query}"))
+
+
+def test_an_exclusive_lists_members_leave_the_home_but_stay_on_the_list(r, people):
+    """An exclusive list's members' statuses, and their reposts, show on the list's
+    page and not in the home; someone else's repost of one shows (Mastodon's rule:
+    by whose status it is); the owner's own statuses stay; taking `exclusive` off
+    brings them back at once."""
+    alice, bob, carol, dave = people
+    lid = friends(bob, alice)
+    other = lists.list_create(uid=bob.id, title="Also alice").id
+    lists.members_add(uid=bob.id, lid=other, member_ids=[alice.id])
+    post(carol, "by carol")
+    post(alice, "by alice")
+    social.status_repost(user=alice, sid=post(dave, "daves"))
+    post(bob, "by bob")
+    run_jobs()
+    client = logged_in_client("bob")
+    everything = ["by bob", "daves", "by alice", "by carol"]
+    assert home_texts(client) == everything  # no list is exclusive yet
+    lists.list_update(uid=bob.id, lid=lid, exclusive=True)
+    assert home_texts(client) == ["by bob", "by carol"]
+    assert shown(client, lid) == ["daves", "by alice"]
+    assert shown(client, other) == ["daves", "by alice"]
+    social.status_repost(user=carol, sid=post(alice, "alice again"))
+    run_jobs()
+    assert home_texts(client) == ["alice again", "by bob", "by carol"]
+    lists.list_update(uid=bob.id, lid=lid, exclusive=False)
+    assert home_texts(client) == ["alice again", *everything]
+
+
+def test_a_home_page_an_exclusive_list_empties_says_so_and_goes_on(r, people, settings):
+    alice, bob, carol, _ = people
+    settings.TIMELINE_PAGE_SIZE = 2
+    lid = friends(bob, alice)
+    lists.list_update(uid=bob.id, lid=lid, exclusive=True)
+    post(carol, "carol 1")
+    post(carol, "carol 2")
+    post(alice, "alice 1")
+    post(alice, "alice 2")
+    client = logged_in_client("bob")
+    html = page(client, "/")
+    assert texts(html) == []
+    assert "Your home is empty" not in html
+    assert "on your exclusive lists" in html
+    older = re.search(r'href="\?max_id=(\d+)"', html)
+    assert older is not None
+    assert home_texts(client, f"?max_id={older[1]}") == ["carol 2", "carol 1"]
+
+
+@pytest.mark.real_redis
+def test_an_exclusive_list_costs_the_home_no_round_trip(r, people, redis_backend):
+    alice, bob, carol, _ = people
+    post(alice, "one")
+    post(carol, "two")
+    client = logged_in_client("bob")
+    client.get("/")
+    with RoundTripCounter() as plain:
+        assert home_texts(client) == ["two", "one"]
+    lists.list_update(uid=bob.id, lid=friends(bob, alice), exclusive=True)
+    client.get("/")
+    with RoundTripCounter() as exclusive:
+        assert home_texts(client) == ["two"]
+    assert exclusive.count == plain.count
+    assert plain.count == (1 if redis_backend == "real" else 3)
+
+
 # The pages.
 
 
@@ -397,6 +468,29 @@ def test_make_rename_and_delete_lists_on_the_lists_page(r, people):
     assert lists.lists_get(uid=bob.id)[0].title == "Pals"
     assert client.post(f"/lists/{entry.id}/delete/").status_code == 302
     assert lists.lists_get(uid=bob.id) == []
+
+
+def test_the_lists_page_makes_a_list_exclusive_and_back(r, people):
+    _, bob, _, _ = people
+    client = logged_in_client("bob")
+    html = page(client, "/lists/")
+    assert 'name="exclusive"' in html and "Leave its members out of your home" in html
+    made = client.post(
+        "/lists/new/", {"title": "Work", "replies_policy": "list", "exclusive": "on"}
+    )
+    assert made.status_code == 302
+    (entry,) = lists.lists_get(uid=bob.id)
+    assert entry.exclusive
+    html = page(client, "/lists/")
+    assert "Exclusive: not in your home" in html
+    assert re.search(rf'name="list{entry.id}-exclusive"[^>]*checked', html)
+    saved = client.post(
+        f"/lists/{entry.id}/edit/",
+        {f"list{entry.id}-title": "Work", f"list{entry.id}-replies_policy": "list"},
+    )
+    assert saved.status_code == 302
+    assert not lists.lists_get(uid=bob.id)[0].exclusive
+    assert "Exclusive: not in your home" not in page(client, "/lists/")
 
 
 def test_errors_keep_what_was_typed(r, people, monkeypatch):
