@@ -364,20 +364,28 @@ def unrouted(request) -> HttpResponse:
     return response
 
 
+def _json_body(request) -> dict:
+    try:
+        body = orjson.loads(request.body or b"{}")
+    except orjson.JSONDecodeError as error:
+        raise ApiError(400, "The request body is not valid JSON") from error
+    if not isinstance(body, dict):
+        raise ApiError(400, "The request body must be a JSON object")
+    return body
+
+
 def params(request) -> QueryDict | dict:
-    """The request's parameters: the query string of a GET; a POST's, PUT's or
-    PATCH's form or JSON body (clients send either)."""
-    if request.method in SAFE:
-        return request.GET
+    """The request's parameters: the query string of a GET (or, without one, its
+    JSON body: Mastodon.py sends some reads' parameters so, and Rails reads them
+    as a query); a POST's, PUT's or PATCH's form or JSON body (clients send
+    either)."""
     content_type = request.content_type or ""
+    if request.method in SAFE:
+        if content_type == "application/json" and request.body and not request.GET:
+            return _json_body(request)
+        return request.GET
     if content_type == "application/json":
-        try:
-            body = orjson.loads(request.body or b"{}")
-        except orjson.JSONDecodeError as error:
-            raise ApiError(400, "The request body is not valid JSON") from error
-        if not isinstance(body, dict):
-            raise ApiError(400, "The request body must be a JSON object")
-        return body
+        return _json_body(request)
     if request.method == "POST":
         try:
             return request.POST

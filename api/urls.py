@@ -54,6 +54,11 @@ urlpatterns = [
     route("api/v1/accounts/update_credentials", accounts.update, "update_credentials"),
     route("api/v1/accounts/lookup", accounts.lookup, "account_lookup"),
     route("api/v1/accounts/relationships", accounts.relationships, "relationships"),
+    route(
+        "api/v1/accounts/familiar_followers",
+        accounts.familiar_followers,
+        "familiar_followers",
+    ),
     route("api/v1/accounts/search", accounts.search, "account_search"),
     route("api/v1/accounts/<id>", accounts.show, "account"),
     route("api/v1/accounts/<id>/followers", accounts.followers, "followers"),

@@ -1857,6 +1857,64 @@ def _public_read(
     return ids, statuses, read, found
 
 
+# Of the client API's familiar followers: how many are named for one account.
+FAMILIAR_SHOWN = 40
+
+
+def familiar_followers_get(
+    *, reads: PageReads, uids: list[int]
+) -> dict[int, list[int]]:
+    """For each of these users, whom the viewer follows who follow them (Mastodon's
+    familiar followers; the profile's "Followed by"): among the viewer's newest
+    PROFILE_IN_COMMON_SCAN follows, the first FAMILIAR_SHOWN. Nobody for the
+    viewer themself, across a block either way, or for a private account that has
+    not approved the viewer (who follows it is its own to show, as its followers
+    list). {} when the request proves no viewer. With the auth check on one
+    server; a Cluster reads the viewer's follows first, then asks each user's slot.
+    """
+    vid = reads.claimed_uid
+    if vid is None:
+        return {}
+    others = [uid for uid in dict.fromkeys(uids) if uid != vid]
+    one_server = not is_cluster()
+    private = reads.queue(
+        lambda pipe: [
+            pipe.hexists(account_keys.user(uid), User.PRIVATE_FIELD) for uid in others
+        ],
+        lambda replies: dict(zip(others, map(bool, replies), strict=True)),
+    )
+    admitted = {uid: _admitted_queue(reads, uid) for uid in others}
+    between = {uid: _between_queue(reads, uid) for uid in others}
+    checks = (
+        {
+            uid: _in_common_queue(reads, uid, viewer=vid, shown=FAMILIAR_SHOWN)
+            for uid in others
+        }
+        if one_server
+        else None
+    )
+    candidates = None if one_server or not others else _in_common_candidates(reads, 0)
+    if reads.proven_uid() != vid:
+        return {}
+    told = [
+        uid
+        for uid in others
+        if not any(between[uid].value[:2])
+        and not (private.value[uid] and not admitted[uid].value)
+    ]
+    if checks is None:
+        followees = candidates.value if candidates is not None else []
+        checks = {
+            uid: _in_common_queue(reads, uid, followees, shown=FAMILIAR_SHOWN)
+            for uid in (told if followees else ())
+        }
+    found: dict[int, list[int]] = {uid: [] for uid in uids}
+    for uid in told:
+        if uid in checks:
+            found[uid] = [person.id for person in checks[uid].value.shown]
+    return found
+
+
 def _admitted_queue(reads: PageReads, owner_id: int) -> Deferred[bool] | None:
     """Queue the read, in the owner's slot, of whether the claimed viewer is among
     the owner's followers: those a private account admitted (`timeline.privacy`).
@@ -1963,10 +2021,12 @@ def _in_common_queue(
     candidates: list | None = None,
     *,
     viewer: int | None = None,
+    shown: int = IN_COMMON_SHOWN,
 ) -> Deferred[InCommon]:
     """Queue the check of which candidates follow the owner, in the owner's slot:
     the given ones, or (one server only) the `viewer`'s newest follows, read by the
-    same script, in the round trip that proves the viewer.
+    same script, in the round trip that proves the viewer; the first `shown` of
+    them are named.
 
     Its cost is bounded by PROFILE_IN_COMMON_SCAN however many the viewer follows.
     """
@@ -1981,7 +2041,7 @@ def _in_common_queue(
         _IN_COMMON.queue(
             pipe,
             keys=[keys.followers(owner_id), keys.follower_names(owner_id)],
-            args=[IN_COMMON_SHOWN, scan, *source],
+            args=[shown, scan, *source],
         )
 
     def parse(replies) -> InCommon:

@@ -273,6 +273,33 @@ def account_relationships(request) -> list[dict]:
 relationships = endpoint(GET=Op(account_relationships, scope="read:follows"))
 
 
+def account_familiar_followers(request) -> list[dict]:
+    """For each user `id[]` names, in the order asked (unknown ids left out):
+    whom the viewer follows who follow them, as Accounts
+    (`selectors.familiar_followers_get`)."""
+    uids = _ids(params(request))[:ACCOUNTS_MAX]
+    found = selectors.familiar_followers_get(reads=request.reads, uids=uids)
+    stats = accounts_queue(
+        request.reads, {*uids, *(f for people in found.values() for f in people)}
+    ).value
+    urls = entities.Urls.of(request)
+    return [
+        {
+            "id": str(uid),
+            "accounts": [
+                entities.account(stats[f], urls)
+                for f in found.get(uid, ())
+                if f in stats
+            ],
+        }
+        for uid in uids
+        if uid in stats
+    ]
+
+
+familiar_followers = endpoint(GET=Op(account_familiar_followers, scope="read:follows"))
+
+
 def account_search(request) -> list[dict]:
     """People whose username or display name starts with `q` (`@name` and
     `name@ourhost` too), as the site's search finds them (its first

@@ -14,7 +14,7 @@ from accounts.selectors import user_get
 from tests.api.helpers import api_client, token_for
 from tests.helpers import logged_in_client, make_user, page, run_jobs, status_ids
 from tests.roundtrips import RoundTripCounter
-from timeline import services
+from timeline import blocks, privacy, services
 
 
 @pytest.fixture(autouse=True)
@@ -486,6 +486,74 @@ def test_relationships_in_order_asked_unknown_left_out():
     assert all(set(r) == RELATIONSHIP_KEYS for r in data)
     assert client_of(alice).get("/api/v1/accounts/relationships").json() == []
     assert api_client().get("/api/v1/accounts/relationships").status_code == 401
+
+
+# familiar followers
+
+
+def familiar(client, *uids) -> list[tuple[str, list[str]]]:
+    query = "&".join(f"id[]={uid}" for uid in uids)
+    response = client.get(f"/api/v1/accounts/familiar_followers?{query}")
+    assert response.status_code == 200, response.content
+    return [
+        (e["id"], sorted(a["acct"] for a in e["accounts"])) for e in response.json()
+    ]
+
+
+@pytest.mark.real_redis
+def test_familiar_followers_are_whom_you_follow_who_follow_them(redis_backend):
+    """Mastodon's familiar followers, as the profile's "followed by N people you
+    follow": for each account asked, in the order asked, the people the viewer
+    follows who follow it, as Accounts; unknown ids left out."""
+    alice, bob, carol, dave, erin = (
+        make_user(n) for n in ("alice", "bob", "carol", "dave", "erin")
+    )
+    for followee in (bob, carol, dave):
+        services.follow_create(follower=alice, followee_id=followee.id)
+    for follower in (bob, carol, erin):  # erin: not followed by alice
+        services.follow_create(follower=follower, followee_id=dave.id)
+    services.follow_create(follower=bob, followee_id=erin.id)
+    run_jobs()
+    api = client_of(alice)
+    assert familiar(api, dave.id, 999999, erin.id, alice.id) == [
+        (str(dave.id), ["bob", "carol"]),
+        (str(erin.id), ["bob"]),
+        (str(alice.id), []),  # yourself: nobody is "familiar"
+    ]
+    response = api.get(f"/api/v1/accounts/familiar_followers?id[]={dave.id}")
+    (entry,) = response.json()
+    assert set(entry["accounts"][0]) >= {"id", "acct", "followers_count", "avatar"}
+    api.get(f"/api/v1/accounts/familiar_followers?id[]={dave.id}&id[]={erin.id}")
+    with RoundTripCounter() as counter:
+        familiar(api, dave.id, erin.id)
+    # The people in common with the auth check, then their accounts; on a Cluster
+    # the viewer's follows are read first, then checked in each account's slot.
+    assert counter.count == (2 if redis_backend == "real" else 3)
+    assert client_of(alice).get("/api/v1/accounts/familiar_followers").json() == []
+    anonymous = api_client().get(f"/api/v1/accounts/familiar_followers?id[]={dave.id}")
+    assert anonymous.status_code == 401
+
+
+def test_familiar_followers_of_a_private_or_blocked_account_are_not_told():
+    """Who follows a private account is its own to show (its followers list is
+    hidden the same way), and nothing is told across a block."""
+    alice, bob, carol, dave = (make_user(n) for n in ("alice", "bob", "carol", "dave"))
+    services.follow_create(follower=alice, followee_id=bob.id)
+    services.follow_create(follower=bob, followee_id=carol.id)
+    services.follow_create(follower=bob, followee_id=dave.id)
+    run_jobs()
+    api = client_of(alice)
+    assert familiar(api, carol.id, dave.id) == [
+        (str(carol.id), ["bob"]),
+        (str(dave.id), ["bob"]),
+    ]
+    privacy.account_privacy_set(user=carol, private=True)
+    blocks.block_create(blocker=dave, blocked_id=alice.id)
+    run_jobs()
+    assert familiar(api, carol.id, dave.id) == [(str(carol.id), []), (str(dave.id), [])]
+    scoped = client_of(alice, scopes=("read:accounts",))
+    missing = scoped.get(f"/api/v1/accounts/familiar_followers?id[]={dave.id}")
+    assert missing.status_code == 403
 
 
 # search

@@ -351,3 +351,20 @@ def test_mastodon_py_keeps_lists_and_reads_their_timelines(site):
     assert hal.lists() == []
     with pytest.raises(MastodonNotFoundError):
         hal.timeline_list(made["id"])
+
+
+def test_mastodon_py_reads_familiar_followers(site):
+    """`account_familiar_followers`, unmodified: whom you follow who follow them."""
+    for name in ("lea", "max", "ned", "oli"):
+        make_user(name)
+    lea, mx, ned, oli = (_signed_in(site, n) for n in ("lea", "max", "ned", "oli"))
+    max_id, ned_id, oli_id = (a.me()["id"] for a in (mx, ned, oli))
+    lea.account_follow(max_id)
+    lea.account_follow(ned_id)
+    mx.account_follow(oli_id)
+    ned.account_follow(oli_id)
+    _run_jobs()
+    oli_familiar, max_familiar = lea.account_familiar_followers([oli_id, max_id])
+    assert str(oli_familiar.id) == str(oli_id)
+    assert sorted(a.acct for a in oli_familiar.accounts) == ["max", "ned"]
+    assert str(max_familiar.id) == str(max_id) and max_familiar.accounts == []
