@@ -230,6 +230,12 @@ class Status:
     mentions (`timeline.edits`); its earlier versions are kept apart
     (`StatusVersion`). A repost carries its original's, as it carries its text.
 
+    `to` (Mastodon's `direct` visibility): a direct message's audience, the users
+    besides its author who may see it, fixed when it was posted (`timeline.direct`):
+    those its text mentioned, and of a reply those of the direct message it answers
+    and its author. Stored as the uids with spaces in the `to` field, absent for
+    every other status (so hashes from before it read as not direct).
+
     `conversation`: the id of the status a reply's thread began with (Mastodon's
     conversation; a repost's: its original's), which a reader may mute
     (`timeline.conversations`); stored on every reply and repost (`upgrade_store`'s
@@ -255,6 +261,7 @@ class Status:
     spoiler: str = ""
     conversation: int | None = None
     edited: float | None = None
+    to: tuple[int, ...] = ()
     likes: int | None = field(default=None, compare=False)
     reposts: int | None = field(default=None, compare=False)
     replies: int | None = field(default=None, compare=False)
@@ -285,6 +292,7 @@ class Status:
         "spoiler",
         "conversation",
         "edited",
+        "to",
     )
     # What an edit changes (`timeline.edits`), in the hash and in every copy.
     EDITABLE: ClassVar[tuple[str, ...]] = ("text", "spoiler", "mentions", "edited")
@@ -303,8 +311,8 @@ class Status:
         values = list(values) + [None] * (len(cls.FIELDS) - len(values))
         uid, author, text, created, reply_to, reply_uid, reply_author = values[:7]
         thread, repost_of, repost_uid, repost_author, mentions = values[7:12]
-        unlisted, spoiler, conversation, edited = values[12:16]
-        likes, reposts, replies = values[16:]
+        unlisted, spoiler, conversation, edited, to = values[12:17]
+        likes, reposts, replies = values[17:]
         if uid is None or text is None:
             return None
         reposted_row = bool(repost_of)
@@ -326,6 +334,7 @@ class Status:
             spoiler=spoiler or "",
             conversation=_int_or_none(conversation),
             edited=float(edited) if edited else None,
+            to=tuple(int(uid) for uid in to.split()) if to else (),
             # A repost row's own counts are not the original's: not shown.
             likes=int(likes or 0) if counted and not reposted_row else None,
             reposts=int(reposts or 0) if counted and not reposted_row else None,
@@ -386,6 +395,8 @@ class Status:
             row["conversation"] = self.conversation
         if self.edited is not None:
             row["edited"] = f"{self.edited:.3f}"
+        if self.to:
+            row["to"] = " ".join(map(str, self.to))
         return row
 
     def to_json(self) -> str:
@@ -409,6 +420,19 @@ class Status:
         fan-out applies it in Lua (`services.HOME_ADD_LUA`)."""
         to = self.reply_uid
         return to if to and to not in (self.author_id, reader) else None
+
+    @property
+    def direct(self) -> bool:
+        """Whether it is a direct message: for its author and `to` only."""
+        return bool(self.to)
+
+    def visible_to(self, viewer: int | None) -> bool:
+        """Whether a (proven) viewer may see it as far as its audience goes: any
+        status but a direct message, which only its author and `to` see (blocks and
+        private accounts are checked where it is read, as for any status)."""
+        return not self.to or (
+            viewer is not None and (viewer == self.author_id or viewer in self.to)
+        )
 
     @property
     def mentioned_ids(self) -> tuple[int, ...]:
@@ -543,6 +567,36 @@ class Page:
     # How many of the page's statuses the viewer's `hide` filters left out: a page
     # they emptied says so, not "none yet".
     hidden: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Conversation:
+    """One of a reader's conversations of direct messages (`timeline.direct`): its
+    id (the id of the message it began with), its newest message the reader may
+    see, the others in it (uid -> User, those who still exist), whether it has a
+    message they have not read, and the id its list is paged by."""
+
+    id: int
+    last: Status
+    people: dict[int, User]
+    unread: bool
+    at: int
+
+    @property
+    def others(self) -> list[User]:
+        """The others in it, by name."""
+        return sorted(self.people.values(), key=lambda u: u.username.casefold())
+
+
+@dataclass(frozen=True, slots=True)
+class Conversations:
+    """A page of a reader's conversations, the most recent first; `next_max_id`
+    cursors the older page (`prev_min_id`, for the client API, the newer one)."""
+
+    conversations: list[Conversation]
+    next_max_id: int | None
+    cards: dict[int, Card] = field(default_factory=dict)
+    prev_min_id: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -280,6 +280,10 @@ def edit_job_run(job: jobs.Job) -> None:
     status = Status.from_fields(sid, row)
     if status is None or status.repost_of is not None:
         return  # deleted since: its unlink job removes what is left
+    if status.direct:
+        # No copies, no tag, no trend; its audience, told when it was posted,
+        # stays as it was (`timeline.direct`).
+        return
     versions = [StatusVersion.from_json(v) for v in earlier]
     author = status.author_id
     private = r.hexists(account_keys.user(author), User.PRIVATE_FIELD)

@@ -80,6 +80,7 @@ from config.redis import get_redis, is_cluster, slot_groups, slot_of
 from timeline import (
     blocks,
     counts,
+    direct,
     edits,
     jobs,
     keys,
@@ -392,6 +393,10 @@ def run_post(job: jobs.Job) -> None:
     # A reply's link to its parent, a repost's to its original, in case the
     # request died before it (`timeline.social`); a repost that loses is gone.
     if job.cursor == "0" and not social.link_posted(status=status):
+        return
+    if status.direct:
+        # A direct message reaches no timeline: its audience's conversations.
+        direct.deliver(status=status)
         return
     public = status.repost_of is None and not status.unlisted and not private
     if job.cursor == "0" and public:
@@ -744,6 +749,8 @@ def _account_keys(uid: int) -> list[str]:
         keys.filters(uid),
         keys.lists(uid),
         keys.list_members(uid),
+        keys.direct(uid),
+        *direct.conversation_keys(uid),
         keys.suggestions(uid),
         api_keys.idempotency(uid),  # the client API's Idempotency-Keys
     ]
@@ -754,7 +761,8 @@ def run_account(job: jobs.Job) -> None:
 
     The cursor names the phase: `0` retire the name and wait out the user's own
     follow change in progress; `s` their statuses (each one's unlink job and their
-    tags' timelines, the hashes, then the global timeline: `timeline.social`); `l`
+    tags' timelines, the hashes, then the global timeline: `timeline.social`); `d`
+    their direct messages (each one's unlink and undirect jobs, the hashes); `l`
     their likes; `f` their followers (each follow ends in the follower's slot and
     their statuses leave that home, as an unfollow); `g` whom they follow (each
     followee's followers, names and count); `b` whom they blocked (the other side,
@@ -803,6 +811,27 @@ def run_account(job: jobs.Job) -> None:
             jobs.wake_queue(pipe, slot=job.slot)
 
         _walk(job, keys.posts(uid), unpublish, start=start, phase="s ")
+        phase, start = "d", ""
+        jobs.progress(job, cursor=phase)
+    if phase == "d":
+
+        def undirect(pipe, sids: list[int]) -> None:
+            # As their statuses: each message's unlink job and the job that takes
+            # it out of its participants' conversations, then the hashes.
+            found = services.statuses_read(sids)
+            for status in found:
+                for jid in (
+                    services.unlink_job_id(uid, status),
+                    direct.undirect_job_id(status),
+                ):
+                    jobs.enqueue_queue(pipe, slot=job.slot, jid=jid)
+            pipe.barrier()
+            for sid in sids:
+                pipe.delete(keys.status(sid))
+            pipe.barrier()
+            jobs.wake_queue(pipe, slot=job.slot)
+
+        _walk(job, keys.direct(uid), undirect, start=start, phase="d ")
         phase, start = "l", ""
         jobs.progress(job, cursor=phase)
     if phase == "l":
@@ -933,6 +962,7 @@ HANDLERS: dict[str, Callable[[jobs.Job], None]] = {
     "post": run_post,
     "delete": run_delete,
     "unlink": social.unlink_job_run,
+    "undirect": direct.undirect_job_run,
     "edit": edits.edit_job_run,
     "schedule": scheduled.schedule_job_run,
     "like": social.like_job_run,

@@ -22,6 +22,11 @@ class StatusForm(AccessibleForm):
         label="Unlisted: not in everyone's posts nor on tag pages",
         required=False,
     )
+    # A direct message (`timeline.direct`): for the people it mentions only.
+    direct = forms.BooleanField(
+        label="Direct message: only the people you mention see it",
+        required=False,
+    )
 
     # A content warning (Mastodon's spoiler_text): shown in place of the text until
     # the reader opens it; it counts toward the length with the text. Posted only
@@ -70,6 +75,10 @@ class StatusForm(AccessibleForm):
 
     def clean(self):
         cleaned = super().clean()
+        if cleaned.get("direct") and cleaned.get("scheduled_at") is not None:
+            self.add_error(
+                "scheduled_at", "A direct message cannot be scheduled: post it now."
+            )
         text = cleaned.get("text")
         if text is not None:
             # The service's own rule (timeline.domain), so the form and the service

@@ -63,6 +63,18 @@ account's job (`account:<uid>`) deletes every per-user key of both tables
 |                      |        | `k:<fid>:<kid>` -> a keyword (JSON),      | past them, refused with a message; the    |
 |                      |        | `s:<fid>:<n>` -> a status id, `next` ->   | account's deletion deletes the key        |
 |                      |        | the last id given (`timeline.filters`)    |                                           |
+| `direct:{<uid>}`     | zset   | status id -> status id: the user's direct | none: the user's own messages (as         |
+|                      |        | messages (`timeline.direct`)              | `posts`); deleted with the account, each  |
+|                      |        |                                           | message first                             |
+| `conversations:{<uid>}` | zset | conversation (the id of the direct message| CONVERSATIONS_MAX (1,000): past it, the   |
+|                      |        | it began with) -> the id of its newest    | least recent goes; a conversation whose   |
+|                      |        | message the user may see                  | messages are all deleted goes; deleted    |
+|                      |        |                                           | with the account                          |
+| `conversation_sids:{<uid>}` | hash | conversation -> `<its newest message | CONVERSATION_SIDS_KEPT (50) ids each, one |
+|                      |        | ids, ascending>|<the others in it>`       | field per conversation above              |
+|                      |        | (space-separated ids)                     |                                           |
+| `conversations_unread:{<uid>}` | set | the conversations with a message | at most the conversations above           |
+|                      |        | the user has not read                     |                                           |
 | `lists:{<uid>}`      | hash   | `<lid>` -> one of the user's lists (JSON: | LISTS_MAX (50) lists: past it, refused    |
 |                      |        | title, replies_policy, exclusive), `next` | with a message; ids never given twice     |
 |                      |        | -> the last id given (`timeline.lists`)   | (`next` stays); deleted with the account  |
@@ -435,6 +447,26 @@ def notification_follows(uid: int) -> str:
 
 def notifications_read(uid: int) -> str:
     return f"notifications_read:{{{uid}}}"
+
+
+def direct(uid: int) -> str:
+    """User `uid`'s direct messages, by id (`timeline.direct`)."""
+    return f"direct:{{{uid}}}"
+
+
+def conversations(uid: int) -> str:
+    """User `uid`'s conversations of direct messages, by their newest message."""
+    return f"conversations:{{{uid}}}"
+
+
+def conversation_sids(uid: int) -> str:
+    """The newest message ids of each of user `uid`'s conversations."""
+    return f"conversation_sids:{{{uid}}}"
+
+
+def conversations_unread(uid: int) -> str:
+    """User `uid`'s conversations with a message they have not read."""
+    return f"conversations_unread:{{{uid}}}"
 
 
 def markers(uid: int) -> str:

@@ -7,7 +7,7 @@ import logging
 
 from accounts.services import seen_day
 from config.middleware import REDIS_OUTAGES
-from timeline import filters, selectors, services
+from timeline import direct, filters, selectors, services
 
 log = logging.getLogger(__name__)
 
@@ -43,9 +43,10 @@ class LastSeenMiddleware:
 
 
 class NotificationsCountMiddleware:
-    """Queue the signed-in viewer's unread notification count in the request's
-    reads, right behind the auth check: it rides in the page's first round trip, and
-    the navigation's badge (`timeline.context_processors`) costs no trip of its own.
+    """Queue the signed-in viewer's unread notification count, and that of their
+    unread conversations, in the request's reads, right behind the auth check:
+    they ride in the page's first round trip, and the navigation's badges
+    (`timeline.context_processors`) cost no trip of their own.
     """
 
     def __init__(self, get_response):
@@ -57,6 +58,12 @@ class NotificationsCountMiddleware:
         wanted = reads is not None and not getattr(request, "is_api", False)
         request.notifications_unread = (
             selectors.notifications_unread_queue(reads) if wanted else None
+        )
+        # The Messages badge: the viewer's unread conversations (`timeline.direct`).
+        request.messages_unread = (
+            direct.unread_count_queue(reads, reads.claimed_uid)
+            if wanted and reads.claimed_uid is not None
+            else None
         )
         return self.get_response(request)
 

@@ -47,13 +47,16 @@ def status_pin(*, user: User, sid: int, limit: limits.Limit | None = None) -> bo
         limits.take(limit)
     if not _valid(sid):
         raise NotFound(sid)
-    uid, repost_of = get_redis().hmget(keys.status(sid), ["uid", "repost_of"])
+    uid, repost_of, to = get_redis().hmget(keys.status(sid), ["uid", "repost_of", "to"])
     if uid is None:
         raise NotFound(sid)
     if int(uid) != user.id:
         raise CannotPin("Only your own statuses can be pinned.")
-    if repost_of:  # a status's `repost_of` never changes: no race in asking first
+    # Neither field ever changes: no race in asking first.
+    if repost_of:
         raise CannotPin("A repost cannot be pinned.")
+    if to:
+        raise CannotPin("A direct message cannot be pinned.")
     pinned = _PIN(
         keys=[keys.posts(user.id), keys.pins(user.id)],
         args=[sid, time.time_ns() // 1000, PINS_MAX],

@@ -83,6 +83,9 @@ def _fragments(status: Status, url) -> tuple[str, str, str, str]:
         ' <span class="unlisted" title="Not in everyone\'s posts nor on tag pages">'
         "Unlisted</span>"
         if status.unlisted
+        else ' <span class="direct" title="Only the people in this conversation '
+        'see it">Direct</span>'
+        if status.direct
         else ""
     )
     body = f'<p class="status-text">{text}</p>'
@@ -174,6 +177,8 @@ def _social(status: Status, form_head: str | None, url) -> str:
     likes = _button(
         form_head, "like", unlike if liked else like, "Like", liked, status.likes
     )
+    if status.direct:  # never reposted (`timeline.direct`)
+        return f'<div class="status-social">{reply} {likes}</div>'
     reposts = _button(
         form_head,
         "repost",

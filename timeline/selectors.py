@@ -32,12 +32,14 @@ from accounts.selectors import (
 )
 from config.pipelines import Deferred, LuaScript, ReadBatch, hashes_queue
 from config.redis import get_redis, is_cluster, slot_groups
-from timeline import bookmarks, keys, lists, richtext
+from timeline import bookmarks, direct, keys, lists, richtext
 from timeline.domain import (
     MAX_STATUS_ID,
     AccountStats,
     BlockedAndMuted,
     Context,
+    Conversation,
+    Conversations,
     FollowRequest,
     FollowRequests,
     Home,
@@ -507,6 +509,15 @@ class _Found:
     named: dict[int, str | None] | None = None
 
 
+def _for_viewer(
+    statuses: list[Status | None], viewer: int | None
+) -> list[Status | None]:
+    """The statuses, None in place of each direct message the (proven) viewer is
+    not party to (`timeline.direct`): every read of statuses by id goes through
+    here, so no page, thread or API answer shows one to anyone else."""
+    return [s if s is None or s.visible_to(viewer) else None for s in statuses]
+
+
 def _refusals(sids: list[int], checks: list, trusted: bool) -> set[int]:
     """Which of the statuses `sids` the viewer may not see, from `original_seen`'s
     answers for them (`_JSON_LUA`: `[None]` when the read could not check them);
@@ -569,14 +580,17 @@ def _found_from(
             card = Card.from_read(int(uid), values)
             if card is not None:
                 cards[card.id] = card
-    statuses = [
-        None
-        if sid in refused
-        else Status.from_read(
-            sid, rows[sid][:n], viewer=rows[sid][n:] if trusted else None
-        )
-        for sid in sids
-    ]
+    statuses = _for_viewer(
+        [
+            None
+            if sid in refused
+            else Status.from_read(
+                sid, rows[sid][:n], viewer=rows[sid][n:] if trusted else None
+            )
+            for sid in sids
+        ],
+        viewer if trusted else None,
+    )
     return _Found(
         statuses=statuses,
         cards=None if cluster else cards,
@@ -3489,6 +3503,104 @@ def muted_queue(
     return _held_queue(reads, keys.conversation_mutes(vid), ids)
 
 
+# Of each conversation, how many of its newest messages a page reads: the newest
+# that still stands shows (one deleted meanwhile is skipped before its job ran).
+CONVERSATION_READ = 3
+
+
+def conversations_get(
+    *,
+    reads: PageReads,
+    size: int,
+    max_id: int | None = None,
+    since_id: int | None = None,
+    min_id: int | None = None,
+) -> Conversations | None:
+    """A page of the viewer's conversations of direct messages (`timeline.direct`),
+    the most recent first, paged by their newest messages' ids as Mastodon pages
+    them (`max_id`, `since_id`, `min_id`); None when the request proves no viewer.
+
+    Two round trips: the conversations with the auth check, then their newest
+    messages with the others in them (whose cards are their authors': a message is
+    by the viewer or by one of them). A message by someone the viewer blocks or is
+    blocked by is passed over for the one before it; a conversation with none to
+    show is left out (its messages deleted, their jobs still to come)."""
+    vid = reads.claimed_uid
+    if vid is None:
+        return None
+    top, low, ascending = _bounds(max_id, since_id, min_id)
+    rows_d = direct.conversations_queue(
+        reads,
+        vid,
+        size=size + 1,
+        top="+inf" if top is None else str(top),
+        low=low,
+        ascending=ascending,
+    )
+    hidden = _hidden_queue(reads, mutes=False)
+    if reads.proven_uid() != vid:
+        return None
+    rows = rows_d.value
+    more = len(rows) > size
+    rows = rows[:size]
+    if ascending:
+        rows.reverse()
+    conversations, cards = _conversations(reads, rows, hidden)
+    return Conversations(
+        conversations=conversations,
+        next_max_id=rows[-1].newest if rows and (more or ascending) else None,
+        prev_min_id=rows[0].newest if rows else None,
+        cards=cards,
+    )
+
+
+def conversation_get(*, reads: PageReads, conversation: int) -> Conversation | None:
+    """One of the viewer's conversations (as `conversations_get` shows it), or
+    None: not theirs, nothing in it to show, or no viewer proven."""
+    vid = reads.claimed_uid
+    if vid is None:
+        return None
+    row = direct.conversation_queue(reads, vid, conversation)
+    hidden = _hidden_queue(reads, mutes=False)
+    if reads.proven_uid() != vid or row.value is None:
+        return None
+    found, _ = _conversations(reads, [row.value], hidden)
+    return found[0] if found else None
+
+
+def _conversations(
+    reads: PageReads, rows: list[direct.ConversationRow], hidden
+) -> tuple[list[Conversation], dict[int, Card]]:
+    """The conversations these rows show, each with its newest message that still
+    stands and the viewer may see (of its newest CONVERSATION_READ), and the cards
+    of everyone in them: one round trip."""
+    sids = [sid for row in rows for sid in row.sids[:CONVERSATION_READ]]
+    found = _statuses_queue(reads, sids)
+    people = users_queue(reads, uids={u for row in rows for u in row.people})
+    shown = dict(
+        zip(sids, _without_hidden(reads, hidden, found.value.statuses), strict=True)
+    )
+    users = people.value
+    cards = {uid: user.card for uid, user in users.items()}
+    cards[reads.proven_uid()] = reads.viewer.value.card
+    conversations = []
+    for row in rows:
+        last = next(
+            (shown[sid] for sid in row.sids[:CONVERSATION_READ] if shown[sid]), None
+        )
+        if last is not None:
+            conversations.append(
+                Conversation(
+                    id=row.id,
+                    last=last,
+                    people={u: users[u] for u in row.people if u in users},
+                    unread=row.unread,
+                    at=row.newest,
+                )
+            )
+    return conversations, cards
+
+
 def bookmarks_get(*, reads: PageReads, max_id: int | None = None) -> Page | None:
     """A page of the viewer's bookmarks, newest bookmark first (`_bookmarks_read`);
     `next_max_id` is a bookmark time. None when the request proves no viewer."""
@@ -4551,12 +4663,15 @@ def _related_found(
             user = User.from_fields(int(uid), values)
             named[int(uid)] = user.username if user is not None else None
     return _Found(
-        statuses=[
-            None
-            if sid in refused
-            else Status.from_read(sid, row[:n], viewer=row[n:] if trusted else None)
-            for sid, row in zip(sids, rows, strict=True)
-        ],
+        statuses=_for_viewer(
+            [
+                None
+                if sid in refused
+                else Status.from_read(sid, row[:n], viewer=row[n:] if trusted else None)
+                for sid, row in zip(sids, rows, strict=True)
+            ],
+            viewer if trusted else None,
+        ),
         cards=None,
         accounts=accounts,
         originals=originals,

@@ -56,6 +56,7 @@ from accounts.services import (
 from config.pipelines import LuaScript, pipeline_run
 from config.redis import get_redis, is_cluster, slot_groups
 from timeline import counts, jobs, keys, lists, notifications, richtext, suggestions
+from timeline import direct as direct_messages
 from timeline.domain import (
     Blocked,
     Busy,
@@ -328,6 +329,7 @@ def status_create(
     unlisted: bool = False,
     spoiler: str = "",
     scheduled_entry: int | None = None,
+    direct: bool = False,
 ) -> Status:
     """Post a status: store it, publish it with its fan-out job, wake a worker.
 
@@ -345,7 +347,10 @@ def status_create(
     (`Status.unlisted`; a repost is, whatever its original). `spoiler`: a content
     warning (`Status.spoiler`; a repost carries its original's).
     `scheduled_entry`: the author's scheduled status this posts (its job's, with
-    its `reserved_id`), dropped in the publishing step (`_PUBLISH`).
+    its `reserved_id`), dropped in the publishing step (`_PUBLISH`). `direct`: a
+    direct message, for the people it mentions (`timeline.direct`; a reply to one
+    is one whatever is asked); DirectRefused when it names nobody, or answers a
+    status that is no direct message.
     """
     text = normalize_text(text)
     spoiler = repost_of.spoiler if repost_of else normalize_spoiler(spoiler)
@@ -370,6 +375,16 @@ def status_create(
         (sid,) = status_ids_from(first, author_id=author.id)
     limits.check(taken, *budget)
     mentions = mentions_from(names, claims)
+    direct = repost_of is None and (
+        direct or (reply_to is not None and reply_to.direct)
+    )
+    to = (
+        direct_messages.audience(
+            author_id=author.id, mentioned=list(mentions.values()), reply_to=reply_to
+        )
+        if direct
+        else ()
+    )
     status = Status(
         id=sid,
         author_id=author.id,
@@ -388,7 +403,7 @@ def status_create(
         repost_of=repost_of.id if repost_of else None,
         repost_uid=repost_of.author_id if repost_of else None,
         repost_author=repost_of.author if repost_of else "",
-        unlisted=unlisted and repost_of is None,
+        unlisted=unlisted and repost_of is None and not direct,
         spoiler=spoiler,
         conversation=repost_of.conversation_id
         if repost_of
@@ -396,8 +411,14 @@ def status_create(
         if reply_to
         else None,
         edited=repost_of.edited if repost_of else None,
+        to=to,
     )
-    public = not author.private and repost_of is None and not status.unlisted
+    public = (
+        not author.private
+        and repost_of is None
+        and not status.unlisted
+        and not status.direct
+    )
     slot = keys.slot_of_user(author.id)
 
     def store(pipe) -> None:
@@ -407,6 +428,13 @@ def status_create(
         # trip on one server; on a Cluster each barrier is one more.
         pipe.hset(keys.status(status.id), mapping=status.to_hash())
         pipe.barrier()
+        if status.direct:
+            direct_messages.publish_queue(
+                pipe, status=status, job=fanout_job_id(author.id, sid)
+            )
+            pipe.barrier()
+            jobs.wake_queue(pipe, slot=slot)
+            return
         now = jobs.now_ms()
         _PUBLISH.queue(
             pipe,
@@ -499,7 +527,13 @@ def unlink_job_id(author_id: int, status: Status) -> str:
     mentions (`timeline.social.status_unlink`): the mentioned uids end the id, as
     nothing names them once the hash is gone (none for a repost, which tells no one
     of its original's)."""
-    mentioned = status.mentioned_ids if status.repost_of is None else ()
+    mentioned = (
+        status.to
+        if status.direct
+        else status.mentioned_ids
+        if status.repost_of is None
+        else ()
+    )
     return jobs.job_id(
         "unlink",
         author_id,
@@ -627,13 +661,34 @@ def status_remove(*, author_id: int, status: Status) -> None:
     and the notifications of its mentions."""
     sid = status.id
     slot = keys.slot_of_user(author_id)
-    # A repost carries its original's mentions but tells no one of them.
-    mentioned = status.mentioned_ids if status.repost_of is None else ()
+    # A repost carries its original's mentions but tells no one of them; a direct
+    # message told its whole audience.
+    mentioned = (
+        status.to
+        if status.direct
+        else status.mentioned_ids
+        if status.repost_of is None
+        else ()
+    )
 
     def unpublish(pipe) -> None:
         # The hash goes first: from then on every stale reference is skipped.
         pipe.delete(keys.status(sid))
         pipe.barrier()
+        if status.direct:
+            direct_messages.unpublish_queue(
+                pipe,
+                status=status,
+                post_job=fanout_job_id(author_id, sid),
+                unlink_job=unlink_job_id(author_id, status),
+            )
+            for uid in mentioned:
+                notifications.notifications_forget_status_queue(
+                    pipe, recipient=uid, sid=sid
+                )
+            pipe.barrier()
+            jobs.wake_queue(pipe, slot=slot)
+            return
         _UNPUBLISH.queue(
             pipe,
             keys=[

@@ -57,6 +57,7 @@ from accounts import limits
 from accounts.domain import User
 from config.pipelines import LuaScript, pipeline_run
 from config.redis import get_redis, slot_of
+from timeline import direct as direct_messages
 from timeline import edits, jobs, keys, notifications, services
 from timeline.domain import MAX_STATUS_ID, Forbidden, NotFound, Status
 
@@ -137,6 +138,8 @@ def status_target(*, user: User, sid: int) -> Status:
     found = original_read(sid)
     if found.author_id == user.id:
         return found
+    if not found.visible_to(user.id):
+        raise NotFound(sid)  # a direct message for others
     author = found.author_id
 
     def check(pipe) -> None:
@@ -447,6 +450,8 @@ def status_repost(
     if limit is not None:
         limits.take(limit)
     original = status_target(user=user, sid=sid)
+    if original.direct:
+        raise Forbidden("A direct message cannot be reposted.")
     if get_redis().hexists(account_keys.user(original.author_id), User.PRIVATE_FIELD):
         raise Forbidden("This account is private: its statuses cannot be reposted.")
     if get_redis().zscore(keys.reposts(original.id), user.id) is not None:
@@ -583,6 +588,13 @@ def status_notify(*, status: Status) -> None:
     if status.repost_of is not None:
         if status.repost_uid:
             events.append((status.repost_uid, "repost", status.repost_of))
+    elif status.direct:
+        # Its whole audience, whoever they follow (blocks applied in their slots);
+        # the author of what it answers is told of a reply.
+        events += [
+            (uid, "reply" if uid == status.reply_uid else "mention", status.id)
+            for uid in status.to
+        ]
     else:
         # An edit before the post job ran tells nobody new (`timeline.edits`):
         # only those the first version named and the current one still does.
@@ -745,12 +757,19 @@ def status_reply(
     unlisted: bool = False,
     spoiler: str = "",
     scheduled_entry: int | None = None,
+    direct: bool | None = None,
 ) -> Status:
     """Post a reply to a status (a repost's original): NotFound when it is gone or
     hidden from the author; else as `services.status_create` (`reserved_id`: the
     reply's own id, reserved beforehand; `scheduled_entry`: the scheduled status it
-    posts)."""
+    posts; `direct`: a direct message (None: as the parent is; a reply to a direct
+    message is one, and DirectRefused when asked to be anything else)."""
     parent = status_target(user=author, sid=sid)
+    if direct is False and parent.direct:
+        raise direct_messages.DirectRefused(
+            "A reply to a direct message is a direct message too: only the people "
+            "in its conversation see it."
+        )
     reply = services.status_create(
         author=author,
         text=text,
@@ -760,6 +779,7 @@ def status_reply(
         unlisted=unlisted,
         spoiler=spoiler,
         scheduled_entry=scheduled_entry,
+        direct=bool(direct),
     )
     link_posted(status=reply)
     return reply

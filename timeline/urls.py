@@ -64,6 +64,13 @@ urlpatterns = [
     path("u/<str:username>/mute/", views.mute, name="mute"),
     path("u/<str:username>/unmute/", views.unmute, name="unmute"),
     path("notifications/read/", views.notifications_read, name="notifications_read"),
+    path("messages/", views.messages_page, name="messages"),
+    path("messages/read/", views.messages_read, name="messages_read"),
+    path(
+        "messages/<int:conv>/remove/",
+        views.conversation_remove,
+        name="conversation_remove",
+    ),
     path("settings/blocked/", views.blocked_and_muted, name="blocked_and_muted"),
     path("settings/requests/", views.follow_requests, name="follow_requests"),
     path(

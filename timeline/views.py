@@ -3,6 +3,7 @@ from __future__ import annotations
 from contextlib import suppress
 from dataclasses import replace
 
+from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpResponseNotAllowed, JsonResponse
@@ -19,6 +20,7 @@ from timeline import (
     blocks,
     bookmarks,
     conversations,
+    direct,
     edits,
     filters,
     lists,
@@ -114,6 +116,7 @@ def post_status(request):
                     limit=limits.post(request.user.id),
                     unlisted=form.cleaned_data["unlisted"],
                     spoiler=form.cleaned_data["spoiler"],
+                    direct=form.cleaned_data["direct"],
                 )
         except ScheduleRefused as error:
             form.add_error("scheduled_at", str(error))
@@ -551,6 +554,8 @@ def status_reply(request, sid: int):
                 limit=limits.post(request.user.id),
                 unlisted=form.cleaned_data["unlisted"],
                 spoiler=form.cleaned_data["spoiler"],
+                # Unticked: as the status answered (a direct message's reply is one).
+                direct=form.cleaned_data["direct"] or None,
             )
         except NotFound as error:
             raise Http404("No such status") from error
@@ -1106,6 +1111,45 @@ def notifications_read(request):
     else:
         messages.error(request, "Nothing was marked read: the page sent no position.")
     return redirect(url_for("timeline:notifications"))
+
+
+@require_safe
+def messages_page(request):
+    """The viewer's conversations of direct messages, the most recent first: read
+    with the auth check (as `bookmarks_page`)."""
+    found = selectors.conversations_get(
+        reads=request.reads,
+        size=settings.TIMELINE_PAGE_SIZE,
+        max_id=int_param(request, "max_id"),
+    )
+    if found is None:
+        return login_required(messages_page)(request)
+    return render(request, "timeline/messages.html", {"found": found})
+
+
+@require_POST
+@login_required
+def messages_read(request):
+    """Mark read the conversations the page showed (`seen`: `<id>:<newest>`), by
+    the page's script once shown or by its "Mark all as read"; one that got a
+    newer message since stays unread."""
+    seen = []
+    for raw in request.POST.getlist("seen")[: settings.TIMELINE_PAGE_SIZE]:
+        conv, _, at = raw.partition(":")
+        if all(v.isascii() and v.isdigit() and len(v) <= 16 for v in (conv, at)):
+            seen.append((int(conv), int(at)))
+    direct.conversations_read(uid=request.user.id, seen=seen)
+    return redirect(url_for("timeline:messages"))
+
+
+@require_POST
+@login_required
+def conversation_remove(request, conv: int):
+    """Take a conversation off the viewer's messages (a new message brings it
+    back; its messages stay on their pages)."""
+    direct.conversation_remove(uid=request.user.id, conversation=conv)
+    messages.success(request, "The conversation is off your messages.")
+    return redirect(url_for("timeline:messages"))
 
 
 @require_safe

@@ -252,7 +252,8 @@
   }
 
   // The notifications page, once shown, marks what it showed as read (a POST with
-  // the page's CSRF token; without JS, its "Mark all as read" button does).
+  // the page's CSRF token; without JS, its "Mark all as read" button does); the
+  // messages page likewise, its own badge (`data-badge`) going.
   function markRead(section) {
     var form = section.querySelector("form.notifications-read");
     if (!form || !window.fetch) return;
@@ -263,7 +264,8 @@
       body: new FormData(form)
     }).then(function (response) {
       if (response.type !== "opaqueredirect" && !response.ok) return;
-      document.querySelectorAll("[data-notifications-badge]").forEach(function (el) {
+      var badge = section.getAttribute("data-badge") || "[data-notifications-badge]";
+      document.querySelectorAll(badge).forEach(function (el) {
         el.remove();
       });
     }).catch(function () {}); // still unread: the next visit tries again
