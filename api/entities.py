@@ -271,7 +271,13 @@ def _base_status(status: Status, author: dict, related: Related, urls: Urls) -> 
         kept = {name: uid for name, uid in status.mentions if uid in usernames}
         entity["content"] = _content(status, urls, kept)
     entity["visibility"] = (
-        "private" if author["locked"] else "unlisted" if status.unlisted else "public"
+        "direct"
+        if status.direct
+        else "private"
+        if author["locked"]
+        else "unlisted"
+        if status.unlisted
+        else "public"
     )
     entity["reblogs_count"] = status.reposts or 0
     entity["favourites_count"] = status.likes or 0

@@ -12,6 +12,7 @@ from api.http import unrouted
 from api.views import (
     accounts,
     apps,
+    conversations,
     filters,
     instance,
     lists,
@@ -173,6 +174,13 @@ urlpatterns = [
     ),
     # Where its user stopped reading, saved by an app (`markers`).
     route("api/v1/markers", markers.markers, "markers"),
+    route("api/v1/conversations", conversations.conversations, "conversations"),
+    route("api/v1/conversations/<id>", conversations.conversation, "conversation"),
+    route(
+        "api/v1/conversations/<id>/read",
+        conversations.conversation_read,
+        "conversation_read",
+    ),
     # What a client reads at start-up and the site has none of (`none_here`).
     route("api/v1/custom_emojis", none_here.custom_emojis, "custom_emojis"),
     route("api/v1/filters", filters.filters_v1, "filters_v1"),

@@ -90,13 +90,17 @@ def _visibility_problem(values, user) -> str | None:
     followers only), and a public account's status may be `unlisted`: kept off
     the public timelines (`timeline.domain.Status.unlisted`). What is asked is
     accepted when the status will be seen by no more people than asked: `public`
-    and `unlisted` from a public account; any but `direct` from a private one (its
-    statuses stay private). `private` from a public account would show to
-    everyone, and `direct` to all followers: refused rather than published wider
-    than asked.
+    and `unlisted` from a public account, any from a private one (its statuses
+    stay private), and `direct` (a direct message, `timeline.direct`) from anyone,
+    but not scheduled. `private` from a public account would show to everyone:
+    refused rather than published wider than asked.
     """
     visibility = param(values, "visibility") or ""
     if visibility in ("", "public", "unlisted"):
+        return None
+    if visibility == "direct":
+        if param(values, "scheduled_at"):
+            return "Direct messages cannot be scheduled on this site"
         return None
     if visibility == "private":
         return (
@@ -104,8 +108,6 @@ def _visibility_problem(values, user) -> str | None:
             if user.private
             else "Visibility private needs a private account on this site"
         )
-    if visibility == "direct":
-        return "Visibility direct is not supported on this site"
     return "Visibility is not included in the list"
 
 
@@ -143,7 +145,10 @@ def _post(request, values, user, reserved_id: int | None = None) -> Status:
         text_param(values, "status") or "", request.get_host()
     )
     reply_to = param(values, "in_reply_to_id")
-    unlisted = param(values, "visibility") == "unlisted"
+    visibility = param(values, "visibility") or ""
+    unlisted = visibility == "unlisted"
+    # A reply to a direct message is one: unless another visibility is asked.
+    direct = True if visibility == "direct" else False if visibility else None
     spoiler = text_param(values, "spoiler_text") or ""
     limit = limits.post(user.id)
     try:
@@ -159,6 +164,7 @@ def _post(request, values, user, reserved_id: int | None = None) -> Status:
                     reserved_id=reserved_id,
                     unlisted=unlisted,
                     spoiler=spoiler,
+                    direct=direct,
                 )
             except NotFound as error:
                 raise ApiError(404, IN_REPLY_NOT_FOUND) from error
@@ -169,6 +175,7 @@ def _post(request, values, user, reserved_id: int | None = None) -> Status:
             reserved_id=reserved_id,
             unlisted=unlisted,
             spoiler=spoiler,
+            direct=bool(direct),
         )
     except InvalidStatus as error:
         raise _text_error(text, spoiler, error) from error

@@ -368,3 +368,26 @@ def test_mastodon_py_reads_familiar_followers(site):
     assert str(oli_familiar.id) == str(oli_id)
     assert sorted(a.acct for a in oli_familiar.accounts) == ["max", "ned"]
     assert str(max_familiar.id) == str(max_id) and max_familiar.accounts == []
+
+
+def test_mastodon_py_sends_direct_messages_and_reads_conversations(site):
+    """A direct status and Mastodon.py's conversations calls, unmodified."""
+    for name in ("pam", "quin", "rex"):
+        make_user(name)
+    pam, quin, rex = (_signed_in(site, n) for n in ("pam", "quin", "rex"))
+    rex.account_follow(pam.me()["id"])
+    _run_jobs()
+    sent = pam.status_post("@quin just between us", visibility="direct")
+    assert sent.visibility == "direct"
+    _run_jobs()
+    reply = quin.status_reply(sent, "agreed")  # the library keeps the visibility
+    assert reply.visibility == "direct"
+    _run_jobs()
+    (conversation,) = pam.conversations()
+    assert conversation.unread and str(conversation.last_status.id) == str(reply.id)
+    assert [a.acct for a in conversation.accounts] == ["quin"]
+    assert pam.conversations_read(conversation.id).unread is False
+    assert rex.conversations() == []
+    assert all(str(s.id) != str(sent.id) for s in rex.timeline_home())
+    with pytest.raises(MastodonNotFoundError):
+        rex.status(sent.id)
