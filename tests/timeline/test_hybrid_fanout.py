@@ -91,6 +91,22 @@ def test_a_pulled_author_on_an_exclusive_list_is_not_merged(r, star):
     assert status_texts(on_list) == ["from the star"]
 
 
+def test_a_home_of_only_a_pulled_exclusive_member_says_where_they_went(r, star):
+    """A home that shows nothing because its one followee is on an exclusive list
+    says so, whether that followee is pushed or pulled: not 'Your home is empty'
+    with people to follow."""
+    readers = followers_of(star, PUSH_MAX + 1)
+    run_jobs()
+    post(star, "from the star")
+    run_jobs()
+    lid = lists.list_create(uid=readers[0].id, title="Stars", exclusive=True).id
+    lists.members_add(uid=readers[0].id, lid=lid, member_ids=[star.id])
+    html = logged_in_client("fan0").get("/").content.decode()
+    assert status_texts(html) == []
+    assert "Your home is empty" not in html
+    assert "on your exclusive lists" in html
+
+
 def test_crossing_the_limit_both_ways_loses_and_repeats_nothing(r, star, settings):
     settings.FANOUT_PUSH_MAX = 5  # pulled past 5 followers, pushed again below 4
     made: list[str] = []
