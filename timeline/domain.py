@@ -619,7 +619,8 @@ class Home:
     suggestions: list[User]
     # The reader is back after a long absence and their home is being rebuilt.
     catching_up: bool = False
-    # The page left out statuses of people on the reader's exclusive lists.
+    # The page left out statuses of people on the reader's exclusive lists (or did
+    # not merge a pulled author on them).
     listed: bool = False
 
 

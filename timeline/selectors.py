@@ -1192,7 +1192,8 @@ class _HomeRead:
     suggestions: list[User]
     catching_up: bool
     read: _Found
-    # Whether it left out statuses of the members of the viewer's exclusive lists.
+    # Whether it left out statuses of the members of the viewer's exclusive lists
+    # (or did not merge a pulled author on them).
     listed: bool = False
 
 
@@ -1248,6 +1249,9 @@ def _home_read(
     hide = _hidden_known(reads, hidden).authors
     listed = exclusive.value - {uid}
     pulled_authors = [a for a in pulls.value if a not in hide and a not in listed]
+    # A pulled member is not read at all: whether they had statuses here is unknown,
+    # but an empty page says where such statuses go (`Home.listed`).
+    unmerged = any(a in listed for a in pulls.value if a not in hide)
     pulled = (
         _pulled_queue(reads, pulled_authors, max_id, size, low, ascending)
         if pulled_authors
@@ -1354,7 +1358,7 @@ def _home_read(
         # No stamp: away too long, the rebuild is queued after this page.
         catching_up=rebuilding.value or reads.seen_day.value is None,
         read=read,
-        listed=left_out,
+        listed=left_out or unmerged,
     )
 
 
