@@ -430,6 +430,24 @@ def test_a_home_page_an_exclusive_list_empties_says_so_and_goes_on(r, people, se
     assert home_texts(client, f"?max_id={older[1]}") == ["carol 2", "carol 1"]
 
 
+def test_entries_written_by_hand_break_no_home(r, people):
+    """A member entry that names no account, or a list no page can read (no
+    title), as a hand edit might leave them: the home still shows, and leaves out
+    only the members of the exclusive lists its owner can see (and undo)."""
+    alice, bob, carol, _ = people
+    lid = friends(bob, alice)
+    lists.list_update(uid=bob.id, lid=lid, exclusive=True)
+    r.zadd(keys.list_members(bob.id), {f"{lid}:someone": 0})
+    r.hset(keys.lists(bob.id), "7", '{"exclusive":true}')
+    r.zadd(keys.list_members(bob.id), {f"7:{carol.id}": 0})
+    post(carol, "by carol")
+    post(alice, "by alice")
+    client = logged_in_client("bob")
+    assert [entry.id for entry in lists.lists_get(uid=bob.id)] == [lid]
+    assert home_texts(client) == ["by carol"]
+    assert shown(client, lid) == ["by alice"]
+
+
 @pytest.mark.real_redis
 def test_an_exclusive_list_costs_the_home_no_round_trip(r, people, redis_backend):
     alice, bob, carol, _ = people
