@@ -392,10 +392,14 @@ if ARGV[1] == 'exclusive' then
   for i = 1, #fields, 2 do
     local lid = fields[i]
     local ok, row = pcall(cjson.decode, fields[i + 1])
-    if lid ~= 'next' and ok and type(row) == 'table' and row.exclusive == true then
+    -- Only a list the pages can read (`List.from_json`: one with a title), so the
+    -- owner sees, and can undo, what leaves their home; only entries naming a uid.
+    if string.match(lid, '^%d+$') and ok and type(row) == 'table'
+        and row.title ~= nil and row.exclusive == true then
       for _, name in ipairs(redis.call(
           'ZRANGEBYLEX', members, '[' .. lid .. ':', '(' .. lid .. ';')) do
-        out[#out + 1] = string.sub(name, #lid + 2)
+        local uid = string.sub(name, #lid + 2)
+        if string.match(uid, '^%d+$') then out[#out + 1] = uid end
       end
     end
   end
