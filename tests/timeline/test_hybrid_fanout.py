@@ -5,13 +5,14 @@ and repeats nothing in any follower's home."""
 from __future__ import annotations
 
 import re
+import time
 
 import pytest
 
 from config.redis import is_cluster
 from tests.helpers import logged_in_client, make_user, run_jobs
 from tests.roundtrips import RoundTripCounter
-from timeline import keys, lists, services
+from timeline import keys, lists, services, social
 
 PUSH_MAX = 3
 
@@ -105,6 +106,33 @@ def test_a_home_of_only_a_pulled_exclusive_member_says_where_they_went(r, star):
     assert status_texts(html) == []
     assert "Your home is empty" not in html
     assert "on your exclusive lists" in html
+
+
+def test_a_page_says_exclusive_lists_only_for_what_it_left_out(r, star):
+    """The line 'from people on your exclusive lists' is for the page's own
+    statuses: not for the one past it, which a merge with a pulled author read
+    (the next page's first, left out there)."""
+    readers = followers_of(star, PUSH_MAX + 1)
+    run_jobs()
+    other, alice, fan = make_user("other"), make_user("alice"), make_user("fan")
+    for followee in (other, alice, fan):
+        services.follow_create(follower=readers[0], followee_id=followee.id)
+    originals = [post(other, f"original {i}") for i in range(3)]
+    time.sleep(0.003)
+    post(alice, "by alice")
+    time.sleep(0.003)
+    social.status_repost(user=star, sid=originals[0])  # pulled, shown as its original
+    for sid in originals:
+        time.sleep(0.003)
+        social.status_repost(user=fan, sid=sid)  # shown as their originals
+    run_jobs()
+    lid = lists.list_create(uid=readers[0].id, title="Alice", exclusive=True).id
+    lists.members_add(uid=readers[0].id, lid=lid, member_ids=[alice.id])
+    client = logged_in_client("fan0")
+    html = client.get("/").content.decode()
+    assert status_texts(html) == []  # every row of it shows as its original, below
+    assert "on your exclusive lists" not in html
+    assert whole_home(client) == ["original 2", "original 1", "original 0"]
 
 
 def test_crossing_the_limit_both_ways_loses_and_repeats_nothing(r, star, settings):
