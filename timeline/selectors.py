@@ -1331,11 +1331,14 @@ def _home_read(
     # Fan-out keeps them out of the home; what raced a block or mute goes here.
     page_found = _without_hidden(reads, hidden, page_found, mentions=True)
     # Statuses of the members of the viewer's exclusive lists (`timeline.lists`),
-    # their reposts too: Mastodon's rule goes by whose status it is.
+    # their reposts too: Mastodon's rule goes by whose status it is. Whether it
+    # left any out is told of the page's own: not of the one past it (read upwards,
+    # the first), which a merge may have read and the next page leaves out.
+    considered = page_found[-size:] if ascending else page_found[:size]
     left_out = bool(listed) and any(
-        s is not None and s.author_id in listed for s in page_found
+        s is not None and s.author_id in listed for s in considered
     )
-    if left_out:
+    if listed:
         page_found = [
             None if s is not None and s.author_id in listed else s for s in page_found
         ]
