@@ -109,6 +109,9 @@ TRENDS_REFRESH_SECONDS = env.float("TRENDS_REFRESH_SECONDS", default=60.0)
 SITE_COUNTS_SECONDS = env.float("SITE_COUNTS_SECONDS", default=60.0)
 # Notification groups kept per user (`timeline.notifications`), oldest dropped.
 NOTIFICATIONS_CAP = env.int("NOTIFICATIONS_CAP", default=500)
+# Suggestions a user dismissed ("who to follow", `timeline.suggestions`), kept per
+# user; past it the oldest dismissal goes (that person may be suggested again).
+SUGGESTION_DISMISSALS_MAX = env.int("SUGGESTION_DISMISSALS_MAX", default=1000)
 FOLLOW_BACKFILL = env.int("FOLLOW_BACKFILL", default=200)
 # A profile names the people in common among the viewer's newest follows, up to this
 # many, so its cost does not grow with how many people the viewer follows.

@@ -612,6 +612,17 @@ class Trend:
 
 
 @dataclass(frozen=True, slots=True)
+class Suggested:
+    """Someone suggested to follow, with their counts (the client API's Account),
+    and why: followed by people the viewer follows (`friends`), among the most
+    followed (`popular`), or both."""
+
+    account: AccountStats
+    friends: bool
+    popular: bool
+
+
+@dataclass(frozen=True, slots=True)
 class Home:
     """A page of the viewer's home; people to follow when its first page is empty."""
 

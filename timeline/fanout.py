@@ -752,6 +752,7 @@ def _account_keys(uid: int) -> list[str]:
         keys.direct(uid),
         *direct.conversation_keys(uid),
         keys.suggestions(uid),
+        keys.suggestions_dismissed(uid),
         api_keys.idempotency(uid),  # the client API's Idempotency-Keys
     ]
 

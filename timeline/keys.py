@@ -145,6 +145,12 @@ account's job (`account:<uid>`) deletes every per-user key of both tables
 | `suggestions:{<uid>}` | zset  | candidate uid -> how many of the user's   | SUGGESTIONS_CAP (50), rebuilt whole by    |
 |                      |        | followees follow them (friends of friends,| the `suggest:<uid>` job after a follow    |
 |                      |        | `timeline/suggestions.py`)                | change; deleted with the account          |
+| `suggestions_dismissed:{<uid>}` | zset | dismissed uid -> dismissal time     | SUGGESTION_DISMISSALS_MAX (1,000): past   |
+|                      |        | (microsecs): whom the user took out of    | it the oldest dismissal goes (that person |
+|                      |        | "who to follow" (the page's Dismiss, the  | may be suggested again); never an id that |
+|                      |        | API's DELETE /api/v1/suggestions/:id);    | does not exist (yet); a dismissed account |
+|                      |        | never suggested again, by either source   | deleted since stays (ids are never given  |
+|                      |        | (`timeline/suggestions.py`)               | again); deleted with the account          |
 | `users:popular`      | zset   | uid -> follower count, set after a follow | top POPULAR_CAP (100), trimmed on write;  |
 |                      |        | or unfollow from that user's ZCARD        | suggestions for new users                 |
 | `jobs:{q<k>}`         | zset   | job id -> when it is due (unix ms); while | one queue per Cluster slot (the tag `q<k>`|
@@ -523,6 +529,12 @@ def trends_top(hour: int) -> str:
 
 def suggestions(uid: int) -> str:
     return f"suggestions:{{{uid}}}"
+
+
+def suggestions_dismissed(uid: int) -> str:
+    """Whom the user dismissed from their suggestions; in their slot, beside
+    `suggestions:{<uid>}`, so one script dismisses from both."""
+    return f"suggestions_dismissed:{{{uid}}}"
 
 
 def popular_users() -> str:

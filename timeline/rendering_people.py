@@ -51,9 +51,10 @@ _FOLLOWING, _REQUESTED, _NEITHER = range(3)
 @lru_cache(maxsize=20_000)
 def _person(
     prefix: str, uid: int, username: str, name: str, avatar: str
-) -> tuple[str, tuple[tuple[str, str], ...]]:
-    """A person's row without its form's CSRF and `next` fields: its start and,
-    by the viewer's state (`_BUTTONS`), what goes before and after those fields.
+) -> tuple[str, tuple[tuple[str, str], ...], tuple[str, str]]:
+    """A person's row without its forms' CSRF and `next` fields: its start, by the
+    viewer's state (`_BUTTONS`) what goes before and after those fields, and the
+    same for a suggestion's Dismiss form.
     A pure function of its arguments, every one read with the page (memoized, it
     cannot show a stale name or avatar), and of the script prefix the links are
     made with: the request's, `prefix` (part of the key for that reason)."""
@@ -76,7 +77,14 @@ def _person(
         )
         for route, classes, label, text in _BUTTONS
     )
-    return link, forms
+    dismiss = (
+        f'<form method="post" '
+        f'action="{escape(url("timeline:suggestion_dismiss", username))}" '
+        'class="inline-form">',
+        '<button type="submit" class="button small secondary" '
+        f'aria-label="Dismiss @{handle}">Dismiss</button></form>',
+    )
+    return link, forms, dismiss
 
 
 def person_rows(
@@ -88,11 +96,13 @@ def person_rows(
     following: Collection[int] = (),
     requested: Collection[int] = (),
     no_button: Collection[int] = (),
+    dismiss: bool = False,
 ) -> Markup:
     """People as `<li class="person">` rows: avatar, display name and handle,
     linked to the profile; with `buttons`, each but those in `no_button` gets
     the viewer's Unfollow (`following`), Requested (`requested`) or Follow form,
-    returning to `back` (the page's one CSRF token serves every form)."""
+    and with `dismiss` a Dismiss form (suggestions), returning to `back` (the
+    page's one CSRF token serves every form)."""
     prefix = get_script_prefix()
     form_head = ""
     if buttons:
@@ -101,7 +111,9 @@ def person_rows(
     rows = []
     for person in people:
         uid = person.id
-        link, forms = _person(prefix, uid, person.username, person.name, person.avatar)
+        link, forms, dismissal = _person(
+            prefix, uid, person.username, person.name, person.avatar
+        )
         if buttons and uid not in no_button:
             start, end = forms[
                 _FOLLOWING
@@ -110,7 +122,8 @@ def person_rows(
                 if uid in requested
                 else _NEITHER
             ]
-            rows.append(f"{link}{start}{form_head}{end}</li>")
+            more = f"{dismissal[0]}{form_head}{dismissal[1]}" if dismiss else ""
+            rows.append(f"{link}{start}{form_head}{end}{more}</li>")
         else:
             rows.append(f"{link}</li>")
     return Markup("".join(rows))
@@ -126,6 +139,7 @@ def person_rows_tag(
     following: Collection[int] = (),
     requested: Collection[int] = (),
     no_button: Collection[int] = (),
+    dismiss: bool = False,
 ) -> Markup:
     """`{{ person_rows(people, buttons=..., ...) }}` in templates, with the page's
     CSRF token; the forms return to `back`, by default the page itself."""
@@ -141,6 +155,7 @@ def person_rows_tag(
         following=following,
         requested=requested,
         no_button=no_button,
+        dismiss=dismiss,
     )
 
 

@@ -56,6 +56,7 @@ from timeline.domain import (
     Reactors,
     Relationship,
     Status,
+    Suggested,
     Thread,
 )
 from timeline.notifications import ACTORS_KEPT, STATUS_KINDS
@@ -1261,7 +1262,7 @@ def _home_read(
     pulled_cards = _cards_queue(reads, pulled_authors) if pulled_authors else None
     # Nobody is offered to follow across a block (or a mute) either way.
     suggestions = (
-        _suggestions_queue(reads, [u for u in popular.value if u not in hide])
+        _suggestions_queue(reads, [u for u in popular.value.uids if u not in hide])
         if popular is not None and not all_ids
         else None
     )
@@ -2501,7 +2502,18 @@ def _follow_states_queue(
 SUGGESTIONS = 5
 
 
-def _candidates_queue(reads: PageReads, shown: int) -> Deferred[list[int]]:
+@dataclass(frozen=True, slots=True)
+class _Candidates:
+    """People to suggest, best first (`uids`), and which of them the viewer's
+    followees follow (`friends`: `timeline.suggestions`) or are among the most
+    followed (`popular`)."""
+
+    uids: list[int]
+    friends: frozenset[int]
+    popular: frozenset[int]
+
+
+def _candidates_queue(reads: PageReads, shown: int) -> Deferred[_Candidates]:
     """Queue a read of people to suggest: first those the claimed viewer's followees
     follow most (`timeline.suggestions`), then the most followed (a few more than
     are shown: some are followed already)."""
@@ -2512,42 +2524,88 @@ def _candidates_queue(reads: PageReads, shown: int) -> Deferred[list[int]]:
             pipe.zrevrange(keys.suggestions(vid), 0, 4 * shown)
         pipe.zrevrange(keys.popular_users(), 0, 4 * shown)
 
-    def parse(replies: list) -> list[int]:
-        return list(dict.fromkeys(int(uid) for reply in replies for uid in reply))
+    def parse(replies: list) -> _Candidates:
+        lists = [[int(uid) for uid in reply] for reply in replies]
+        return _Candidates(
+            uids=list(dict.fromkeys(uid for found in lists for uid in found)),
+            friends=frozenset(lists[0]) if len(lists) > 1 else frozenset(),
+            popular=frozenset(lists[-1]),
+        )
 
     return reads.queue(build, parse)
 
 
 def _suggestions_queue(
-    reads: PageReads, candidates: list[int], shown: int = SUGGESTIONS
-) -> Deferred[list[User]]:
-    """Queue the check of which candidates the proven viewer does not follow."""
+    reads: PageReads,
+    candidates: list[int],
+    shown: int = SUGGESTIONS,
+    *,
+    skip: int = 0,
+    accounts: bool = False,
+) -> Deferred[list]:
+    """Queue the check of which candidates the proven viewer neither follows nor
+    dismissed (`timeline.suggestions`): the one rule of every list of suggestions,
+    in the viewer's slot, in the round trip that reads the people. The value: the
+    `shown` after the first `skip` of them, as Users (`accounts`: AccountStats)."""
     vid = reads.proven_uid()
     top = [uid for uid in candidates if uid != vid]
     if vid is None or not top:
         return reads.queue(lambda pipe: None, lambda replies: [])
-    followed = reads.queue(
-        lambda pipe: pipe.zmscore(keys.following(vid), top),
-        lambda replies: replies[0],
-    )
-    users = users_queue(reads, uids=top)
 
-    def pick(_) -> list[User]:
-        fresh = [u for u, s in zip(top, followed.value, strict=True) if s is None]
-        return [users.value[u] for u in fresh if u in users.value][:shown]
+    def build(pipe) -> None:
+        pipe.zmscore(keys.following(vid), top)
+        pipe.zmscore(keys.suggestions_dismissed(vid), top)
+
+    fresh = reads.queue(
+        build,
+        lambda replies: [
+            uid
+            for uid, followed, dismissed in zip(top, *replies, strict=True)
+            if followed is None and dismissed is None
+        ],
+    )
+    found = accounts_queue(reads, top) if accounts else users_queue(reads, uids=top)
+
+    def pick(_) -> list:
+        people = found.value
+        return [people[u] for u in fresh.value if u in people][skip : skip + shown]
 
     return reads.queue(lambda pipe: None, pick)
 
 
 def suggestions_get(*, reads: PageReads, shown: int = SUGGESTIONS) -> list[User]:
     """People the viewer may want to follow (friends of friends first, then the
-    most followed) whom they do not follow yet, and nobody blocked or muted either
-    way; two round trips."""
+    most followed) whom they do not follow yet, nor dismissed, and nobody blocked
+    or muted either way; two round trips."""
     candidates = _candidates_queue(reads, shown)
     hidden = _hidden_queue(reads, mutes=True)
-    hide = _hidden_authors(reads, hidden, candidates.value)
-    fresh = [uid for uid in candidates.value if uid not in hide]
+    hide = _hidden_authors(reads, hidden, candidates.value.uids)
+    fresh = [uid for uid in candidates.value.uids if uid not in hide]
     return _suggestions_queue(reads, fresh, shown).value
+
+
+def suggested_accounts_get(
+    *, reads: PageReads, limit: int, offset: int = 0
+) -> list[Suggested] | None:
+    """`suggestions_get`'s people for the client API: `limit` of them after the
+    first `offset`, with their counts and why each is suggested; None when the
+    request proves no viewer. Two round trips."""
+    candidates = _candidates_queue(reads, offset + limit)
+    hidden = _hidden_queue(reads, mutes=True)
+    if reads.proven_uid() is None:
+        return None
+    found = candidates.value
+    hide = _hidden_authors(reads, hidden, found.uids)
+    fresh = [uid for uid in found.uids if uid not in hide]
+    picked = _suggestions_queue(reads, fresh, limit, skip=offset, accounts=True)
+    return [
+        Suggested(
+            account=stats,
+            friends=stats.user.id in found.friends,
+            popular=stats.user.id in found.popular,
+        )
+        for stats in picked.value
+    ]
 
 
 SEARCH_SHOWN = 20

@@ -51,6 +51,11 @@ urlpatterns = [
     path("s/<int:sid>/reposts/", views.status_reposts, name="status_reposts"),
     path("search/", views.search, name="search"),
     path("people/suggested/", views.suggested, name="suggested"),
+    path(
+        "people/suggested/<str:username>/dismiss/",
+        views.suggestion_dismiss,
+        name="suggestion_dismiss",
+    ),
     path("search/people.json", views.search_json, name="search_json"),
     path("u/<str:username>/follow/", views.follow, name="follow"),
     path("u/<str:username>/unfollow/", views.unfollow, name="unfollow"),

@@ -32,6 +32,7 @@ from timeline import (
     selectors,
     services,
     social,
+    suggestions,
 )
 from timeline.domain import (
     Blocked,
@@ -1190,3 +1191,17 @@ def suggested(request):
 
 
 SUGGESTED_SHOWN = 20
+
+
+@require_POST
+@login_required
+def suggestion_dismiss(request, username: str):
+    """Take someone out of the viewer's suggestions for good (`timeline.suggestions`:
+    the page, the empty home and the client API all leave them out); back to
+    `next`."""
+    dismissed_id = user_id_by_username(username=username)
+    if dismissed_id is None:
+        raise Http404("No such user")
+    if suggestions.suggestion_dismiss(user=request.user, dismissed_id=dismissed_id):
+        messages.success(request, f"@{username} will not be suggested again.")
+    return redirect(safe_next(request, url_for("timeline:suggested")))
