@@ -23,6 +23,7 @@ from api.views import (
     safety,
     search,
     statuses,
+    suggestions,
     timelines,
 )
 
@@ -78,6 +79,10 @@ urlpatterns = [
         "api/v1/follow_requests/<id>/authorize", safety.authorize, "request_authorize"
     ),
     route("api/v1/follow_requests/<id>/reject", safety.reject, "request_reject"),
+    # Who to follow, and dismissing one (`timeline.suggestions`).
+    route("api/v2/suggestions", suggestions.v2, "suggestions_v2"),
+    route("api/v1/suggestions", suggestions.v1, "suggestions_v1"),
+    route("api/v1/suggestions/<id>", suggestions.dismiss, "suggestion_dismiss"),
     # Apps and OAuth 2 (the authorization page is an HTML page of the site).
     route("api/v1/apps", apps.register, "apps"),
     route("api/v1/apps/verify_credentials", apps.verify, "apps_verify_credentials"),

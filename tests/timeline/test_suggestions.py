@@ -40,9 +40,7 @@ def people():
         ("erin", "gina"),
         ("alice", "gina"),
     ]:
-        services.follow_create(
-            follower=users[follower], followee_id=users[followee].id
-        )
+        services.follow_create(follower=users[follower], followee_id=users[followee].id)
     run_jobs()  # the follows' own (their suggestions' rebuilds)
     return users
 
