@@ -391,3 +391,37 @@ def test_mastodon_py_sends_direct_messages_and_reads_conversations(site):
     assert all(str(s.id) != str(sent.id) for s in rex.timeline_home())
     with pytest.raises(MastodonNotFoundError):
         rex.status(sent.id)
+
+
+def test_mastodon_py_reads_and_dismisses_suggestions(site):
+    """Mastodon.py's `suggestions()` (the v2 endpoint, unpacked to Accounts, as the
+    library does past 3.4.0), `suggestions_v2()` with its reasons, and
+    `suggestion_delete()`: the person dismissed is suggested no more, to the app
+    and on the site."""
+    for name in ("lea", "max", "ned", "ola"):
+        make_user(name)
+    lea = _signed_in(site, "lea")
+    max_, ned = _signed_in(site, "max"), _signed_in(site, "ned")
+    ned_id, ola_id = ned.me()["id"], max_.account_lookup("ola")["id"]
+    lea.account_follow(max_.me()["id"])
+    max_.account_follow(ned_id)
+    max_.account_follow(ola_id)
+    _run_jobs()
+    assert {a["acct"] for a in lea.suggestions()[:2]} == {"ned", "ola"}
+    reasons = {s["account"]["acct"]: s["sources"] for s in lea.suggestions_v2()}
+    assert "friends_of_friends" in reasons["ned"]
+    lea.suggestion_delete(ned_id)  # raises on an error status
+    assert "ned" not in [a["acct"] for a in lea.suggestions()]
+    assert "ned" not in [a["acct"] for a in lea.suggestions_v1()]
+    assert "ola" in [a["acct"] for a in lea.suggestions()]
+    site_page = requests.Session()
+    login = site_page.get(urljoin(site, "/login/"), timeout=10)
+    action, fields = _form(login.text, "Log in")
+    site_page.post(
+        urljoin(login.url, action or login.url),
+        data={**fields, "username": "lea", "password": PASSWORD},
+        headers={"Referer": login.url},
+        timeout=10,
+    )
+    shown = site_page.get(urljoin(site, "/people/suggested/"), timeout=10).text
+    assert 'href="/u/ola/"' in shown and 'href="/u/ned/"' not in shown
