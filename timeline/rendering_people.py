@@ -122,8 +122,11 @@ def person_rows(
                 if uid in requested
                 else _NEITHER
             ]
-            more = f"{dismissal[0]}{form_head}{dismissal[1]}" if dismiss else ""
-            rows.append(f"{link}{start}{form_head}{end}{more}</li>")
+            button = f"{start}{form_head}{end}"
+            if dismiss:
+                more = f"{dismissal[0]}{form_head}{dismissal[1]}"
+                button = f'<div class="person-actions">{button}{more}</div>'
+            rows.append(f"{link}{button}</li>")
         else:
             rows.append(f"{link}</li>")
     return Markup("".join(rows))
