@@ -8,6 +8,7 @@ import re
 
 import pytest
 
+from accounts.selectors import user_id_by_username
 from tests.api.helpers import api_client, token_for
 from tests.helpers import logged_in_client, make_user, page, run_jobs
 from tests.roundtrips import RoundTripCounter
@@ -85,7 +86,9 @@ def test_limit_is_40_by_default_80_at_most_and_offset_skips(people, r):
         make_user(f"p{n:02d}")
     run_jobs()
     # Popular as a follow would make them (the list keeps the top 100).
-    popular = {str(services_uid(f"p{n:02d}")): 1000 - n for n in range(85)}
+    popular = {
+        str(user_id_by_username(username=f"p{n:02d}")): 1000 - n for n in range(85)
+    }
     r.zadd(keys.popular_users(), popular)
     newcomer = client_of(make_user("newcomer"))
     assert len(newcomer.get("/api/v2/suggestions").json()) == 40
@@ -97,12 +100,6 @@ def test_limit_is_40_by_default_80_at_most_and_offset_skips(people, r):
     assert names(later) == ["p03", "p04"]
     bad = newcomer.get("/api/v2/suggestions", {"limit": "many"})
     assert bad.status_code == 422 and "limit" in bad.json()["error"]
-
-
-def services_uid(name: str) -> int:
-    from accounts.selectors import user_id_by_username
-
-    return user_id_by_username(username=name)
 
 
 def test_delete_dismisses_on_the_api_and_the_site(people, r):

@@ -72,7 +72,6 @@ def test_a_dismissed_friend_of_a_friend_is_suggested_no_more(people, r):
 
 
 def test_a_dismissed_popular_account_is_suggested_no_more(people):
-    make_user("newcomer")
     newcomer = make_user("hal")
     assert "gina" in suggested(newcomer)  # no friends: the most followed
     suggestions.suggestion_dismiss(user=newcomer, dismissed_id=people["gina"].id)
