@@ -52,6 +52,7 @@ PAGES = {
     "profile": "/u/author1/",
     "status": None,  # one of author1's statuses, found on the profile
     "list": None,  # the viewer's list of 10 of the authors they follow (`_list`)
+    "messages": "/messages/",  # 30 conversations of direct messages (`_messages`)
     "followers": "/u/author1/followers/",
     "following": "/u/viewer/following/",
     "notifications": "/notifications/",
@@ -154,6 +155,24 @@ def _list() -> str:
     members = [user_id_by_username(username=f"author{n}") for n in range(1, 11)]
     lists.members_add(uid=uid, lid=made.id, member_ids=members)
     return f"/lists/{made.id}/"
+
+
+def _messages() -> None:
+    """30 conversations of the viewer's direct messages, each begun by one of the
+    authors, the viewer answering every other one (a checkout without direct
+    messages has no such page)."""
+    from accounts.selectors import user_get, user_id_by_username
+    from timeline import fanout, services, social
+
+    viewer = user_get(uid=user_id_by_username(username="viewer"))
+    for i in range(30):
+        author = user_get(uid=user_id_by_username(username=f"author{i % 40}"))
+        sid = services.status_create(
+            author=author, text=f"@viewer a word in private {i}", direct=True
+        ).id
+        if i % 2:
+            social.status_reply(author=viewer, sid=sid, text=f"@author{i} sure {i}")
+    fanout.run_pending()
 
 
 def _busy_trends(tags: int) -> None:
@@ -307,6 +326,8 @@ def main(argv: list[str] | None = None) -> int:
         names = [args.profile] if args.profile else args.pages.split(",")
         if "list" in names:
             paths["list"] = _list()
+        if "messages" in names:
+            _messages()
         for name in names:
             for _ in range(30):
                 _get(client, paths[name])

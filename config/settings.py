@@ -223,6 +223,7 @@ TEMPLATES = [
 # Template functions the apps give every template (see config/jinja2.py).
 JINJA2_GLOBALS = {
     "status_list": "timeline.rendering.status_list_tag",
+    "conversation_list": "timeline.rendering.conversation_list_tag",
     "person_rows": "timeline.rendering_people.person_rows_tag",
     "profile_card": "timeline.rendering_people.profile_card_tag",
     "notification_list": "timeline.rendering.notification_list",

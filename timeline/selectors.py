@@ -3568,8 +3568,8 @@ def muted_queue(
     return _held_queue(reads, keys.conversation_mutes(vid), ids)
 
 
-# Of each conversation, how many of its newest messages a page reads: the newest
-# that still stands shows (one deleted meanwhile is skipped before its job ran).
+# Of a conversation whose newest message is gone or hidden, how many before it a
+# page reads (in one more round trip) for the newest that still stands.
 CONVERSATION_READ = 3
 
 
@@ -3637,21 +3637,31 @@ def _conversations(
     reads: PageReads, rows: list[direct.ConversationRow], hidden
 ) -> tuple[list[Conversation], dict[int, Card]]:
     """The conversations these rows show, each with its newest message that still
-    stands and the viewer may see (of its newest CONVERSATION_READ), and the cards
-    of everyone in them: one round trip."""
-    sids = [sid for row in rows for sid in row.sids[:CONVERSATION_READ]]
-    found = _statuses_queue(reads, sids)
+    stands and the viewer may see, and the cards of everyone in them: one round
+    trip, and one more only when a newest message is gone or hidden (a delete
+    whose job has not run yet, a block since), for the CONVERSATION_READ before
+    it."""
     people = users_queue(reads, uids={u for row in rows for u in row.people})
-    shown = dict(
-        zip(sids, _without_hidden(reads, hidden, found.value.statuses), strict=True)
-    )
+    shown: dict[int, Status | None] = {}
+    for depth in (slice(0, 1), slice(1, 1 + CONVERSATION_READ)):
+        sids = [
+            sid
+            for row in rows
+            if not any(shown.get(s) for s in row.sids[: depth.start])
+            for sid in row.sids[depth]
+        ]
+        if not sids:
+            break
+        found = _statuses_queue(reads, sids).value.statuses
+        shown.update(zip(sids, _without_hidden(reads, hidden, found), strict=True))
     users = people.value
     cards = {uid: user.card for uid, user in users.items()}
     cards[reads.proven_uid()] = reads.viewer.value.card
     conversations = []
     for row in rows:
         last = next(
-            (shown[sid] for sid in row.sids[:CONVERSATION_READ] if shown[sid]), None
+            (shown[s] for s in row.sids[: 1 + CONVERSATION_READ] if shown.get(s)),
+            None,
         )
         if last is not None:
             conversations.append(
