@@ -95,6 +95,9 @@ HOME_REPOST_FALLOFF = env.int("HOME_REPOST_FALLOFF", default=40)
 GLOBAL_TIMELINE_CAP = env.int("GLOBAL_TIMELINE_CAP", default=1000)
 # Statuses kept per hashtag's timeline (`/tags/<tag>/`), the newest.
 TAG_TIMELINE_CAP = env.int("TAG_TIMELINE_CAP", default=1000)
+# Tags one user may follow (`timeline.tagfollows`): each is one more timeline merged
+# into every page of their home.
+FOLLOWED_TAGS_MAX = env.int("FOLLOWED_TAGS_MAX", default=100)
 # The global page's trending tags count the statuses of this many last hours.
 TRENDS_HOURS = env.int("TRENDS_HOURS", default=6)
 # How often fan-out workers add those hours up for every page (`timeline.trends`):

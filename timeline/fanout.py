@@ -751,6 +751,7 @@ def _account_keys(uid: int) -> list[str]:
         keys.list_members(uid),
         keys.direct(uid),
         *direct.conversation_keys(uid),
+        keys.followed_tags(uid),
         keys.suggestions(uid),
         keys.suggestions_dismissed(uid),
         api_keys.idempotency(uid),  # the client API's Idempotency-Keys

@@ -85,6 +85,10 @@ account's job (`account:<uid>`) deletes every per-user key of both tables
 |                      |        | followed: in `following:{<uid>}`'s slot   | unfollow's last step, and never read      |
 |                      |        |                                           | (each read checks `following`); deleted   |
 |                      |        |                                           | with the account                          |
+| `followed_tags:{<uid>}` | zset | case-folded tag (`richtext.tag_key`) ->  | FOLLOWED_TAGS_MAX (100): past it, refused |
+|                      |        | follow time (microsecs): the tags whose   | with a message (the API's 422); deleted   |
+|                      |        | timelines the user's home merges at read  | with the account                          |
+|                      |        | (`timeline.tagfollows`, `selectors`)      |                                           |
 | `posts:{<uid>}`      | zset   | status id -> status id                    | uncapped: the author's own record, the    |
 |                      |        |                                           | source of backfills and of the profile    |
 | `home:{<uid>}`       | zset   | status id -> status id                    | HOME_TIMELINE_CAP (1000), trimmed on add  |
@@ -294,6 +298,12 @@ def list_members(uid: int) -> str:
     """Who is on each of user `uid`'s lists (`timeline.lists`), in their slot with
     `following`, so one script checks a member is followed as it adds them."""
     return f"list_members:{{{uid}}}"
+
+
+def followed_tags(uid: int) -> str:
+    """The tags user `uid` follows (`timeline.tagfollows`): their home merges those
+    tags' timelines at read."""
+    return f"followed_tags:{{{uid}}}"
 
 
 def conversation_mutes(uid: int) -> str:

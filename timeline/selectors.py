@@ -32,7 +32,7 @@ from accounts.selectors import (
 )
 from config.pipelines import Deferred, LuaScript, ReadBatch, hashes_queue
 from config.redis import get_redis, is_cluster, slot_groups
-from timeline import bookmarks, direct, keys, lists, richtext
+from timeline import bookmarks, direct, keys, lists, richtext, tagfollows
 from timeline.domain import (
     MAX_STATUS_ID,
     AccountStats,
@@ -192,12 +192,16 @@ return cjson.encode({rows, cards, checks})
 
 # KEYS: a timeline's zsets (one, or the global timeline's partitions; one server
 # only: the statuses' keys are built in Lua, as `_STATUSES_READ` builds its user
-# keys). ARGV: the window's top and low scores, how many ids, how many of their
-# statuses; the halves of a status's hash, likes and reposts keys around its id; a
-# home's repost falloff (`_AGAIN_LUA`; '' for any other timeline); then
-# `_STATUSES_READ`'s arguments. Returns, as one JSON string, the newest ids
-# (merged as `_global_merged` merges a downward read of partitions: nothing below
-# the highest trim marker), the rows, cards and checks of the first ones, and (a
+# keys), or a home and its owner's followed tags (`timeline.tagfollows`). ARGV: the
+# window's top and low scores, how many ids, how many of their statuses; the halves
+# of a status's hash, likes and reposts keys around its id; a home's repost falloff
+# (`_AGAIN_LUA`; '' for any other timeline); the halves of a tag's timeline key
+# around its tag ('' '' but for a home with its followed tags: then the timelines
+# of the tags KEYS[2] names are merged with the home, read undeclared as the
+# statuses are); then `_STATUSES_READ`'s arguments. Returns, as one JSON string,
+# the newest ids (merged as `_global_merged` merges a downward read of partitions:
+# nothing below the highest trim marker; an id in several zsets once), the rows,
+# cards and checks of the first ones, and (a
 # home's) the reposts among them that the home shows as their originals: a page's
 # window and its statuses in the request's first round trip, read for the claimed
 # viewer, used once the auth check in the same round trip proved them.
@@ -207,19 +211,26 @@ return cjson.encode({rows, cards, checks})
 _WINDOW_IDS_LUA = """
 local top, low = ARGV[1], ARGV[2]
 local count, wanted = tonumber(ARGV[3]), tonumber(ARGV[4])
+local zsets = KEYS
+if ARGV[12] ~= '' then
+  zsets = {KEYS[1]}
+  for _, tag in ipairs(redis.call('ZRANGE', KEYS[2], 0, -1)) do
+    zsets[#zsets + 1] = ARGV[12] .. tag .. ARGV[13]
+  end
+end
 local ids
-if #KEYS == 1 then
-  ids = redis.call('ZREVRANGEBYSCORE', KEYS[1], top, low, 'LIMIT', 0, count)
+if #zsets == 1 then
+  ids = redis.call('ZREVRANGEBYSCORE', zsets[1], top, low, 'LIMIT', 0, count)
 else
   -- Each partition's newest, merged newest first (ids are below 2^53: exact as
   -- Lua numbers), nothing below the highest marker. A partition is read a few at
   -- a time, more only when the merge reaches the end of what was read: the newest
   -- `count` of 8 partitions are about `count` / 8 of each, not `count` of each.
   local lists, numbers, at, offset, more, floor = {}, {}, {}, {}, {}, 0
-  local chunk = math.ceil(count / #KEYS) + 2
+  local chunk = math.ceil(count / #zsets) + 2
   local function fill(k)
     local got = redis.call(
-      'ZREVRANGEBYSCORE', KEYS[k], top, low, 'LIMIT', offset[k], chunk)
+      'ZREVRANGEBYSCORE', zsets[k], top, low, 'LIMIT', offset[k], chunk)
     offset[k], more[k] = offset[k] + #got, #got == chunk
     local list, nums = lists[k], numbers[k]
     for _, sid in ipairs(got) do
@@ -229,13 +240,14 @@ else
       end
     end
   end
-  for k, key in ipairs(KEYS) do
+  for k, key in ipairs(zsets) do
     lists[k], numbers[k], at[k], offset[k] = {}, {}, 1, 0
     fill(k)
     local marker = redis.call('ZSCORE', key, 0)
     if marker then floor = math.max(floor, tonumber(marker) + 1) end
   end
   ids = {}
+  local last
   while #ids < count do
     local best, from = nil, nil
     for k = 1, #lists do
@@ -244,7 +256,9 @@ else
       if n and (best == nil or n > best) then best, from = n, k end
     end
     if best == nil or best < floor then break end
-    ids[#ids + 1] = lists[from][at[from]]
+    -- A status in two of them (a home's and a followed tag's) once.
+    if best ~= last then ids[#ids + 1] = lists[from][at[from]] end
+    last = best
     at[from] = at[from] + 1
   end
 end
@@ -292,8 +306,8 @@ _WINDOW_READ = LuaScript(
     + _AGAIN_LUA
     + _WINDOW_IDS_LUA
     + """
-local rows, cards, checks = read_rows(keys, 12)
-return cjson.encode({listed(ids), rows, cards, checks, again(rows, 12)})
+local rows, cards, checks = read_rows(keys, 14)
+return cjson.encode({listed(ids), rows, cards, checks, again(rows, 14)})
 """
 )
 
@@ -662,13 +676,15 @@ def _window_queue(
     low: str = "-inf",
     related: bool = False,
     home: bool = False,
+    tags: str | None = None,
 ) -> Deferred[_Window]:
     """Queue a read of a timeline's newest `count` ids from `max_id` down to `low`
     (of several partitions: merged as `_global_merged`) with the statuses of the
     first `wanted` of them, in one command (one server only): a page's statuses
     ride in the round trip that proves the viewer, rather than in one more
     (`related`: as the client API reads them, `_statuses_related_queue`;
-    `home`: with the reposts it shows as their originals, `_AGAIN_LUA`)."""
+    `home`: with the reposts it shows as their originals, `_AGAIN_LUA`; `tags`, a
+    home's owner's followed tags: their timelines merged with it)."""
     if related:
         viewer = reads.claimed_uid if isinstance(reads, PageReads) else None
         args = _related_args(viewer)
@@ -684,9 +700,14 @@ def _window_queue(
     top = max_id if max_id is not None else "+inf"
     falloff = settings.HOME_REPOST_FALLOFF if home else ""
 
+    tag_halves = keys.around_id(keys.tag_timeline) if tags is not None else ("", "")
+    zsets = [*zsets, tags] if tags is not None else zsets
+
     def build(pipe) -> None:
         script.queue(
-            pipe, keys=zsets, args=[top, low, count, wanted, *halves, falloff, *args]
+            pipe,
+            keys=zsets,
+            args=[top, low, count, wanted, *halves, falloff, *tag_halves, *args],
         )
 
     def parse(replies: list) -> _Window:
@@ -712,11 +733,12 @@ def _window_or_ids_queue(
     ascending: bool,
     related: bool,
     home: bool = False,
+    tags: str | None = None,
 ) -> tuple[Deferred[_Window] | None, Deferred[list[int]] | None]:
     """Queue a timeline's window read downwards on one server with its statuses, in
-    this round trip (`_window_queue`); else (upwards, `min_id`, or a Cluster) its ids
-    alone (`_ids_queue`), the statuses read once they are known. One of the two is
-    None."""
+    this round trip (`_window_queue`, `tags` merged); else (upwards, `min_id`, or a
+    Cluster) its ids alone (`_ids_queue`), the statuses read once they are known.
+    One of the two is None."""
     if not ascending and not is_cluster():
         window = _window_queue(
             reads,
@@ -727,6 +749,7 @@ def _window_or_ids_queue(
             low=low,
             related=related,
             home=home,
+            tags=tags,
         )
         return window, None
     return None, _ids_queue(reads, key, max_id, size, low, ascending)
@@ -1216,8 +1239,19 @@ def _home_read(
         return None
     uid = reads.claimed_uid
     window, ids = _window_or_ids_queue(
-        reads, keys.home(uid), max_id, size, low, ascending, related, home=True
+        reads,
+        keys.home(uid),
+        max_id,
+        size,
+        low,
+        ascending,
+        related,
+        home=True,
+        tags=keys.followed_tags(uid),
     )
+    # Read by ids (upwards, or a Cluster), the followed tags' timelines are read
+    # once the tags are known: one more round trip, only for a home that has some.
+    followed = tagfollows.followed_tags_queue(reads, uid) if window is None else None
     popular = _candidates_queue(reads, SUGGESTIONS) if suggest else None
     pulls = reads.queue(
         lambda pipe: pipe.zrange(keys.pulls(uid), 0, -1),
@@ -1233,18 +1267,6 @@ def _home_read(
     exclusive = lists.exclusive_queue(reads, uid)
     if reads.proven_uid() is None:
         return None
-    # The id one past the page tells only that there is more (`_page` never shows
-    # it): its status is not read.
-    all_ids = window.value.ids if window is not None else ids.value
-    read_ids = all_ids
-    if len(read_ids) > size:
-        read_ids = read_ids[1:] if ascending else read_ids[:size]
-    found = _statuses_queue(reads, read_ids, related) if window is None else None
-    # Which reposts the home shows as their originals: a window's script says it;
-    # read by ids, one server asks with the statuses, a Cluster once they are read.
-    again = [window.value.again] if window is not None else []
-    if window is None and not is_cluster():
-        again.append(_again_queue(reads, uid, sids=read_ids))
     # A blocked or muted pulled author is not read at all (a block ends the follow,
     # so only a race or a mute leaves one in `pulls`).
     hide = _hidden_known(reads, hidden).authors
@@ -1260,6 +1282,28 @@ def _home_read(
     )
     # Their authors are known already: their cards ride in this round trip too.
     pulled_cards = _cards_queue(reads, pulled_authors) if pulled_authors else None
+    all_ids = window.value.ids if window is not None else ids.value
+    if followed is not None and followed.value:
+        tagged = _members_ids_queue(
+            reads,
+            [keys.tag_timeline(tag.name) for tag in followed.value],
+            max_id,
+            size,
+            low,
+            ascending,
+        )
+        all_ids = _ids_union(all_ids, tagged.value, size, ascending)
+    # The id one past the page tells only that there is more (`_page` never shows
+    # it): its status is not read.
+    read_ids = all_ids
+    if len(read_ids) > size:
+        read_ids = read_ids[1:] if ascending else read_ids[:size]
+    found = _statuses_queue(reads, read_ids, related) if window is None else None
+    # Which reposts the home shows as their originals: a window's script says it;
+    # read by ids, one server asks with the statuses, a Cluster once they are read.
+    again = [window.value.again] if window is not None else []
+    if window is None and not is_cluster():
+        again.append(_again_queue(reads, uid, sids=read_ids))
     # Nobody is offered to follow across a block (or a mute) either way.
     suggestions = (
         _suggestions_queue(reads, [u for u in popular.value.uids if u not in hide])
@@ -1364,6 +1408,17 @@ def _home_read(
         read=read,
         listed=left_out or unmerged,
     )
+
+
+def _ids_union(
+    ids: list[int], more: list[int], size: int, ascending: bool
+) -> list[int]:
+    """Two reads of ids within the same bounds (each one past `size`, newest
+    first) as one: the newest (read upwards, the oldest) one past `size` of their
+    union, each id once, newest first. Each gave its own up to the bound, so these
+    are exact."""
+    merged = sorted(set(ids) | set(more), reverse=not ascending)[: size + 1]
+    return merged[::-1] if ascending else merged
 
 
 def _pulled_checked(
@@ -4646,9 +4701,9 @@ _WINDOW_RELATED_READ = LuaScript(
     + _AGAIN_LUA
     + _WINDOW_IDS_LUA
     + """
-local rows, accounts, originals, checks, named = read_related(keys, 12)
+local rows, accounts, originals, checks, named = read_related(keys, 14)
 return cjson.encode(
-  {listed(ids), rows, accounts, originals, checks, named, again(rows, 12)})
+  {listed(ids), rows, accounts, originals, checks, named, again(rows, 14)})
 """
 )
 

@@ -33,6 +33,7 @@ from timeline import (
     services,
     social,
     suggestions,
+    tagfollows,
 )
 from timeline.domain import (
     Blocked,
@@ -466,13 +467,81 @@ def global_timeline(request):
 
 
 def tag(request, tag: str):
+    wanted = tag_wanted(tag)
+    if wanted is None:
+        raise Http404("No such tag")
+    # Whether the viewer follows it rides in the page's first round trip.
+    following = tagfollows.viewer_follows_queue(request.reads, wanted)
     page = selectors.tag_page(
-        reads=request.reads, tag=tag, max_id=int_param(request, "max_id")
+        reads=request.reads, tag=wanted, max_id=int_param(request, "max_id")
     )
     if page is None:
         raise Http404("No such tag")
-    context = {"page": _filtered(request, page, "public"), "tag": tag_wanted(tag)}
+    context = {
+        "page": _filtered(request, page, "public"),
+        "tag": wanted,
+        "following": following(),
+    }
     return render(request, "timeline/tag.html", context)
+
+
+def _change_tag_follow(request, tag: str, change, done: str):
+    """Follow or unfollow a tag, from the follow budget; back to where the button
+    was (the tag's page by default)."""
+    wanted = tag_wanted(tag)
+    if wanted is None:
+        raise Http404("No such tag")
+    back = safe_next(request, url_for("timeline:tag", wanted))
+    try:
+        change(uid=request.user.id, tag=wanted, limit=limits.follow(request.user.id))
+    except NotFound as error:
+        raise Http404("No such tag") from error
+    except tagfollows.TagFollowRefused as error:
+        messages.error(request, f"Not followed: {error}")
+    except TooManyAttempts as error:
+        return _slow_down(
+            request,
+            error,
+            reason="You have followed and unfollowed too much lately.",
+            back=back,
+        )
+    else:
+        messages.success(request, done.format(tag=wanted))
+    return redirect(back)
+
+
+@require_POST
+@login_required
+def tag_follow(request, tag: str):
+    """Follow a tag: its public statuses show in the viewer's home."""
+    return _change_tag_follow(
+        request,
+        tag,
+        tagfollows.tag_follow,
+        "You follow #{tag}: its public statuses show in your home.",
+    )
+
+
+@require_POST
+@login_required
+def tag_unfollow(request, tag: str):
+    return _change_tag_follow(
+        request,
+        tag,
+        tagfollows.tag_unfollow,
+        "You no longer follow #{tag}.",
+    )
+
+
+@require_safe
+def followed_tags(request):
+    """The tags the viewer follows, newest first, each with Unfollow. Its read
+    rides with the auth check (as `blocked_and_muted`)."""
+    found = tagfollows.followed_tags_get(reads=request.reads)
+    if found is None:
+        return login_required(followed_tags)(request)
+    context = {"tags": found, "tags_max": settings.FOLLOWED_TAGS_MAX}
+    return render(request, "timeline/followed_tags.html", context)
 
 
 def status_detail(request, sid: int, form: StatusForm | None = None, code=200):
