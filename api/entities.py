@@ -176,13 +176,16 @@ def account(stats: AccountStats, urls: Urls, *, source: bool = False) -> dict:
     return entity
 
 
-def tag(name: str, urls: Urls, *, history: list | None = None) -> dict:
-    """A Tag (name case folded, as the site keeps tags)."""
+def tag(
+    name: str, urls: Urls, *, history: list | None = None, following: bool = False
+) -> dict:
+    """A Tag (name case folded, as the site keeps tags); `following`: whether the
+    signed-in viewer follows it (`timeline.tagfollows`; false for a visitor)."""
     return {
         "name": name,
         "url": urls("timeline:tag", name),
         "history": history or [],
-        "following": False,
+        "following": following,
     }
 
 

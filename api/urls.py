@@ -131,6 +131,9 @@ urlpatterns = [
     ),
     route("api/v2/search", search.search_v2, "search_v2"),
     route("api/v1/tags/<tag>", search.tag_detail, "tag"),
+    route("api/v1/tags/<tag>/follow", search.tag_follow_view, "tag_follow"),
+    route("api/v1/tags/<tag>/unfollow", search.tag_unfollow_view, "tag_unfollow"),
+    route("api/v1/followed_tags", search.followed_tags_view, "followed_tags"),
     route("api/v1/trends/tags", search.trends, "trends_tags"),
     route("api/v1/trends", search.trends, "trends"),
     # Statuses and timelines (issue #13, helper C).

@@ -19,16 +19,19 @@ TRENDS_HOURS hours only: one entry, today, with the uses of those hours; Mastodo
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from urllib.parse import unquote, urlsplit
 
 from django.urls import Resolver404, get_script_prefix, resolve
 
+from accounts import limits
 from api import entities
 from api.http import OPTIONAL, ApiError, Op, Reply, endpoint, flag, not_found, param
+from api.pagination import Window, link_header
 from api.views.accounts import local_name
 from api.views.statuses import entities_of
 from config.http import same_host
-from timeline import richtext
+from timeline import richtext, tagfollows
 from timeline.domain import Trend
 from timeline.selectors import (
     account_by_name_get,
@@ -69,8 +72,31 @@ def _history(uses: int | None) -> list[dict]:
     return [{"day": str(today), "uses": str(uses), "accounts": str(uses)}]
 
 
-def _tag(name: str, trends: dict[str, int], urls: entities.Urls) -> dict:
-    return entities.tag(name, urls, history=_history(trends.get(name)))
+def _tag(
+    name: str,
+    trends: dict[str, int],
+    urls: entities.Urls,
+    followed: frozenset[str] = frozenset(),
+) -> dict:
+    return entities.tag(
+        name, urls, history=_history(trends.get(name)), following=name in followed
+    )
+
+
+def _followed_queue(request) -> Callable[[], frozenset[str]]:
+    """Queue the read of the tags the token's user follows (with the token's check
+    in the first round trip); the function answers them once the user is proven
+    (none for a visitor)."""
+    reads = request.reads
+    uid = reads.claimed_uid
+    if uid is None:
+        return frozenset
+    found = tagfollows.followed_tags_queue(reads, uid)
+    return lambda: (
+        frozenset(tag.name for tag in found.value)
+        if reads.proven_uid() == uid
+        else frozenset()
+    )
 
 
 def _link_target(request, query: str) -> tuple[str, str] | None:
@@ -123,11 +149,12 @@ def _resolved(request, kind: str, value: str, kinds: tuple[str, ...]) -> dict:
     else:
         tag = richtext.tag_wanted(value)
         if tag:
-            # Both reads in one round trip, as `tag_show`'s.
+            # The reads in one round trip, as `tag_show`'s.
             exists, trending = tag_exists_queue(reads, tag), trends_queue(reads)
+            followed = _followed_queue(request)
             if exists.value:
                 counts = {trend.tag: trend.count for trend in trending.value}
-                found["hashtags"] = [_tag(tag, counts, urls)]
+                found["hashtags"] = [_tag(tag, counts, urls, followed())]
     return found
 
 
@@ -162,6 +189,7 @@ def search(request) -> dict:
     # The tag reads ride in the first round trip, with the people search's.
     exists = tag_exists_queue(reads, tag) if tag and "hashtags" in kinds else None
     trending = trends_queue(reads) if "hashtags" in kinds else None
+    tags_followed = _followed_queue(request) if "hashtags" in kinds else frozenset
     accounts: list[dict] = []
     name = local_name(request, query)
     if "accounts" in kinds and name:
@@ -183,21 +211,83 @@ def search(request) -> dict:
         prefix = richtext.tag_key(query.removeprefix("#"))
         names = [tag] if exists is not None and exists.value else []
         names += [t for t in counts if t.startswith(prefix) and t not in names]
-        hashtags = [_tag(name, counts, urls) for name in names[offset:]][:limit]
+        tags = tags_followed()
+        hashtags = [_tag(name, counts, urls, tags) for name in names[offset:]][:limit]
     return {"accounts": accounts, "statuses": [], "hashtags": hashtags}
 
 
 def tag_show(request, tag: str) -> dict:
-    """A tag some public status carries, or that trends; 404 for any other."""
+    """A tag some public status carries, that trends, or that the viewer follows
+    (`following`: whether they do); 404 for any other."""
     wanted = richtext.tag_wanted(tag)
     if wanted is None:
         raise not_found()
     exists = tag_exists_queue(request.reads, wanted)
     trending = trends_queue(request.reads)
+    followed = _followed_queue(request)
     counts = {trend.tag: trend.count for trend in trending.value}
-    if not exists.value and wanted not in counts:
+    tags = followed()
+    if not exists.value and wanted not in counts and wanted not in tags:
         raise not_found()
-    return _tag(wanted, counts, entities.Urls.of(request))
+    return _tag(wanted, counts, entities.Urls.of(request), tags)
+
+
+def _tag_changed(request, tag: str, change) -> dict:
+    """Follow or unfollow a tag (from the follow budget, as the site's button),
+    answered as the Tag with `following`; 404: not a tag."""
+    uid = request.user.id
+    name = change(uid=uid, tag=tag, limit=limits.follow(uid))
+    reads = request.reads
+    trending = trends_queue(reads)
+    followed = tagfollows.tag_followed_queue(reads, uid, name)
+    counts = {trend.tag: trend.count for trend in trending.value}
+    urls = entities.Urls.of(request)
+    return entities.tag(
+        name, urls, history=_history(counts.get(name)), following=followed.value
+    )
+
+
+def tag_follow(request, tag: str) -> dict:
+    """Follow a tag (Mastodon's: any tag, whether a status carries it yet): its
+    public statuses show in the home; 422 past FOLLOWED_TAGS_MAX."""
+    return _tag_changed(request, tag, tagfollows.tag_follow)
+
+
+def tag_unfollow(request, tag: str) -> dict:
+    """Unfollow a tag (one not followed: answered all the same)."""
+    return _tag_changed(request, tag, tagfollows.tag_unfollow)
+
+
+FOLLOWED_LIMIT, FOLLOWED_MAX = 100, 200
+
+
+def followed_tags(request) -> Reply:
+    """The tags the viewer follows, the newest follow first, paged by the time of
+    each follow (Mastodon's by the follow's id) with Link headers."""
+    window = Window.of(request, default=FOLLOWED_LIMIT, maximum=FOLLOWED_MAX)
+    found = tagfollows.followed_tags_get(reads=request.reads)
+    if found is None:
+        raise ApiError(401, "The access token is invalid")
+    floor = window.floor
+    rows = [
+        tag
+        for tag in found
+        if (window.max_id is None or tag.since < window.max_id)
+        and (floor is None or tag.since > floor)
+    ]
+    rows = rows[-window.limit :] if window.from_oldest else rows[: window.limit]
+    urls = entities.Urls.of(request)
+    body = [entities.tag(tag.name, urls, following=True) for tag in rows]
+    headers = (
+        link_header(
+            request,
+            next_max_id=rows[-1].since if len(rows) >= window.limit else None,
+            prev_min_id=rows[0].since,
+        )
+        if rows
+        else {}
+    )
+    return Reply(body, headers=headers)
 
 
 def trends_tags(request) -> Reply:
@@ -205,14 +295,20 @@ def trends_tags(request) -> Reply:
     values = request.GET
     limit = max(_number(values, "limit", TRENDS_LIMIT_DEFAULT, TRENDS_LIMIT_MAX), 1)
     offset = _number(values, "offset", 0)
-    trends: list[Trend] = trends_queue(request.reads).value
+    trending = trends_queue(request.reads)
+    followed = _followed_queue(request)
+    trends: list[Trend] = trending.value
     counts = {trend.tag: trend.count for trend in trends}
     urls = entities.Urls.of(request)
     shown = trends[offset : offset + limit]
-    return Reply([_tag(trend.tag, counts, urls) for trend in shown])
+    tags = followed()
+    return Reply([_tag(trend.tag, counts, urls, tags) for trend in shown])
 
 
 search_v2 = endpoint(GET=Op(search, scope="read:search", auth=OPTIONAL))
 # Mastodon answers these two to anyone, with or without a token (no scope asked).
 tag_detail = endpoint(GET=Op(tag_show, auth=OPTIONAL))
+tag_follow_view = endpoint(POST=Op(tag_follow, scope="write:follows"))
+tag_unfollow_view = endpoint(POST=Op(tag_unfollow, scope="write:follows"))
+followed_tags_view = endpoint(GET=Op(followed_tags, scope="read:follows"))
 trends = endpoint(GET=Op(trends_tags, auth=OPTIONAL))
