@@ -425,3 +425,30 @@ def test_mastodon_py_reads_and_dismisses_suggestions(site):
     )
     shown = site_page.get(urljoin(site, "/people/suggested/"), timeout=10).text
     assert 'href="/u/ola/"' in shown and 'href="/u/ned/"' not in shown
+
+
+def test_mastodon_py_follows_tags_and_reads_them_in_the_home(site):
+    """Mastodon.py's followed-tag calls, unmodified: follow a tag, find it among the
+    followed tags (paged), read a stranger's tagged status in the home, unfollow
+    it, and the status is gone from the home."""
+    for name in ("lea", "max"):
+        make_user(name)
+    lea, stranger = _signed_in(site, "lea"), _signed_in(site, "max")
+    followed = lea.tag_follow("Gardening")
+    assert followed["name"] == "gardening" and followed["following"] is True
+    lea.tag_follow("birds")
+    assert lea.tag("gardening")["following"] is True
+    first = lea.followed_tags(limit=1)
+    assert [t["name"] for t in first] == ["birds"]
+    assert [t["name"] for t in lea.fetch_next(first)] == ["gardening"]
+    stranger.status_post("first tomatoes #gardening")
+    stranger.status_post("nothing to see")
+    _run_jobs()
+    home = lea.timeline_home()
+    assert [re.sub(r"<[^>]+>", "", s["content"]) for s in home] == [
+        "first tomatoes #gardening"
+    ]
+    unfollowed = lea.tag_unfollow("gardening")
+    assert unfollowed["following"] is False
+    assert [t["name"] for t in lea.followed_tags()] == ["birds"]
+    assert lea.timeline_home() == []
