@@ -17,7 +17,9 @@ text behind it; a checkout without them cannot take the option). With `--edited`
 every seeded status was edited once (its row is marked "Edited"; likewise). With
 `--filters N` the viewer keeps N keyword filters of 5 keywords each, in every context,
 the first of which also folds the strangers' statuses (the rest match nothing, as
-most of a reader's keywords do on most pages). With `--trends N` each of the last TRENDS_HOURS hours also counts N tags, as a busy
+most of a reader's keywords do on most pages). With `--followed-tags N` the viewer
+follows N tags, each carried by 10 newer statuses of someone they do not follow, which
+their home merges (a checkout without followed tags cannot take the option). With `--trends N` each of the last TRENDS_HOURS hours also counts N tags, as a busy
 site's do (the global page shows the top ten). The trending tags are then added up
 once, as a running fan-out worker keeps them (`timeline.trends.refresh`; the sum is
 made to outlive the run); a checkout without that step (`--root`) adds them up on
@@ -142,6 +144,23 @@ def _filters(count: int) -> None:
             context=filters.CONTEXTS,
             keywords=[filters.KeywordChange(w) for w in words],
         )
+
+
+def _followed_tags(count: int) -> None:
+    """The viewer follows `count` tags (`--followed-tags`), each carried by 10
+    statuses of someone they do not follow, posted after the seed's: their home
+    merges the tags' timelines, whose statuses fill its first page."""
+    from accounts import services as account_services
+    from accounts.selectors import user_id_by_username
+    from timeline import fanout, services, tagfollows
+
+    viewer = user_id_by_username(username="viewer")
+    poster = account_services.user_create(username="tagger", password="x" * 12)
+    for n in range(count):
+        tagfollows.tag_follow(uid=viewer, tag=f"followed{n}")
+        for i in range(10):
+            services.status_create(author=poster, text=f"Tagged {i} #followed{n}")
+    fanout.run_pending()
 
 
 def _list() -> str:
@@ -271,6 +290,13 @@ def main(argv: list[str] | None = None) -> int:
         help="the viewer keeps N keyword filters (the first folds some statuses)",
     )
     parser.add_argument(
+        "--followed-tags",
+        type=int,
+        default=0,
+        metavar="N",
+        help="the viewer follows N tags, whose statuses their home merges",
+    )
+    parser.add_argument(
         "--no-sum",
         action="store_true",
         help="no worker's sum of the trends: every global page adds them up",
@@ -316,6 +342,8 @@ def main(argv: list[str] | None = None) -> int:
         )
         if args.filters:
             _filters(args.filters)
+        if args.followed_tags:
+            _followed_tags(args.followed_tags)
         _busy_trends(args.trends)
         if not args.no_sum:
             _sum_trends()

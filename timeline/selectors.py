@@ -1232,9 +1232,12 @@ def _home_read(
     related: bool = False,
 ) -> _HomeRead | None:
     """Read a home's window (`_ids_queue`'s bounds) with every rule of the home
-    page: pulled authors merged, blocks and mutes left out, a repost left out where
-    the home holds its original just below (`_AGAIN_LUA`), else shown once and only
-    while its original's page would be (`_refused_queue`)."""
+    page: pulled authors merged, followed tags' timelines merged (each status once:
+    in the window's script on one server, else `_ids_union`, with the tags' ids
+    read in one more round trip once the first named the tags), blocks and mutes
+    left out, a repost left out where the home holds its original just below
+    (`_AGAIN_LUA`), else shown once and only while its original's page would be
+    (`_refused_queue`)."""
     if reads.claimed_uid is None:
         return None
     uid = reads.claimed_uid
@@ -4318,8 +4321,9 @@ def home_window(
 ) -> StatusWindow | None:
     """A window of the viewer's home with every rule of the home page
     (`_home_read`); None when the request proves no viewer. On one server one
-    round trip read downwards, two upwards; two more for a home that merges
-    pulled authors' statuses (their outboxes, then their checks)."""
+    round trip read downwards, two upwards (three with followed tags: their
+    timelines' ids); two more for a home that merges pulled authors' statuses
+    (their outboxes, then their checks)."""
     top, low, ascending = _bounds(max_id, since_id, min_id)
     read = _home_read(
         reads, size=size, max_id=top, low=low, ascending=ascending, related=True

@@ -14,9 +14,11 @@ original mentions (known once it is read). A public window whose viewer blocks o
 is blocked reads a longer window when the first was full: one more. A home that
 merges pulled authors' statuses takes two more: their outboxes, then their checks
 (as the site's home), which carry their counts and accounts too (an outbox holds no
-counts). A public `min_id` window read from below a global partition's floor that
-missed ids above it reads its ids again from the floor: one more
-(`selectors._global_ids_up`).
+counts). A home whose user follows hashtags merges their timelines in the same script
+read downwards on one server; upwards, or on a Cluster, the tags' ids take one more
+(`timeline.tagfollows`). A public `min_id` window read from below a global
+partition's floor that missed ids above it reads its ids again from the floor: one
+more (`selectors._global_ids_up`).
 
 The Link headers start past the ids a window considered, shown or not
 (`StatusWindow.older`, `.newer`): a window whose read was all hidden or filtered is
