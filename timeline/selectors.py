@@ -272,15 +272,17 @@ for i = 1, math.min(#ids, wanted) do
 end
 -- A home's (ARGV[11], its falloff, else ''): `again(rows, a)`, once the rows are
 -- read (with the row arguments at ARGV[a]), lists the reposts among them whose
--- original the home holds at most that many entries below (`_AGAIN_LUA`).
+-- original the home (or a followed tag's timeline merged with it) holds at most
+-- that many entries below (`_AGAIN_LUA`).
 local function again(rows, a)
   local falloff = tonumber(ARGV[11])
   if not falloff then return {null} end
   local original_at = tonumber(ARGV[a + tonumber(ARGV[a + 1]) + 4])
+  local tags = {unpack(zsets, 2)}
   local out = {}
   for i, row in ipairs(rows) do
     if type(row) == 'table' and row[original_at] ~= null
-        and seen_below(KEYS[1], ids[i], row[original_at], falloff) then
+        and seen_below(KEYS[1], tags, ids[i], row[original_at], falloff) then
       out[#out + 1] = ids[i]
     end
   end
@@ -288,16 +290,32 @@ local function again(rows, a)
 end
 """
 
-# A repost shown where its original came before: `seen_below(home, sid, original,
-# falloff)` answers whether the home holds the original at most `falloff` entries
-# below the repost `sid` (Mastodon's REBLOG_FALLOFF): then the home shows the
-# original there and leaves the repost out, so a status reposted by people the
-# reader follows shows once, on whichever page the original falls, and one older
-# than the falloff shows again, at the top.
+# A repost shown where its original came before: `seen_below(home, tags, sid,
+# original, falloff)` answers whether the home holds the original at most
+# `falloff` entries below the repost `sid` (Mastodon's REBLOG_FALLOFF): then the
+# home shows the original there and leaves the repost out, so a status reposted by
+# people the reader follows shows once, on whichever page the original falls, and
+# one older than the falloff shows again, at the top. An original the home lacks
+# but one of `tags` (the timelines of its owner's followed tags, merged with it)
+# holds counts as held, its distance the entries between the two in the home and
+# each of those timelines (one status in several counted in each: a bound).
 _AGAIN_LUA = """
-local function seen_below(home, sid, original, falloff)
-  local at = redis.call('ZSCORE', home, original)
-  return at and redis.call('ZCOUNT', home, '(' .. at, '(' .. sid) < falloff
+local function seen_below(home, tags, sid, original, falloff)
+  local low, high = '(' .. original, '(' .. sid
+  if redis.call('ZSCORE', home, original) then
+    return redis.call('ZCOUNT', home, low, high) < falloff
+  end
+  local held = false
+  for _, tag in ipairs(tags) do
+    if redis.call('ZSCORE', tag, original) then held = true break end
+  end
+  if not held then return false end
+  local n = redis.call('ZCOUNT', home, low, high)
+  for _, tag in ipairs(tags) do
+    if n >= falloff then return false end
+    n = n + redis.call('ZCOUNT', tag, low, high)
+  end
+  return n < falloff
 end
 """
 
@@ -995,27 +1013,31 @@ def _refused_queue(
     return reads.queue(build, parse)
 
 
-# KEYS: a home. ARGV: its repost falloff, then 'pairs' and the sid of each repost
-# and of its original, or (one server only: the status keys built in Lua, read
-# undeclared as `_STATUSES_READ` reads its user keys) 'ids', the halves of a status
-# key around its id, the status hash's `repost_of` field, then statuses' ids.
-# Returns the reposts among them that the home shows as their originals
-# (`_AGAIN_LUA`), for the statuses that a window's script did not check.
+# KEYS: a home. ARGV: its repost falloff, how many followed tags' timelines follow
+# and their keys (one server only: read undeclared, as `_STATUSES_READ` reads its
+# user keys; 0 on a Cluster), then 'pairs' and the sid of each repost and of its
+# original, or (one server only: the status keys built in Lua) 'ids', the halves
+# of a status key around its id, the status hash's `repost_of` field, then
+# statuses' ids. Returns the reposts among them that the home shows as their
+# originals (`_AGAIN_LUA`), for the statuses that a window's script did not check.
 _AGAIN = LuaScript(
     _AGAIN_LUA
     + """
 local home, falloff, out = KEYS[1], tonumber(ARGV[1]), {}
-if ARGV[2] == 'ids' then
-  local sp, ss, field = ARGV[3], ARGV[4], ARGV[5]
-  for i = 6, #ARGV do
+local t = tonumber(ARGV[2])
+local tags = {unpack(ARGV, 3, 2 + t)}
+local a = 3 + t
+if ARGV[a] == 'ids' then
+  local sp, ss, field = ARGV[a + 1], ARGV[a + 2], ARGV[a + 3]
+  for i = a + 4, #ARGV do
     local original = redis.call('HGET', sp .. ARGV[i] .. ss, field)
-    if original and seen_below(home, ARGV[i], original, falloff) then
+    if original and seen_below(home, tags, ARGV[i], original, falloff) then
       out[#out + 1] = ARGV[i]
     end
   end
 else
-  for i = 3, #ARGV, 2 do
-    if seen_below(home, ARGV[i], ARGV[i + 1], falloff) then
+  for i = a + 1, #ARGV, 2 do
+    if seen_below(home, tags, ARGV[i], ARGV[i + 1], falloff) then
       out[#out + 1] = ARGV[i]
     end
   end
@@ -1031,24 +1053,61 @@ def _again_queue(
     *,
     statuses: Iterable[Status] = (),
     sids: Iterable[int] = (),
+    tags: Iterable[str] = (),
 ) -> Deferred[frozenset[int]] | None:
     """Queue the check of which reposts the home of `uid` shows as their originals
     (`_AGAIN_LUA`), among these statuses, or (one server only) among the statuses
-    of these ids, read by the script; None: nothing to check."""
+    of these ids, read by the script; `tags`: the timelines (keys) of the followed
+    tags the home merges, whose statuses count as the home's. None: nothing to
+    check. On a Cluster the tags' timelines, in other slots, are asked in the same
+    round trip, command by command (`_again_tags`)."""
     home = [keys.home(uid)]
     falloff = settings.HOME_REPOST_FALLOFF
-    pairs = [(s.id, s.repost_of) for s in statuses if s.repost_of]
+    pairs = [(s.id, s.repost_of or 0) for s in statuses if s.repost_of]
     ids = list(sids)
+    tags = list(tags)
+    apart = tags if is_cluster() else []
+    inline = [] if apart else tags
     if pairs:
-        args = [falloff, "pairs", *(sid for pair in pairs for sid in pair)]
+        mode = ["pairs", *(sid for pair in pairs for sid in pair)]
     elif ids:
-        args = [falloff, "ids", *keys.around_id(keys.status), "repost_of", *ids]
+        mode = ["ids", *keys.around_id(keys.status), "repost_of", *ids]
     else:
         return None
-    return reads.queue(
-        lambda pipe: _AGAIN.queue(pipe, keys=home, args=args),
-        lambda replies: frozenset(int(sid) for sid in replies[0]),
-    )
+    args = [falloff, len(inline), *inline, *mode]
+    asked = pairs if apart else []
+
+    def build(pipe) -> None:
+        _AGAIN.queue(pipe, keys=home, args=args)
+        for sid, original in asked:
+            pipe.zscore(home[0], original)
+            pipe.zcount(home[0], f"({original}", f"({sid}")
+            for tag in apart:
+                pipe.zscore(tag, original)
+                pipe.zcount(tag, f"({original}", f"({sid}")
+
+    def parse(replies: list) -> frozenset[int]:
+        found = {int(sid) for sid in replies[0]}
+        return frozenset(found | _again_tags(asked, replies[1:], len(apart), falloff))
+
+    return reads.queue(build, parse)
+
+
+def _again_tags(
+    pairs: list[tuple[int, int]], replies: list, tags: int, falloff: int
+) -> set[int]:
+    """`seen_below`'s answer through followed tags (`_AGAIN_LUA`), from a Cluster's
+    replies: for each (repost, original), the home's score of the original and
+    count between the two, then each tag timeline's."""
+    out: set[int] = set()
+    step = 2 * (tags + 1)
+    for n, (sid, _original) in enumerate(pairs):
+        answers = replies[n * step : (n + 1) * step]
+        scores, counts = answers[0::2], answers[1::2]
+        held = any(score is not None for score in scores[1:])
+        if scores[0] is None and held and sum(int(c) for c in counts) < falloff:
+            out.add(sid)
+    return out
 
 
 def _without_again(
@@ -1286,15 +1345,14 @@ def _home_read(
     # Their authors are known already: their cards ride in this round trip too.
     pulled_cards = _cards_queue(reads, pulled_authors) if pulled_authors else None
     all_ids = window.value.ids if window is not None else ids.value
-    if followed is not None and followed.value:
-        tagged = _members_ids_queue(
-            reads,
-            [keys.tag_timeline(tag.name) for tag in followed.value],
-            max_id,
-            size,
-            low,
-            ascending,
-        )
+    # The followed tags' timelines, when read by ids (a window's script read them).
+    tag_keys = (
+        [keys.tag_timeline(tag.name) for tag in followed.value]
+        if followed is not None
+        else []
+    )
+    if tag_keys:
+        tagged = _members_ids_queue(reads, tag_keys, max_id, size, low, ascending)
         all_ids = _ids_union(all_ids, tagged.value, size, ascending)
     # The id one past the page tells only that there is more (`_page` never shows
     # it): its status is not read.
@@ -1306,7 +1364,7 @@ def _home_read(
     # read by ids, one server asks with the statuses, a Cluster once they are read.
     again = [window.value.again] if window is not None else []
     if window is None and not is_cluster():
-        again.append(_again_queue(reads, uid, sids=read_ids))
+        again.append(_again_queue(reads, uid, sids=read_ids, tags=tag_keys))
     # Nobody is offered to follow across a block (or a mute) either way.
     suggestions = (
         _suggestions_queue(reads, [u for u in popular.value.uids if u not in hide])
@@ -1321,7 +1379,9 @@ def _home_read(
     refused = None
     kept_from = 0  # no outbox: every status the home holds may show
     if window is None and is_cluster():
-        again.append(_again_queue(reads, uid, statuses=filter(None, own.statuses)))
+        again.append(
+            _again_queue(reads, uid, statuses=filter(None, own.statuses), tags=tag_keys)
+        )
     if pulled is None:
         refused = _refused_queue(reads, own.unchecked)
     else:
@@ -1351,7 +1411,7 @@ def _home_read(
         # An outbox's reposts were read without their originals: checked in that
         # round trip too (with a Cluster's own reposts).
         refused = _refused_queue(reads, [*own.unchecked, *pulled_statuses])
-        again.append(_again_queue(reads, uid, statuses=pulled_statuses))
+        again.append(_again_queue(reads, uid, statuses=pulled_statuses, tags=tag_keys))
         pulled_statuses, more_cards = _pulled_checked(
             reads, uid, pulled_statuses, set(pulled_authors)
         )

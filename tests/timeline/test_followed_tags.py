@@ -191,6 +191,40 @@ def test_a_repost_and_its_tagged_original_show_once(r, people):
     assert home(logged_in_client("bob")) == ["news #django"]
 
 
+def home_pages(client: Client) -> list[list[str]]:
+    pages, query = [], ""
+    for _ in range(20):
+        html = page(client, f"/{query}")
+        pages.append(texts(html))
+        cursor = older_link(html)
+        if cursor is None:
+            return pages
+        query = f"?max_id={cursor}"
+    raise AssertionError("no end")
+
+
+def test_a_repost_of_a_tagged_original_just_below_shows_as_the_original(
+    r, people, settings
+):
+    """The home's rule for reposts (Mastodon's falloff) counts what a followed tag
+    brings: the original shows where it came, once, on a later page, and the
+    repost is left out; older than the falloff, the repost shows at the top."""
+    settings.TIMELINE_PAGE_SIZE = 2
+    alice, bob, carol = people
+    tagfollows.tag_follow(uid=bob.id, tag="django")
+    original = post(carol, "news #django")
+    for i in range(3):
+        post(alice, f"alice {i}")
+    social.status_repost(user=alice, sid=original)
+    run_jobs()
+    client = logged_in_client("bob")
+    shown = [text for texts_of in home_pages(client) for text in texts_of]
+    assert shown == ["alice 2", "alice 1", "alice 0", "news #django"]
+    settings.HOME_REPOST_FALLOFF = 2
+    shown = [text for texts_of in home_pages(client) for text in texts_of]
+    assert shown == ["news #django", "alice 2", "alice 1", "alice 0", "news #django"]
+
+
 @pytest.mark.real_redis
 def test_a_home_with_followed_tags_costs_one_round_trip_on_one_server(
     r, people, redis_backend
