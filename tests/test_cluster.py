@@ -79,6 +79,7 @@ def test_one_users_keys_share_a_slot_and_so_a_node(r):
         keys.following(user.id),
         keys.follower_names(user.id),
         keys.follow_lock(user.id),
+        keys.followed_tags(user.id),
     ]
     assert len({slot_of(key) for key in every}) == 1
     # And the store really keeps them there: one node answers for all of them.

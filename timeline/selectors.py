@@ -243,8 +243,12 @@ else
   for k, key in ipairs(zsets) do
     lists[k], numbers[k], at[k], offset[k] = {}, {}, 1, 0
     fill(k)
-    local marker = redis.call('ZSCORE', key, 0)
-    if marker then floor = math.max(floor, tonumber(marker) + 1) end
+    -- Only the global timeline's partitions mark where a trim ends (a home and
+    -- the tags' timelines merged with it have no marker: not asked).
+    if ARGV[12] == '' then
+      local marker = redis.call('ZSCORE', key, 0)
+      if marker then floor = math.max(floor, tonumber(marker) + 1) end
+    end
   end
   ids = {}
   local last
