@@ -76,6 +76,12 @@ def test_following_is_said_on_every_tag_the_api_shows(r, people):
     assert visitor.get("/api/v1/tags/django").json()["following"] is False
     found = mine.get("/api/v2/search?q=django&type=hashtags").json()["hashtags"]
     assert [(t["name"], t["following"]) for t in found] == [("django", True)]
+    trending = mine.get("/api/v1/trends/tags").json()
+    assert sorted((t["name"], t["following"]) for t in trending) == [
+        ("django", True),
+        ("python", False),
+    ]
+    assert not any(t["following"] for t in visitor.get("/api/v1/trends/tags").json())
 
 
 def test_the_scopes_are_mastodons(r, people):
