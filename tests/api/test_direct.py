@@ -6,10 +6,13 @@ from __future__ import annotations
 import json
 
 import pytest
+from django.test import Client
 
+from api import idempotency
+from config.redis import get_redis
 from tests.api.helpers import api_client, token_for
-from tests.helpers import make_user, run_jobs
-from timeline import services
+from tests.helpers import cut_short, make_user, run_jobs
+from timeline import keys, services
 
 
 @pytest.fixture(autouse=True)
@@ -134,3 +137,37 @@ def test_conversations_need_their_scopes(people):
     assert reader.get("/api/v1/conversations").status_code == 200
     assert reader.delete("/api/v1/conversations/1").status_code == 403
     assert api_client().get("/api/v1/conversations").status_code == 401
+
+
+def _publishes_direct_for(uid: int):
+    """A predicate: the round trip that publishes a direct message of `uid` (the
+    script that adds it to their direct messages)."""
+    direct = keys.direct(uid)
+    return lambda commands: any(
+        str(c[0]).upper() == "EVALSHA" and direct in c for c in commands
+    )
+
+
+def test_a_direct_message_retried_with_its_key_after_a_503_answers_the_one_it_made(
+    people, monkeypatch
+):
+    """The store published the direct message but its reply was lost: a retry with
+    the same Idempotency-Key answers the message made, as a post's does, rather
+    than a 409 'under way' (and, past the hold, posting it again)."""
+    alice, bob, _ = people
+    monkeypatch.setattr(idempotency.time, "sleep", lambda seconds: None)
+    client = Client(
+        headers={
+            "Authorization": f"Bearer {token_for(alice)}",
+            "Idempotency-Key": "dm-once",
+        },
+        raise_request_exception=False,
+    )
+    data = {"status": "@bob only once", "visibility": "direct"}
+    with cut_short(_publishes_direct_for(alice.id)) as fired:
+        first = client.post("/api/v1/statuses", data)
+    assert fired and first.status_code == 503
+    (made,) = get_redis().zrange(keys.direct(alice.id), 0, -1)
+    again = client.post("/api/v1/statuses", data)
+    assert again.status_code == 200, again.content
+    assert again.json()["id"] == made and again.json()["visibility"] == "direct"
