@@ -30,8 +30,8 @@ from accounts.selectors import (
     user_id_guess,
     users_queue,
 )
-from config.pipelines import Deferred, LuaScript, ReadBatch, hashes_queue
-from config.redis import get_redis, is_cluster, slot_groups
+from config.pipelines import Deferred, LuaScript, ReadBatch, hashes_queue, pipeline_run
+from config.redis import is_cluster, slot_groups
 from timeline import bookmarks, direct, keys, lists, richtext, tagfollows
 from timeline.domain import (
     MAX_STATUS_ID,
@@ -2084,9 +2084,17 @@ def _protected(reads: PageReads, owner: User, admitted: Deferred[bool] | None) -
 
 
 def status_published(*, author_id: int, sid: int) -> bool:
-    """Whether status `sid` stands among its author's statuses (its post went
-    through; not since deleted): one round trip."""
-    return get_redis().zscore(keys.posts(author_id), sid) is not None
+    """Whether status `sid` stands among its author's statuses or direct messages
+    (`timeline.direct`: its post went through; not since deleted): one round trip
+    (both keys are in the author's slot)."""
+    replies = pipeline_run(
+        lambda pipe: [
+            pipe.zscore(keys.posts(author_id), sid),
+            pipe.zscore(keys.direct(author_id), sid),
+        ],
+        confirm=False,
+    )
+    return any(reply is not None for reply in replies)
 
 
 def status_get(*, reads: PageReads, sid: int) -> Status | None:
