@@ -11,6 +11,7 @@ from django.test import Client
 from api import idempotency
 from config.redis import get_redis
 from tests.api.helpers import api_client, token_for
+from tests.api.test_scheduled import iso_in, run_at
 from tests.helpers import cut_short, make_user, run_jobs
 from timeline import keys, services
 
@@ -171,3 +172,25 @@ def test_a_direct_message_retried_with_its_key_after_a_503_answers_the_one_it_ma
     again = client.post("/api/v1/statuses", data)
     assert again.status_code == 200, again.content
     assert again.json()["id"] == made and again.json()["visibility"] == "direct"
+
+
+def test_a_reply_to_a_direct_message_cannot_be_scheduled(people):
+    """A direct message cannot be scheduled, nor a reply to one (which is one): a
+    scheduled reply would be posted on its own, in the open, once the message it
+    answers was deleted, and its entity would say `public` meanwhile."""
+    alice, bob, carol = people
+    ali, bo = (api_client(token_for(u)) for u in (alice, bob))
+    dm = post(ali, status="@bob only us", visibility="direct").json()["id"]
+    when = iso_in(30)
+    later = post(
+        bo, status="@alice my secret answer", in_reply_to_id=dm, scheduled_at=when
+    )
+    assert later.status_code == 422, later.content
+    assert "cannot be scheduled" in later.json()["error"]
+    assert bo.get("/api/v1/scheduled_statuses").json() == []
+    # Whatever had been scheduled, nothing of it reaches anyone once it is due.
+    ali.delete(f"/api/v1/statuses/{dm}")
+    run_at(when)
+    caro = api_client(token_for(carol))
+    for url in ("/api/v1/timelines/public", f"/api/v1/accounts/{bob.id}/statuses"):
+        assert caro.get(url).json() == [], url
