@@ -54,6 +54,7 @@ from accounts.selectors import user_get
 from config.pipelines import LuaScript, pipeline_run
 from config.redis import get_redis
 from timeline import ids, jobs, keys, services, social
+from timeline.direct import DirectRefused
 from timeline.domain import (
     InvalidStatus,
     NotFound,
@@ -298,9 +299,10 @@ def status_schedule(
 ) -> Scheduled:
     """Schedule a status to be posted at `at` (unix seconds): the rules of a new
     status now (InvalidStatus), a time and the caps (ScheduleRefused), what it
-    replies to while its author may see it (NotFound); with `limit` (the posting
-    budget), taken or TooManyAttempts; with `receipt`, its id recorded in the same
-    step, or ReceiptLost. The status as scheduled."""
+    replies to while its author may see it (NotFound) and no direct message
+    (DirectRefused: a reply to one is one, and none is scheduled); with `limit`
+    (the posting budget), taken or TooManyAttempts; with `receipt`, its id
+    recorded in the same step, or ReceiptLost. The status as scheduled."""
     text = normalize_text(text)
     spoiler = normalize_spoiler(spoiler)
     problem = text_problem(text, spoiler)
@@ -311,7 +313,14 @@ def status_schedule(
     if problem:
         raise ScheduleRefused(problem)
     if reply_to is not None:
-        reply_to = social.status_target(user=author, sid=reply_to).id
+        parent = social.status_target(user=author, sid=reply_to)
+        if parent.direct:
+            # A reply to a direct message is one, and none is scheduled: posted
+            # later on its own (its parent deleted meanwhile), it would be public.
+            raise DirectRefused(
+                "A reply to a direct message cannot be scheduled: post it now."
+            )
+        reply_to = parent.id
     # The caps before the posting budget: a refusal costs nothing (the atomic step
     # checks them again).
     waiting = scheduled_list(user=author)
