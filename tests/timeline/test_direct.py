@@ -288,3 +288,19 @@ def test_the_navigation_links_to_messages_with_a_count(r, people):
 def test_visitors_are_sent_to_log_in(r, people):
     assert Client().get("/messages/").status_code == 302
     assert Client().post("/messages/read/").status_code in (302, 403)
+
+
+def test_a_conversation_a_block_hides_leaves_no_unread_badge(r, people):
+    """Bob blocks alice with her message unread: the Messages page shows nothing of
+    it, so once he has seen the page (its script, or 'Mark all as read') the
+    navigation no longer counts it unread."""
+    alice, bob, _ = people
+    direct(alice, "@bob hello")
+    blocks.block_create(blocker=bob, blocked_id=alice.id)
+    run_jobs()
+    bo = logged_in_client("bob")
+    assert conversations(bo) == []
+    mark_read(bo)
+    assert not re.search(
+        r'href="/messages/"[^>]*>Messages <span class="badge"', page(bo, "/")
+    )
