@@ -591,12 +591,16 @@ class Conversation:
 @dataclass(frozen=True, slots=True)
 class Conversations:
     """A page of a reader's conversations, the most recent first; `next_max_id`
-    cursors the older page (`prev_min_id`, for the client API, the newer one)."""
+    cursors the older page (`prev_min_id`, for the client API, the newer one).
+    `unread`: (conversation, newest message id) of each unread one the page read,
+    shown or not (one whose messages a block or a deletion hides shows nothing,
+    yet counts in the badge until the page marks it read)."""
 
     conversations: list[Conversation]
     next_max_id: int | None
     cards: dict[int, Card] = field(default_factory=dict)
     prev_min_id: int | None = None
+    unread: tuple[tuple[int, int], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

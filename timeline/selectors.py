@@ -3746,6 +3746,7 @@ def conversations_get(
         next_max_id=rows[-1].newest if rows and (more or ascending) else None,
         prev_min_id=rows[0].newest if rows else None,
         cards=cards,
+        unread=tuple((row.id, row.newest) for row in rows if row.unread),
     )
 
 
