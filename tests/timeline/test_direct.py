@@ -10,6 +10,7 @@ import re
 import pytest
 from django.test import Client
 
+from accounts.selectors import user_get_by_username
 from tests.helpers import (
     body,
     logged_in_client,
@@ -20,7 +21,7 @@ from tests.helpers import (
 )
 from tests.roundtrips import RoundTripCounter
 from tests.timeline.test_edits import texts
-from timeline import blocks, edits, services, social
+from timeline import blocks, edits, privacy, services, social
 from timeline.domain import InvalidStatus, NotFound
 
 
@@ -304,3 +305,35 @@ def test_a_conversation_a_block_hides_leaves_no_unread_badge(r, people):
     assert not re.search(
         r'href="/messages/"[^>]*>Messages <span class="badge"', page(bo, "/")
     )
+
+
+def test_a_private_accounts_message_reaches_whom_it_names_whoever_they_follow(
+    r, people
+):
+    """Alice's account is private and dave does not follow her: her direct message
+    to him is his to read all the same (she chose him), as Mastodon's: its page,
+    the notification, a like and a reply; her approved follower carol, not named,
+    sees none of it. His reply reaches her whatever she follows."""
+    alice, bob, carol = people
+    make_user("dave")
+    dave = user_get_by_username(username="dave")
+    privacy.account_privacy_set(user=alice, private=True)
+    run_jobs()
+    sid = direct(alice, "@dave a word in private")
+    da = logged_in_client("dave")
+    assert conversations(da) == [("With @alice", "@dave a word in private", True)]
+    assert "a word in private" in page(da, f"/s/{sid}/")
+    assert notifications_shown(da)[0].startswith("@alice mentioned you")
+    social.status_like(user=dave, sid=sid)
+    assert da.post(f"/s/{sid}/reply/", {"text": "@alice got it"}).status_code == 302
+    run_jobs()
+    ali = logged_in_client("alice")
+    assert conversations(ali) == [("With @dave", "@alice got it", True)]
+    assert texts(page(ali, f"/s/{sid}/")) == [
+        "@dave a word in private",
+        "@alice got it",
+    ]
+    assert "a word in private" in texts(page(da, f"/s/{sid}/"))[0]
+    caro = logged_in_client("carol")
+    assert caro.get(f"/s/{sid}/").status_code == 404
+    assert conversations(caro) == []
