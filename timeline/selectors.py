@@ -2130,7 +2130,9 @@ def status_page_get(*, reads: PageReads, sid: int) -> Page | None:
         return None
     for uid in owners:
         owner = users.value.get(uid) if users is not None else None
-        if owner is None or _protected(reads, owner, admitted[uid]):
+        if owner is None or (
+            not status.direct and _protected(reads, owner, admitted[uid])
+        ):
             return None
         cards[uid] = owner.card
     return Page(statuses=[status], next_max_id=None, cards=cards)
@@ -3100,8 +3102,10 @@ def _authors_visible_queue(
 ) -> tuple[Callable[[int], bool], Callable[[], dict[int, Card]]]:
     """Queue the reads that tell which of these authors the proven viewer may see:
     not a private account that has not approved them (`timeline.privacy`), not a
-    deleted one. Once sent: whether an author's statuses may be shown, and the
-    authors' cards (the viewer's own included), read with them on any server."""
+    deleted one. Once sent: whether an author's statuses may be shown (`direct`:
+    a direct message, which its audience sees whoever they follow; that the viewer
+    is in it was checked at its read, `_for_viewer`), and the authors' cards (the
+    viewer's own included), read with them on any server."""
     vid = reads.proven_uid()
     ask = sorted(authors - {vid})
     users = users_queue(reads, uids=ask) if ask else None
@@ -3114,12 +3118,14 @@ def _authors_visible_queue(
         else None
     )
 
-    def visible(author: int) -> bool:
+    def visible(author: int, direct: bool = False) -> bool:
         if author == vid:
             return True
         owner = users.value.get(author) if users is not None else None
         if owner is None:
             return False
+        if direct:
+            return True
         approved = admitted is not None and author in admitted.value
         return not _hidden_by_privacy(author, owner.private, vid, approved)
 
@@ -3135,14 +3141,16 @@ def _authors_visible_queue(
 def _seen(
     reads: PageReads,
     hidden: Deferred[_Hidden] | None,
-    visible: Callable[[int], bool],
+    visible: Callable[[int, bool], bool],
     found: list[Status | None],
 ) -> list[Status | None]:
     """A thread's statuses, None in place of each gone or hidden from the viewer:
     by a block either way (`_without_hidden`; mutes do not hide a thread), or by
     its author's privacy or deletion (`visible`, `_authors_visible_queue`)."""
     shown = _without_hidden(reads, hidden, found)
-    return [s if s is not None and visible(s.author_id) else None for s in shown]
+    return [
+        s if s is not None and visible(s.author_id, s.direct) else None for s in shown
+    ]
 
 
 def thread_get(
@@ -3204,7 +3212,9 @@ def thread_get(
     older = status.repost_of is not None and status.conversation is None
     original = _statuses_queue(reads, [status.repost_of]) if older else None
     muted = muted_queue(reads, [status]) if not older else None
-    if not visible(status.author_id) or not visible(status.shown_author_id):
+    if not visible(status.author_id, status.direct) or not visible(
+        status.shown_author_id, status.direct
+    ):
         return None
     if original is not None:
         muted = muted_queue(reads, [s for s in original.value.statuses if s])
@@ -3324,7 +3334,9 @@ def context_get(*, reads: PageReads, sid: int) -> Context | None:
     def shown() -> bool:
         if refused is not None and status.id in refused.value:
             return False
-        return own_visible(status.author_id) and own_visible(status.shown_author_id)
+        return own_visible(status.author_id, status.direct) and own_visible(
+            status.shown_author_id, status.direct
+        )
 
     # Ancestors, nearest first: a hash names THREAD_DEPTH of them; fewer when
     # they reach the root.
@@ -3446,7 +3458,9 @@ def reactors_page(
         return None
     for uid in owners:
         owner = users.value.get(uid)
-        if owner is None or _protected(reads, owner, admitted[uid]):
+        if owner is None or (
+            not status.direct and _protected(reads, owner, admitted[uid])
+        ):
             return None
     hide = _hidden_authors(reads, hidden, [m for m, _ in shown])
     return Reactors(
@@ -3897,7 +3911,9 @@ def favourites_window(
     shown = _seen(
         reads,
         hidden,
-        lambda author: visible is None or author not in ask or visible(author),
+        lambda author, direct: (
+            visible is None or author not in ask or visible(author, direct)
+        ),
         found.statuses,
     )
     return StatusWindow(
@@ -4130,8 +4146,14 @@ def _notification_items(
             continue
         if status is not None and g.kind in ("mention", "reply"):
             author = people.get(status.author_id)
-            if author is None or (author.private and author.id not in followed):
-                continue  # a private author's status, for their followers only
+            if author is None or (
+                author.private
+                and author.id not in followed
+                and not (status.direct and status.visible_to(reads.proven_uid()))
+            ):
+                # A private author's status, for their followers only (a direct
+                # message: for its audience, whoever they follow).
+                continue
         names = visible[:named]
         others = g.count - (len(g.actors) - len(visible)) - len(names)
         items.append(

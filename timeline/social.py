@@ -134,7 +134,8 @@ def original_read(sid: int) -> Status:
 def status_target(*, user: User, sid: int) -> Status:
     """The status a like, repost or reply by `user` acts on (a repost's original),
     or NotFound when it does not exist or `user` may not see it (a block either
-    way, a private author who has not approved them)."""
+    way, a private author who has not approved them, unless `user` is in a direct
+    message's audience; another's direct message)."""
     found = original_read(sid)
     if found.author_id == user.id:
         return found
@@ -151,7 +152,9 @@ def status_target(*, user: User, sid: int) -> Status:
     blocks, blocked_by, private, admitted = pipeline_run(check, confirm=False)
     if blocks is not None or blocked_by is not None:
         raise NotFound(sid)
-    if private and admitted is None:
+    # A direct message is for its audience whoever they follow: its author chose
+    # them (`timeline.direct`).
+    if private and admitted is None and not found.direct:
         raise NotFound(sid)
     return found
 
