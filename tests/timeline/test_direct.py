@@ -22,6 +22,7 @@ from tests.helpers import (
 from tests.roundtrips import RoundTripCounter
 from tests.timeline.test_edits import texts
 from timeline import blocks, edits, privacy, services, social
+from timeline import direct as direct_messages
 from timeline.domain import InvalidStatus, NotFound
 
 
@@ -337,3 +338,25 @@ def test_a_private_accounts_message_reaches_whom_it_names_whoever_they_follow(
     caro = logged_in_client("carol")
     assert caro.get(f"/s/{sid}/").status_code == 404
     assert conversations(caro) == []
+
+
+def test_an_audience_past_its_cap_is_refused_with_a_message(r, people, monkeypatch):
+    """A direct message's audience grows with its thread (each reply adds whom it
+    names): past AUDIENCE_MAX people it is refused with a message, on the page with
+    what was typed kept; a reply that names nobody new still goes."""
+    monkeypatch.setattr(direct_messages, "AUDIENCE_MAX", 2, raising=False)
+    alice, bob, _ = people
+    make_user("dave")
+    with pytest.raises(InvalidStatus, match="at most 2 people"):
+        services.status_create(
+            author=alice, text="@bob @carol @dave all of you", direct=True
+        )
+    sid = direct(alice, "@bob @carol two of you")
+    bo = logged_in_client("bob")
+    refused = bo.post(f"/s/{sid}/reply/", {"text": "@dave join us"})
+    assert refused.status_code == 400
+    html = body(refused)
+    assert "at most 2 people" in html and "join us" in html
+    reply = social.status_reply(author=bob, sid=sid, text="just us")
+    carol = user_get_by_username(username="carol")
+    assert reply.direct and reply.to == tuple(sorted((alice.id, carol.id)))
