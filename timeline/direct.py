@@ -31,7 +31,9 @@ script in their slot, skipped across a block either way. Deleting removes the
 hash first (every page skips it at once), then the author's entry, and queues
 `undirect`, which takes it out of every participant's conversation (a
 conversation left with none goes). A conversation past CONVERSATIONS_MAX drops
-the one whose newest message is oldest (its messages stay, on their pages).
+the one whose newest message is oldest (its messages stay, on their pages). A
+message reaches at most AUDIENCE_MAX people besides its author (refused with a
+message past it: a thread's audience only grows).
 """
 
 from __future__ import annotations
@@ -48,6 +50,9 @@ from timeline import jobs, keys
 from timeline.domain import InvalidStatus, Status
 
 CONVERSATIONS_MAX = 1000  # per user; past it the least recent one goes
+# Per message, besides its author: past it, refused with a message (a thread's
+# audience only grows, so each reply's deliveries, notifications and job ids would).
+AUDIENCE_MAX = 100
 CONVERSATION_SIDS_KEPT = 50  # per conversation: what a deleted newest falls back on
 
 
@@ -59,8 +64,9 @@ def audience(
     *, author_id: int, mentioned: list[int], reply_to: Status | None
 ) -> tuple[int, ...]:
     """Who besides its author sees a direct message: those it mentions and, of a
-    reply, the audience and author of what it answers; DirectRefused for none, or
-    for a reply to a status that is no direct message."""
+    reply, the audience and author of what it answers; DirectRefused for none,
+    for more than AUDIENCE_MAX, or for a reply to a status that is no direct
+    message."""
     if reply_to is not None and not reply_to.direct:
         raise DirectRefused(
             "A direct message answers only a direct message: reply in the open, "
@@ -73,6 +79,11 @@ def audience(
     if not to:
         raise DirectRefused(
             "Mention the people it is for: a direct message goes to the @names in it."
+        )
+    if len(to) > AUDIENCE_MAX:
+        raise DirectRefused(
+            f"A direct message goes to at most {AUDIENCE_MAX} people; this one "
+            f"would reach {len(to)}. Name fewer, or write a new one to some of them."
         )
     return tuple(sorted(to))
 
