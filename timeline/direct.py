@@ -348,6 +348,22 @@ def undirect_job_run(job: jobs.Job) -> None:
     pipeline_run(build)
 
 
+def conversations_forget(*, uid: int, gone: list[tuple[int, int]]) -> None:
+    """Take these (conversation, message) pairs, of messages deleted, out of user
+    `uid`'s conversations (`timelines repair`: what a delete cut short left)."""
+    pipeline_run(
+        lambda pipe: [
+            _REMOVE.queue(pipe, keys=conversation_keys(uid), args=[sid, conv])
+            for conv, sid in gone
+        ]
+    )
+
+
+def conversation_sids_of(value: str) -> list[int]:
+    """The message ids of a `conversation_sids` field."""
+    return [int(s) for s in value.partition("|")[0].split()]
+
+
 # Reads.
 
 

@@ -358,6 +358,16 @@ def posts_pattern() -> str:
     return "posts:{*}"
 
 
+def direct_pattern() -> str:
+    """SCAN pattern matching every user's direct messages zset (admin tools only)."""
+    return "direct:{*}"
+
+
+def conversation_sids_pattern() -> str:
+    """SCAN pattern matching every user's conversations' message ids (admin tools)."""
+    return "conversation_sids:{*}"
+
+
 def home_pattern() -> str:
     """SCAN pattern matching every home zset (admin tools only)."""
     return "home:{*}"

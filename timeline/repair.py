@@ -8,12 +8,18 @@ SCAN (every master of a Cluster) in pipelined batches:
   `follower_names:{a}`) lacks u, or the reverse. `following:{u}` is the truth;
   `services.follow_sync` brings the rest in line, under u's follow lock. A pair whose
   follow job is still queued is work in progress, not a problem.
-- **references to deleted statuses** in homes, posts, the global partitions and the
-  tags' timelines. A post writes the status hash before any reference and a delete
+- **references to deleted statuses** in homes, posts, direct messages, the global
+  partitions and the tags' timelines. A post writes the status hash before any reference and a delete
   removes it first, so such a reference is never a write in progress, but for the
   followers' homes while the delete's removal job is still queued (it is on its
   way: not reported) and for the moment a tag's fan-out racing a delete takes to
   see it (`status_publish`); repair removes it.
+- **deleted direct messages in conversations** (`timeline.direct`): a
+  `conversation_sids:{u}` entry naming a message whose hash is gone (a delete cut
+  short before its `undirect` job was queued; the author's `direct:{u}` entry is a
+  reference to a deleted status, above). Repair takes the message out of the
+  conversation (and the conversation, with its unread mark, when none is left),
+  as the job would have; one whose job is on its way (seconds) may be reported.
 - **statuses missing from a home that should hold them**: for an active reader
   (their `seen:{u}` stamp lives) and a pushed followee, what every way of filling
   a home guarantees (`_check_homes`): the followee's newest FOLLOW_BACKFILL
@@ -71,7 +77,7 @@ from accounts import keys as account_keys
 from accounts.domain import User
 from config.pipelines import LuaScript, pipeline_run
 from config.redis import get_redis, is_cluster
-from timeline import blocks, fanout, jobs, keys, services
+from timeline import blocks, direct, fanout, jobs, keys, services
 from timeline.counts import CountsReport, counts_recount, site_sum
 from timeline.domain import Status
 from timeline.ids import first_id_at, shard_of
@@ -107,6 +113,8 @@ class Findings:
     # (requester, owner): a follow request with one side only
     one_sided_requests: list[tuple[int, int]] = field(default_factory=list)
     private_in_global: list[int] = field(default_factory=list)  # sids
+    # uid -> (conversation, sid) of deleted direct messages their conversations name
+    dead_messages: dict[int, list[tuple[int, int]]] = field(default_factory=dict)
     unmarked_muters: list[int] = field(default_factory=list)  # uids
     counts: CountsReport = field(default_factory=CountsReport)  # the site's counts
 
@@ -121,6 +129,7 @@ class Findings:
             + len(self.follows_across_blocks)
             + len(self.one_sided)
             + sum(len(v) for v in self.dead_refs.values())
+            + sum(len(v) for v in self.dead_messages.values())
             + sum(len(sids) for _, _, sids in self.missing)
             + len(self.failed_jobs)
             + len(self.stuck_jobs)
@@ -140,6 +149,10 @@ class Findings:
             + some(f"{u}->{a}" for u, a in self.one_sided),
             f"References to deleted statuses: {refs} in {len(self.dead_refs)} keys"
             + some(self.dead_refs),
+            "Deleted direct messages in conversations: "
+            f"{sum(len(v) for v in self.dead_messages.values())} of "
+            f"{len(self.dead_messages)} users"
+            + some(f"user {u}" for u in self.dead_messages),
             f"Statuses missing from homes: {missing} in {len(self.missing)} homes"
             + some(f"home of {u}: {len(s)} of {a}" for u, a, s in self.missing),
             f"Failed jobs: {len(self.failed_jobs)}"
@@ -211,7 +224,11 @@ def _check_deletions(findings: Findings, progress) -> None:
             findings.unfinished_deletions.append(u)
             if services.account_job_id(u) in failed:
                 findings.failed_deletions.add(u)
-    posted = _read(lambda pipe: [pipe.zrange(keys.posts(u), 0, -1) for u in uids])
+    posted = _read(
+        lambda pipe: [
+            pipe.zrange(key(u), 0, -1) for u in uids for key in (keys.posts, keys.direct)
+        ]
+    )
     findings.deleting_sids = {int(sid) for sids in posted for sid in sids}
 
 
@@ -294,6 +311,7 @@ def _check_refs(
     for pattern, key_of in (
         (keys.home_pattern(), keys.home),
         (keys.posts_pattern(), keys.posts),
+        (keys.direct_pattern(), keys.direct),
     ):
         for batch in _owners(pattern, findings, progress):
             rows = _read(
@@ -332,6 +350,30 @@ def _check_refs(
             findings.dead_refs[key] = kept
         else:
             del findings.dead_refs[key]
+
+
+def _check_conversations(findings: Findings, progress) -> None:
+    """Conversations that name a deleted direct message (`timeline.direct`): a
+    delete cut short before its `undirect` job was queued (a Cluster runs the hash's
+    deletion and the author's step in two round trips), or one whose job is on its
+    way (seconds; its removal changes nothing then)."""
+    pattern = keys.conversation_sids_pattern()
+    for batch in _owners(pattern, findings, progress):
+        rows = _read(
+            lambda pipe, b=batch: [pipe.hgetall(keys.conversation_sids(u)) for u in b]
+        )
+        pairs = [
+            (u, int(conv), sid)
+            for u, row in zip(batch, rows, strict=True)
+            for conv, value in row.items()
+            for sid in direct.conversation_sids_of(value)
+        ]
+        exists = _read(
+            lambda pipe, p=pairs: [pipe.exists(keys.status(sid)) for _, _, sid in p]
+        )
+        for (u, conv, sid), n in zip(pairs, exists, strict=True):
+            if not n and sid not in findings.deleting_sids:
+                findings.dead_messages.setdefault(u, []).append((conv, sid))
 
 
 def _removals_queued(
@@ -639,6 +681,7 @@ def timelines_check(
     _check_deletions(findings, progress)
     following = _check_follows(findings, progress)
     _check_refs(findings, progress, following)
+    _check_conversations(findings, progress)
     _check_homes(findings, following)
     _check_jobs(findings, stuck_after_s)
     _check_blocks(findings, progress, following)
@@ -696,6 +739,8 @@ def timelines_repair(findings: Findings) -> None:
 
     if findings.dead_refs or findings.missing:
         pipeline_run(fix_timelines)  # one round trip (one request per node)
+    for u, gone in findings.dead_messages.items():
+        direct.conversations_forget(uid=u, gone=gone)
     # The jobs: queued again (due now), the workers woken, then each run here once.
     if findings.failed_jobs:
         jobs.failed_requeue()  # wakes the workers of each slot

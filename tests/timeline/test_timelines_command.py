@@ -109,6 +109,24 @@ def test_references_to_deleted_statuses_are_removed(r, people):
         assert r.zscore(key, status.id) is None
 
 
+def test_a_direct_message_whose_delete_was_cut_short_leaves_no_trace(r, people):
+    """A delete that died after the message's hash went (a Cluster runs the
+    author's step in a round trip of its own) left it in its author's direct
+    messages and in both conversations, unread for its recipient: repair takes it
+    out of them all, and the Messages page and badge are as if it never came."""
+    alice, bob = people
+    sid = services.status_create(author=alice, text="@bob psst", direct=True).id
+    run_jobs()
+    r.delete(keys.status(sid))  # a delete whose later steps never ran
+    assert_repaired(r, "Deleted direct messages in conversations: 2 of 2 users")
+    assert r.zscore(keys.direct(alice.id), sid) is None
+    for uid in (alice.id, bob.id):
+        assert r.zcard(keys.conversations(uid)) == 0
+    assert r.scard(keys.conversations_unread(bob.id)) == 0
+    html = page(logged_in_client("bob"), "/messages/")
+    assert "Nothing here yet" in html and "data-messages-badge" not in html
+
+
 def test_a_status_missing_from_a_followers_home_is_added(r, people):
     alice, bob = people
     status = services.status_create(author=alice, text="never delivered")
