@@ -312,3 +312,29 @@ def test_the_tag_page_with_its_button_costs_what_it_did(r, people):
     with RoundTripCounter() as counter:
         assert "Unfollow #django" in page(client, "/tags/django/")
     assert counter.count == (3 if is_cluster() else 1)
+
+
+def test_a_pulled_authors_repost_of_a_tagged_original_just_below_shows_once(
+    r, people, settings
+):
+    """The falloff counts what a followed tag brings for a pulled author's repost
+    too (an author past FANOUT_PUSH_MAX, merged at read): on one server as on a
+    Cluster, the repost is left out and the original shows where it came."""
+    settings.FANOUT_PUSH_MAX = 1
+    settings.TIMELINE_PAGE_SIZE = 2
+    alice, bob, carol = people
+    star = make_user("star")
+    for reader in (bob, carol):
+        services.follow_create(follower=reader, followee_id=star.id)
+    run_jobs()  # star has two followers: pulled
+    assert r.get(keys.fanout_mode(star.id)) == "pull"
+    tagfollows.tag_follow(uid=bob.id, tag="django")
+    original = post(carol, "news #django")
+    for i in range(3):
+        post(alice, f"alice {i}")
+    social.status_repost(user=star, sid=original)
+    run_jobs()
+    shown = [
+        text for texts_of in home_pages(logged_in_client("bob")) for text in texts_of
+    ]
+    assert shown == ["alice 2", "alice 1", "alice 0", "news #django"]
