@@ -1315,9 +1315,11 @@ def _home_read(
         home=True,
         tags=keys.followed_tags(uid),
     )
-    # Read by ids (upwards, or a Cluster), the followed tags' timelines are read
-    # once the tags are known: one more round trip, only for a home that has some.
-    followed = tagfollows.followed_tags_queue(reads, uid) if window is None else None
+    # The followed tags ride in this round trip: read by ids (upwards, or a
+    # Cluster), their timelines are read once the tags are known (one more round
+    # trip, only for a home that has some); a window's script merged them itself,
+    # yet a pulled author's reposts are checked against them (`_again_queue`).
+    followed = tagfollows.followed_tags_queue(reads, uid)
     popular = _candidates_queue(reads, SUGGESTIONS) if suggest else None
     pulls = reads.queue(
         lambda pipe: pipe.zrange(keys.pulls(uid), 0, -1),
@@ -1349,13 +1351,9 @@ def _home_read(
     # Their authors are known already: their cards ride in this round trip too.
     pulled_cards = _cards_queue(reads, pulled_authors) if pulled_authors else None
     all_ids = window.value.ids if window is not None else ids.value
+    tag_keys = [keys.tag_timeline(tag.name) for tag in followed.value]
     # The followed tags' timelines, when read by ids (a window's script read them).
-    tag_keys = (
-        [keys.tag_timeline(tag.name) for tag in followed.value]
-        if followed is not None
-        else []
-    )
-    if tag_keys:
+    if tag_keys and window is None:
         tagged = _members_ids_queue(reads, tag_keys, max_id, size, low, ascending)
         all_ids = _ids_union(all_ids, tagged.value, size, ascending)
     # The id one past the page tells only that there is more (`_page` never shows
