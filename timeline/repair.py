@@ -9,11 +9,11 @@ SCAN (every master of a Cluster) in pipelined batches:
   `services.follow_sync` brings the rest in line, under u's follow lock. A pair whose
   follow job is still queued is work in progress, not a problem.
 - **references to deleted statuses** in homes, posts, direct messages, the global
-  partitions and the tags' timelines. A post writes the status hash before any reference and a delete
-  removes it first, so such a reference is never a write in progress, but for the
-  followers' homes while the delete's removal job is still queued (it is on its
-  way: not reported) and for the moment a tag's fan-out racing a delete takes to
-  see it (`status_publish`); repair removes it.
+  partitions and the tags' timelines. A post writes the status hash before any
+  reference and a delete removes it first, so such a reference is never a write
+  in progress, but for the followers' homes while the delete's removal job is
+  still queued (it is on its way: not reported) and for the moment a tag's
+  fan-out racing a delete takes to see it (`status_publish`); repair removes it.
 - **deleted direct messages in conversations** (`timeline.direct`): a
   `conversation_sids:{u}` entry naming a message whose hash is gone (a delete cut
   short before its `undirect` job was queued; the author's `direct:{u}` entry is a
@@ -226,7 +226,9 @@ def _check_deletions(findings: Findings, progress) -> None:
                 findings.failed_deletions.add(u)
     posted = _read(
         lambda pipe: [
-            pipe.zrange(key(u), 0, -1) for u in uids for key in (keys.posts, keys.direct)
+            pipe.zrange(key(u), 0, -1)
+            for u in uids
+            for key in (keys.posts, keys.direct)
         ]
     )
     findings.deleting_sids = {int(sid) for sids in posted for sid in sids}
