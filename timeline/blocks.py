@@ -292,11 +292,12 @@ def block_delete(
     return _block_change(user=blocker, other_id=blocked_id, when="", limit=limit)
 
 
-# KEYS: the user's mutes, user hash, on one server `muters`. ARGV: the muted uid, the
-# mute's time (us) or '' to unmute, the cap, the user hash's username and deleted
-# fields, the user's uid. Returns whether it changed (-1: refused, the cap). A user
-# being deleted mutes no one new. On one server the user's bit in `muters` says, in
-# the same step, whether they mute anyone now (the fan-out trusts a clear bit).
+# KEYS: the user's mutes, user hash, list_exclusive, on one server `muters`. ARGV: the
+# muted uid, the mute's time (us) or '' to unmute, the cap, the user hash's username
+# and deleted fields, the user's uid. Returns whether it changed (-1: refused, the
+# cap). A user being deleted mutes no one new. On one server the user's bit in
+# `muters` says, in the same step, whether they have home skips now: mute anyone, or
+# have anyone on an exclusive list (`timeline.lists`; the fan-out trusts a clear bit).
 _MUTE_SET = LuaScript(
     services._LIVE
     + """
@@ -311,8 +312,9 @@ else
   end
   changed = redis.call('ZADD', KEYS[1], 'NX', ARGV[2], ARGV[1])
 end
-if KEYS[3] then
-  redis.call('SETBIT', KEYS[3], ARGV[6], redis.call('EXISTS', KEYS[1]))
+if KEYS[4] then
+  local skips = redis.call('EXISTS', KEYS[1], KEYS[3]) > 0 and 1 or 0
+  redis.call('SETBIT', KEYS[4], ARGV[6], skips)
 end
 return changed
 """
@@ -346,6 +348,7 @@ def _mute_set(user: User, other_id: int, when: str, limit: limits.Limit | None):
             keys=[
                 keys.mutes(user.id),
                 account_keys.user(user.id),
+                keys.list_exclusive(user.id),
                 *([] if cluster else [keys.muters()]),
             ],
             args=[other_id, when, MUTES_MAX, *services._live_args(), user.id],

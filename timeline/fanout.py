@@ -146,8 +146,8 @@ return page
 )
 
 # One server only. KEYS: the author's followers, the author's user hash, `seen:days`,
-# `muters`. ARGV: `services.homes_push_args` (HOME_ADD_LUA's arguments, then the 8 key
-# parts), then a cursor's score and member ('' from the start), how many, the user
+# `muters`. ARGV: `services.homes_push_args` (HOME_ADD_LUA's arguments, then the 10
+# key parts), then a cursor's score and member ('' from the start), how many, the user
 # hash's username and deleted fields, the first day whose stamp is alive for sure
 # (`accounts.services.seen_alive_since`), the last uid `seen:days` records
 # (`accounts.services.SEEN_DAYS_MAX_UID`) and how many readers one read of the two
@@ -157,11 +157,13 @@ return page
 # (`run_account`). Otherwise the next that many followers after the cursor (as
 # `_FOLLOWERS_AFTER` finds them) get the statuses in their homes, in one atomic step
 # with that read: so a reader is known to follow the author here, and `add` asks only
-# whether they are active and mute the author (a reply's rule still reads their
-# follows), and asks Redis neither question where one server's indexes answer it: a
-# reader whose last stamp in `seen:days` is recent enough is active (`seen_alive_since`:
-# their `seen:{uid}` lives for sure), and one whose bit in `muters` is clear mutes no
-# one. Those two reads touch two small keys that stay in the CPU's caches, where each
+# whether they are active and skip the author (a mute, or an exclusive list of theirs:
+# a reply's rule still reads their follows), and asks Redis neither question where
+# one server's indexes answer it: a reader whose last stamp in `seen:days` is recent
+# enough is active (`seen_alive_since`: their `seen:{uid}` lives for sure), and one
+# whose bit in `muters` is clear has no home skips: mutes no one and has no one on an
+# exclusive list (`timeline.blocks._MUTE_SET`, `timeline.lists._WRITE` keep the
+# bit). Those two reads touch two small keys that stay in the CPU's caches, where each
 # reader's own `seen` and `mutes` keys are two lookups that miss them: the lookups were
 # about a third of the push's Redis time (docs/BENCHMARKS.md). Each index is read for
 # the whole step at once, one BITFIELD of GETs per `_INDEX_READ` readers (Lua's
@@ -182,12 +184,12 @@ _FOLLOWERS_PUSH = LuaScript(
     + _AFTER_LUA
     + """
 local p = last_sid + 1
-if not live(KEYS[2], ARGV[p + 11], ARGV[p + 12]) then return {0, '', '', 0} end
-local h, h_, f, f_, s, s_, m, m_ = unpack(ARGV, p, p + 7)
-local page, score = after(KEYS[1], ARGV[p + 8], ARGV[p + 9], tonumber(ARGV[p + 10]))
+if not live(KEYS[2], ARGV[p + 13], ARGV[p + 14]) then return {0, '', '', 0} end
+local h, h_, f, f_, s, s_, m, m_, x, x_ = unpack(ARGV, p, p + 9)
+local page, score = after(KEYS[1], ARGV[p + 10], ARGV[p + 11], tonumber(ARGV[p + 12]))
 local reply = to ~= ''
-local since, max_uid = tonumber(ARGV[p + 13]), ARGV[p + 14]
-local per_read = 3 * tonumber(ARGV[p + 15])
+local since, max_uid = tonumber(ARGV[p + 15]), ARGV[p + 16]
+local per_read = 3 * tonumber(ARGV[p + 17])
 -- Each reader's field in an index (u1: their bit in `muters`, u16: their day in
 -- `seen:days`), 0 past its end. One table of GETs serves both reads, with the type
 -- changed, and with '#0' for a uid past what `seen:days` records (a read at 2**28
@@ -222,8 +224,9 @@ for i = 1, #page do
   local u = page[i]
   local following = reply and (f .. u .. f_)
   local seen = day[i] < since and (s .. u .. s_)
-  local mutes = muting[i] == 1 and (m .. u .. m_)
-  added = added + add(h .. u .. h_, following, seen, mutes)
+  local skips = muting[i] == 1
+  added = added + add(h .. u .. h_, following, seen, skips and (m .. u .. m_),
+                      skips and (x .. u .. x_))
 end
 return {#page, page[#page] or '', score or '', added}
 """
@@ -749,6 +752,7 @@ def _account_keys(uid: int) -> list[str]:
         keys.filters(uid),
         keys.lists(uid),
         keys.list_members(uid),
+        keys.list_exclusive(uid),
         keys.direct(uid),
         *direct.conversation_keys(uid),
         keys.followed_tags(uid),

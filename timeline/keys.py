@@ -89,6 +89,12 @@ account's job (`account:<uid>`) deletes every per-user key of both tables
 |                      |        | follow time (microsecs): the tags whose   | with a message (the API's 422); deleted   |
 |                      |        | timelines the user's home merges at read  | with the account                          |
 |                      |        | (`timeline.tagfollows`, `selectors`)      |                                           |
+| `list_exclusive:{<uid>}` | zset | member uid -> 0: who is on any of the | at most MEMBERSHIPS_MAX (derived from     |
+|                      |        | user's exclusive lists, derived from the  | `list_members`); rewritten whole by every |
+|                      |        | two keys above in the same script that    | change of the lists (`timeline.lists`     |
+|                      |        | changes them (`timeline.lists._WRITE`):   | `_WRITE`); deleted with the account;      |
+|                      |        | the authors the fan-out keeps out of the  | `timelines repair` rebuilds one out of    |
+|                      |        | user's home, and the home read leaves out | line (a store from before it)             |
 | `posts:{<uid>}`      | zset   | status id -> status id                    | uncapped: the author's own record, the    |
 |                      |        |                                           | source of backfills and of the profile    |
 | `home:{<uid>}`       | zset   | status id -> status id                    | HOME_TIMELINE_CAP (1000), trimmed on add  |
@@ -116,10 +122,11 @@ account's job (`account:<uid>`) deletes every per-user key of both tables
 |                      |        | authors the user's home leaves out        |                                           |
 | `muters`             | string | one server only (a Cluster has none): a   | one bit per uid (uids are counted up: 1   |
 |                      |        | bitmap, bit <uid> set while `mutes:{uid}` | MiB per 8 million users); never a bit     |
-|                      |        | is not empty (written in the same script, | clear for someone who mutes: the fan-out  |
-|                      |        | `timeline/blocks.py`; filled by           | reads `mutes:{uid}` only where it is set  |
-|                      |        | upgrade_store, layout 6)                  | (`timeline.fanout`); cleared by the       |
-|                      |        |                                           | account job                               |
+|                      |        | or `list_exclusive:{uid}` is not empty:   | clear for someone with home skips: the    |
+|                      |        | "has home skips" (written in the script   | fan-out reads `mutes:{uid}` and           |
+|                      |        | that changes either, `timeline/blocks.py`,| `list_exclusive:{uid}` only where it is   |
+|                      |        | `timeline/lists.py`; filled by            | set (`timeline.fanout`); cleared by the   |
+|                      |        | upgrade_store, layout 6)                  | account job                               |
 | `follow_requests:{<uid>}` | zset | requester uid -> request time (us): the | FOLLOW_REQUESTS_MAX (10,000) pending: a   |
 |                      |        | truth of who asks to follow this private  | request past it is refused with a message |
 |                      |        | account (`timeline/privacy.py`)           | (none dropped: each has its other side)   |
@@ -306,6 +313,23 @@ def followed_tags(uid: int) -> str:
     return f"followed_tags:{{{uid}}}"
 
 
+def list_exclusive(uid: int) -> str:
+    """Who is on any of user `uid`'s exclusive lists (`timeline.lists`), derived
+    from their lists in the same script that changes them: the authors the fan-out
+    keeps out of their home."""
+    return f"list_exclusive:{{{uid}}}"
+
+
+def list_exclusive_pattern() -> str:
+    """SCAN pattern matching every list_exclusive zset (admin tools only)."""
+    return "list_exclusive:{*}"
+
+
+def lists_pattern() -> str:
+    """SCAN pattern matching every lists hash (admin tools only)."""
+    return "lists:{*}"
+
+
 def conversation_mutes(uid: int) -> str:
     """The conversations user `uid` muted (`timeline.conversations`), in their slot."""
     return f"conversation_mutes:{{{uid}}}"
@@ -418,7 +442,8 @@ def mutes(uid: int) -> str:
 
 
 def muters() -> str:
-    """One server only: the bitmap of who mutes anyone (bit <uid>)."""
+    """One server only: the bitmap of who has home skips (bit <uid>): mutes
+    anyone, or has anyone on an exclusive list."""
     return "muters"
 
 

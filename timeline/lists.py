@@ -42,10 +42,11 @@ import json
 from dataclasses import dataclass
 
 import orjson
+from django.conf import settings
 
-from config.pipelines import Deferred, LuaScript, ReadBatch
-from config.redis import get_redis
-from timeline import keys
+from config.pipelines import Deferred, LuaScript, ReadBatch, pipeline_run
+from config.redis import get_redis, is_cluster
+from timeline import keys, services
 from timeline.domain import NotFound, Refused, normalize_text
 
 LISTS_MAX = 50  # lists per user
@@ -140,32 +141,80 @@ def _lists_from(values: dict) -> list[List]:
     return sorted(found, key=lambda e: e.id)
 
 
-# KEYS: the owner's lists, list members and following. ARGV: what ('new', 'set',
-# 'del', 'add', 'rem', 'forget'), LISTS_MAX, MEMBERSHIPS_MAX, LIST_MEMBERS_MAX, the
-# list's id (of 'forget': the member's uid), the list's JSON ('new', 'set'), then
-# the members' uids ('add', 'rem'), or of 'set' the JSON it was made from. Checks,
-# then writes. Returns {1} (with 'new': {1, id}); {-1}: no such list; {-2, uid}:
-# not followed; {-3}: past LISTS_MAX; {-4}: past MEMBERSHIPS_MAX; {-5}: past
-# LIST_MEMBERS_MAX; {-6}: the list changed since it was read ('set'). 'forget'
-# takes a member not followed (any more) off every list: {n removed}.
+# KEYS: the owner's lists, list members, following, list_exclusive, mutes and, on one
+# server, `muters`. ARGV: what ('new', 'set', 'del', 'add', 'rem', 'forget', 'sync'),
+# the owner's uid, LISTS_MAX, MEMBERSHIPS_MAX, LIST_MEMBERS_MAX, the list's id (of
+# 'forget': the member's uid), the list's JSON ('new', 'set'), then the members' uids
+# ('add', 'rem'), or of 'set' the JSON it was made from. Checks, then writes, then
+# brings `list_exclusive` in line with the lists as they now are (`sync`: who is on
+# an exclusive list one can read, as `List.from_json` reads it) and, on one server,
+# the owner's bit in `muters` ("has home skips": mutes or exclusive members). Returns
+# {1, the new list's id or 0, the uids that came onto list_exclusive, those that
+# left it (each space-separated)}; {-1}: no such list; {-2, uid}: not followed; {-3}:
+# past LISTS_MAX; {-4}: past MEMBERSHIPS_MAX; {-5}: past LIST_MEMBERS_MAX; {-6}: the
+# list changed since it was read ('set'). 'forget' takes a member not followed (any
+# more) off every list: {n removed, 0, ...}. 'sync' only brings list_exclusive in
+# line (`timelines repair`).
 _WRITE = LuaScript(
     """
 local lists, members, following = KEYS[1], KEYS[2], KEYS[3]
-local op, lid = ARGV[1], ARGV[5]
+local excl, mutes, muters = KEYS[4], KEYS[5], KEYS[6]
+local op, owner, lid = ARGV[1], ARGV[2], ARGV[6]
 local function range(l)
   return redis.call('ZRANGEBYLEX', members, '[' .. l .. ':', '(' .. l .. ';')
 end
-local function remove(names)
+local function chunked(cmd, key, names)
   for i = 1, #names, 1000 do
-    redis.call('ZREM', members, unpack(names, i, math.min(i + 999, #names)))
+    redis.call(cmd, key, unpack(names, i, math.min(i + 999, #names)))
   end
 end
+local function remove(names) chunked('ZREM', members, names) end
+-- `list_exclusive` made what the lists say, exactly: the members of every exclusive
+-- list (one with a title, as the pages read it), each once. Returns who came onto
+-- it and who left it, space-separated, for the caller's sweep and backfill.
+local function done(code, made)
+  local want, fields = {}, redis.call('HGETALL', lists)
+  for i = 1, #fields, 2 do
+    local l = fields[i]
+    if string.match(l, '^%d+$') then
+      local ok, row = pcall(cjson.decode, fields[i + 1])
+      if ok and type(row) == 'table' and row.title ~= nil
+          and row.exclusive == true then
+        for _, name in ipairs(range(l)) do
+          local uid = string.sub(name, #l + 2)
+          if string.match(uid, '^%d+$') then want[uid] = true end
+        end
+      end
+    end
+  end
+  local came, left = {}, {}
+  for _, uid in ipairs(redis.call('ZRANGE', excl, 0, -1)) do
+    if want[uid] then want[uid] = nil else left[#left + 1] = uid end
+  end
+  for uid in pairs(want) do came[#came + 1] = uid end
+  table.sort(came)
+  chunked('ZREM', excl, left)
+  for i = 1, #came, 500 do
+    local scored = {}
+    for j = i, math.min(i + 499, #came) do
+      scored[#scored + 1] = 0
+      scored[#scored + 1] = came[j]
+    end
+    redis.call('ZADD', excl, unpack(scored))
+  end
+  if muters then
+    local skips = redis.call('EXISTS', mutes, excl) > 0 and 1 or 0
+    redis.call('SETBIT', muters, owner, skips)
+  end
+  return {code, made or 0, table.concat(came, ' '), table.concat(left, ' ')}
+end
+if op == 'sync' then return done(1) end
 if op == 'new' then
   local n = redis.call('HLEN', lists) - redis.call('HEXISTS', lists, 'next')
-  if n >= tonumber(ARGV[2]) then return {-3} end
+  if n >= tonumber(ARGV[3]) then return {-3} end
   local made = redis.call('HINCRBY', lists, 'next', 1)
-  redis.call('HSET', lists, made, ARGV[6])
-  return {1, made}
+  redis.call('HSET', lists, made, ARGV[7])
+  return done(1, made)
 end
 if op == 'forget' then
   if redis.call('ZSCORE', following, lid) then return {0} end
@@ -174,21 +223,21 @@ if op == 'forget' then
     if name ~= 'next' then gone[#gone + 1] = name .. ':' .. lid end
   end
   if #gone == 0 then return {0} end
-  return {redis.call('ZREM', members, unpack(gone))}
+  return done(redis.call('ZREM', members, unpack(gone)))
 end
 if redis.call('HEXISTS', lists, lid) == 0 then return {-1} end
 if op == 'set' then
-  if ARGV[7] and redis.call('HGET', lists, lid) ~= ARGV[7] then return {-6} end
-  redis.call('HSET', lists, lid, ARGV[6])
-  return {1}
+  if ARGV[8] and redis.call('HGET', lists, lid) ~= ARGV[8] then return {-6} end
+  redis.call('HSET', lists, lid, ARGV[7])
+  return done(1)
 end
 if op == 'del' then
   redis.call('HDEL', lists, lid)
   remove(range(lid))
-  return {1}
+  return done(1)
 end
 local names, seen = {}, {}
-for i = 7, #ARGV do
+for i = 8, #ARGV do
   local name = lid .. ':' .. ARGV[i]
   if not seen[name] then
     seen[name] = true
@@ -197,7 +246,7 @@ for i = 7, #ARGV do
 end
 if op == 'rem' then
   if #names > 0 then remove(names) end
-  return {1}
+  return done(1)
 end
 local new = {}
 for i, name in ipairs(names) do
@@ -205,10 +254,10 @@ for i, name in ipairs(names) do
   if not redis.call('ZSCORE', following, uid) then return {-2, uid} end
   if not redis.call('ZSCORE', members, name) then new[#new + 1] = name end
 end
-if #new == 0 then return {1} end
+if #new == 0 then return done(1) end
 local function over()
-  if redis.call('ZCARD', members) + #new > tonumber(ARGV[3]) then return -4 end
-  if #range(lid) + #new > tonumber(ARGV[4]) then return -5 end
+  if redis.call('ZCARD', members) + #new > tonumber(ARGV[4]) then return -4 end
+  if #range(lid) + #new > tonumber(ARGV[5]) then return -5 end
   return nil
 end
 if over() then
@@ -226,13 +275,26 @@ if over() then
   if refused then return {refused} end
 end
 for _, name in ipairs(new) do redis.call('ZADD', members, 0, name) end
-return {1}
+return done(1)
 """
 )
 
 
-def _write_keys(uid: int) -> list[str]:
+def _list_keys(uid: int) -> list[str]:
     return [keys.lists(uid), keys.list_members(uid), keys.following(uid)]
+
+
+def _write_keys(uid: int) -> list[str]:
+    return [
+        *_list_keys(uid),
+        keys.list_exclusive(uid),
+        keys.mutes(uid),
+        *([] if is_cluster() else [keys.muters()]),
+    ]
+
+
+def _write_args(uid: int, op: str, lid: int, value: str = "", extra=()) -> list:
+    return [op, uid, LISTS_MAX, MEMBERSHIPS_MAX, LIST_MEMBERS_MAX, lid, value, *extra]
 
 
 class _Raced(Exception):
@@ -243,12 +305,10 @@ _RETRIES = 5  # a change made again from a fresh read, when another raced it
 
 
 def _write(uid: int, op: str, lid: int, value: str = "", uids=()) -> list:
-    out = _WRITE(
-        keys=_write_keys(uid),
-        args=[op, LISTS_MAX, MEMBERSHIPS_MAX, LIST_MEMBERS_MAX, lid, value, *uids],
-    )
+    out = _WRITE(keys=_write_keys(uid), args=_write_args(uid, op, lid, value, uids))
     code = int(out[0])
     if code >= 0:
+        _home_sync(uid, came=_split(out[2]), left=_split(out[3]))
         return out
     if code == -1:
         raise NotFound("No such list.")
@@ -264,6 +324,89 @@ def _write(uid: int, op: str, lid: int, value: str = "", uids=()) -> list:
             "may keep."
         )
     raise ListRefused(f"A list holds at most {LIST_MEMBERS_MAX} accounts.")
+
+
+def _split(uids: str) -> list[int]:
+    return [int(u) for u in uids.split()]
+
+
+# KEYS: the owner's home and list_exclusive. ARGV: a member's uid, status ids.
+# Removes them from the home while the member is on an exclusive list of the owner's
+# (a change in between that took them off keeps them), as a mute's sweep.
+_HOME_DROP_LISTED = LuaScript(
+    """
+if not redis.call('ZSCORE', KEYS[2], ARGV[1]) then return 0 end
+local n = 0
+for i = 2, #ARGV, 1000 do
+  n = n + redis.call('ZREM', KEYS[1], unpack(ARGV, i, math.min(i + 999, #ARGV)))
+end
+return n
+"""
+)
+
+
+def _home_sync(uid: int, *, came: list[int], left: list[int]) -> None:
+    """The owner's home after a change of who is on their exclusive lists (what
+    `_WRITE` said came onto `list_exclusive` and left it), as a mute and an unmute
+    change it: those who came have their statuses swept out (by whose status it is:
+    the home's own ids, asked of each one's `posts`), those who left have their
+    newest FOLLOW_BACKFILL brought back, through the fan-out's own add (only while
+    the owner follows them, mutes them not and has them on no exclusive list again).
+    A crash between the change and this step leaves statuses the home read leaves
+    out anyway (`timeline.selectors._home_read`), or a few missing until the next."""
+    home = keys.home(uid)
+    if came:
+        # Read after the change holds: no add of theirs reaches the home from then
+        # on, so what it holds now is all a sweep looks at.
+        held = get_redis().zrange(home, 0, -1)
+        if held:
+            posted = pipeline_run(
+                lambda pipe: [pipe.zmscore(keys.posts(m), held) for m in came],
+                confirm=False,
+            )
+            theirs = [
+                (
+                    m,
+                    [
+                        sid
+                        for sid, score in zip(held, scores, strict=True)
+                        if score is not None
+                    ],
+                )
+                for m, scores in zip(came, posted, strict=True)
+            ]
+            if any(sids for _, sids in theirs):
+                pipeline_run(
+                    lambda pipe: [
+                        _HOME_DROP_LISTED.queue(
+                            pipe,
+                            keys=[home, keys.list_exclusive(uid)],
+                            args=[m, *sids],
+                        )
+                        for m, sids in theirs
+                        if sids
+                    ]
+                )
+    if left:
+        newest = pipeline_run(
+            lambda pipe: [
+                pipe.zrevrange(keys.posts(m), 0, settings.FOLLOW_BACKFILL - 1)
+                for m in left
+            ],
+            confirm=False,
+        )
+        back = [
+            (m, [int(s) for s in sids])
+            for m, sids in zip(left, newest, strict=True)
+            if sids
+        ]
+        if back:
+            pipeline_run(
+                lambda pipe: [
+                    services._timeline_add(pipe, readers=[uid], author_id=m, sids=sids)
+                    for m, sids in back
+                ]
+            )
 
 
 def _title(title: str | None) -> str:
@@ -350,7 +493,7 @@ def forget_queue(pipe, *, owner_id: int, member_id: int) -> None:
     _WRITE.queue(
         pipe,
         keys=_write_keys(owner_id),
-        args=["forget", LISTS_MAX, MEMBERSHIPS_MAX, LIST_MEMBERS_MAX, member_id, ""],
+        args=_write_args(owner_id, "forget", member_id),
     )
 
 
@@ -378,7 +521,8 @@ def lists_queue(reads: ReadBatch, uid: int) -> Deferred[list[List]]:
 # followees, one past the count asked]; for 'of', [the lists hash's fields and
 # values, the ids of the lists the member is on, if the owner follows them]; for
 # 'exclusive', the members of the owner's exclusive lists (at most
-# MEMBERSHIPS_MAX). Read-only.
+# MEMBERSHIPS_MAX), by the same rule as `_WRITE`'s `done`: what `list_exclusive`
+# should hold (`timelines check`). Read-only.
 _READ = LuaScript(
     """
 local lists, members, following = KEYS[1], KEYS[2], KEYS[3]
@@ -459,7 +603,7 @@ def list_queue(reads: ReadBatch, uid: int, lid: int) -> Deferred[ListRead | None
     def build(pipe) -> None:
         _READ.queue(
             pipe,
-            keys=_write_keys(uid),
+            keys=_list_keys(uid),
             args=["one", lid, FOLLOWING_READ_MAX],
         )
 
@@ -489,7 +633,7 @@ def member_lists_queue(
     slot."""
 
     def build(pipe) -> None:
-        _READ.queue(pipe, keys=_write_keys(uid), args=["of", member_id])
+        _READ.queue(pipe, keys=_list_keys(uid), args=["of", member_id])
 
     def parse(replies: list) -> tuple[list[List], frozenset[int]]:
         fields, on = orjson.loads(replies[0])
@@ -502,15 +646,30 @@ def member_lists_queue(
 
 def exclusive_queue(reads: ReadBatch, uid: int) -> Deferred[frozenset[int]]:
     """Queue the read of who is on user `uid`'s exclusive lists (whose statuses
-    their home leaves out), in one script of the owner's slot; trust it once the
-    viewer is proven. A user without lists costs it one empty HGETALL."""
-
-    def build(pipe) -> None:
-        _READ.queue(pipe, keys=_write_keys(uid), args=["exclusive"])
-
+    their home leaves out): `list_exclusive:{uid}`, which every change of the lists
+    keeps in line in the same script (`_WRITE`). Trust it once the viewer is proven.
+    A user without exclusive lists costs it one ZRANGE of a key that is not there."""
     return reads.queue(
-        build, lambda replies: frozenset(_uids(orjson.loads(replies[0])))
+        lambda pipe: pipe.zrange(keys.list_exclusive(uid), 0, -1),
+        lambda replies: frozenset(int(u) for u in replies[0]),
     )
+
+
+def exclusive_expected_queue(pipe, uid: int) -> None:
+    """Queue the reading of who should be on `list_exclusive:{uid}` by the lists
+    themselves (a JSON list of uids, `[null]`: none), for `timelines check`."""
+    _READ.queue(pipe, keys=_list_keys(uid), args=["exclusive"])
+
+
+def exclusive_expected(reply: str) -> frozenset[int]:
+    """The uids of `exclusive_expected_queue`'s reply."""
+    return frozenset(_uids(orjson.loads(reply)))
+
+
+def exclusive_sync(*, uid: int) -> None:
+    """Bring `list_exclusive:{uid}` (and one server's `muters` bit) in line with
+    user `uid`'s lists, and their home with it (`timelines repair`). Idempotent."""
+    _write(uid, "sync", 0)
 
 
 def members_get(*, uid: int, lid: int) -> tuple[int, ...] | None:

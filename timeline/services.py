@@ -72,16 +72,19 @@ from timeline.domain import (
 )
 from timeline.ids import status_ids_from, status_ids_queue
 
-# KEYS: (home, following, seen, mutes) of one or more readers (on a Cluster), or none
-# (one server). ARGV: author uid, cap, the author's own home key, whether to skip
-# inactive readers (1/0), the uid the statuses reply to and that user's home key (''
-# and '': not replies), how many status ids, the ids; then, on one server only, the
-# text before and after the uid in a home, following, seen and mutes key (8 strings)
-# and the readers' uids. Adds the statuses to each home whose owner is the author, or
-# still follows the author, has not muted them and (when asked) was seen within
-# FANOUT_ACTIVE_DAYS, then trims it to the cap. One reader's check-and-add is atomic
-# in that reader's slot; a call carries several readers only where they share a slot
-# (Cluster) or the server is a single node. Blocks need no check of their own: a
+# KEYS: (home, following, seen, mutes, list_exclusive) of one or more readers (on a
+# Cluster), or none (one server). ARGV: author uid, cap, the author's own home key,
+# whether to skip inactive readers (1/0), the uid the statuses reply to and that
+# user's home key ('' and '': not replies), how many status ids, the ids; then, on one
+# server only, the text before and after the uid in a home, following, seen, mutes and
+# list_exclusive key (10 strings) and the readers' uids. Adds the statuses to each
+# home whose owner is the author, or still follows the author, has not muted them,
+# has them on none of their exclusive lists (`timeline.lists`: Mastodon's
+# `FeedManager#filter_from_home`, by whose status it is, so a member's repost stays
+# out and another's repost of a member's status goes in) and (when asked) was seen
+# within FANOUT_ACTIVE_DAYS, then trims it to the cap. One reader's check-and-add is
+# atomic in that reader's slot; a call carries several readers only where they share
+# a slot (Cluster) or the server is a single node. Blocks need no check of their own: a
 # block ends the follow both ways atomically with its record in each side's slot,
 # and a follow across a block is refused (`_FOLLOW_SET`), so `following` never holds
 # a blocked or blocking author (`timeline.blocks`). A reply reaches a home the
@@ -93,34 +96,39 @@ from timeline.ids import status_ids_from, status_ids_queue
 # four calls per reader who mutes no one, with cheap replies. ZRANK asks whether the
 # reader follows: an integer reply, where ZSCORE would format the follow time with
 # printf (about a tenth of a reader's cost). EXISTS counts a key once per mention,
-# so `EXISTS seen seen mutes` answers "active" (2 or 3) and "mutes anyone" (odd) in
-# one call, as atomically as before; only a reader who mutes someone is asked about
-# the author. On one server the keys are built here from the uids: one argument per
-# reader instead of four keys to parse and copy into KEYS. Declaring keys is what
-# lets a Cluster route a script and check it stays in one slot; one server holds
-# every key, so nothing else reads the declaration (the site uses no ACL key
-# patterns). On a Cluster the keys are passed, as before.
+# so `EXISTS seen seen mutes excl excl excl excl` answers "active" (bit 2), "mutes
+# anyone" (bit 1) and "has an exclusive list's members" (bit 4) in one call, as
+# atomically as before; only a reader who mutes someone, or has members on an
+# exclusive list, is asked about the author. On one server the keys are built here
+# from the uids: one argument per reader instead of five keys to parse and copy into
+# KEYS. Declaring keys is what lets a Cluster route a script and check it stays in
+# one slot; one server holds every key, so nothing else reads the declaration (the
+# site uses no ACL key patterns). On a Cluster the keys are passed, as before.
 #
 # HOME_ADD_LUA is the part other scripts share: the arguments up to the status ids
 # and `add`, whose `following` may be false where the caller knows the reader
 # follows the author in the same atomic step (`timeline.fanout._FOLLOWERS_PUSH`,
 # which reads them from the author's followers); a reply's rule still reads it.
-# Likewise `seen` false: the caller knows the reader is active, and `mutes` false:
-# the caller knows they mute no one (the push, from `seen:days` and `muters`).
+# Likewise `seen` false: the caller knows the reader is active, and `mutes` and
+# `excl` false (both or neither): the caller knows they have no home skips, neither
+# mutes nor exclusive lists' members (the push, from `seen:days` and `muters`).
 HOME_ADD_LUA = """
 local author, cap, own = ARGV[1], tonumber(ARGV[2]), ARGV[3]
 local active_only = ARGV[4] == '1'
 local to, to_home = ARGV[5], ARGV[6]
 local last_sid = 7 + tonumber(ARGV[7])
-local function add(home, following, seen, mutes)
+local function add(home, following, seen, mutes, excl)
   if home ~= own then
     if following and not redis.call('ZRANK', following, author) then return 0 end
     if seen then
-      local found = mutes and redis.call('EXISTS', seen, seen, mutes)
+      local found = mutes and redis.call(
+          'EXISTS', seen, seen, mutes, excl, excl, excl, excl)
         or 2 * redis.call('EXISTS', seen)
-      if active_only and found < 2 then return 0 end
+      if active_only and found % 4 < 2 then return 0 end
       if found % 2 == 1 and redis.call('ZRANK', mutes, author) then return 0 end
-    elseif mutes and redis.call('ZRANK', mutes, author) then
+      if found >= 4 and redis.call('ZRANK', excl, author) then return 0 end
+    elseif mutes and (redis.call('ZRANK', mutes, author)
+                      or redis.call('ZRANK', excl, author)) then
       return 0
     end
     if not (to == '' or to == author or home == to_home
@@ -143,15 +151,16 @@ _TIMELINE_ADD = LuaScript(
     + """
 local added = 0
 if #KEYS > 0 then
-  for i = 1, #KEYS, 4 do
-    added = added + add(KEYS[i], KEYS[i + 1], KEYS[i + 2], KEYS[i + 3])
+  for i = 1, #KEYS, 5 do
+    added = added + add(KEYS[i], KEYS[i + 1], KEYS[i + 2], KEYS[i + 3], KEYS[i + 4])
   end
 else
   local p = last_sid + 1
-  local h, h_, f, f_, s, s_, m, m_ = unpack(ARGV, p, p + 7)
-  for i = p + 8, #ARGV do
+  local h, h_, f, f_, s, s_, m, m_, x, x_ = unpack(ARGV, p, p + 9)
+  for i = p + 10, #ARGV do
     local u = ARGV[i]
-    added = added + add(h .. u .. h_, f .. u .. f_, s .. u .. s_, m .. u .. m_)
+    added = added + add(h .. u .. h_, f .. u .. f_, s .. u .. s_, m .. u .. m_,
+                        x .. u .. x_)
   end
 end
 return added
@@ -607,7 +616,13 @@ def _timeline_add(
 
 
 # The keys `add` (HOME_ADD_LUA) takes for each reader, in its order.
-_PER_READER = (keys.home, keys.following, account_keys.seen, keys.mutes)
+_PER_READER = (
+    keys.home,
+    keys.following,
+    account_keys.seen,
+    keys.mutes,
+    keys.list_exclusive,
+)
 
 
 def _home_add_args(
@@ -627,7 +642,7 @@ def _home_add_args(
 
 
 def _key_parts() -> list[str]:
-    """On one server, the 8 strings HOME_ADD_LUA's callers build a reader's keys
+    """On one server, the 10 strings HOME_ADD_LUA's callers build a reader's keys
     from: the text before and after the uid in each of `_PER_READER`."""
     return [part for key in _PER_READER for part in _around_uid(key)]
 
