@@ -53,9 +53,15 @@ SCAN (every master of a Cluster) in pipelined batches:
   the statuses from the global timeline. A pair whose approval job is still queued
   is work in progress, not a problem (`timeline.privacy`). An unlisted status
   there (a worker of a release before them published it) is removed the same way.
-- **people who mute someone missing from the fan-out's index** (one server): a
-  `mutes:{u}` that exists while u's bit in `muters` is clear (the push would take u
-  for someone who mutes no one, `timeline.fanout`). Repair sets the bit.
+- **people with home skips missing from the fan-out's index** (one server): a
+  `mutes:{u}` or `list_exclusive:{u}` that exists while u's bit in `muters` is
+  clear (the push would take u for someone who skips no one, `timeline.fanout`).
+  Repair sets the bit.
+- **exclusive lists out of line with `list_exclusive`**: `list_exclusive:{u}`
+  differs from the members of u's exclusive lists (`timeline.lists`: a store from
+  before the set, or a hand edit; every change of the lists writes it in the same
+  script). The lists are the truth: repair rewrites the set in the lists' own
+  script and sweeps or backfills the home as a change of the lists does.
 - **site counts off** (`timeline/counts.py`, what `/api/v1/instance` shows): a
   slot's counts that differ from its users and their `posts` (a bug, a hand
   edit). Repair counts each slot again in one script and writes the site's sum
@@ -77,7 +83,7 @@ from accounts import keys as account_keys
 from accounts.domain import User
 from config.pipelines import LuaScript, pipeline_run
 from config.redis import get_redis, is_cluster
-from timeline import blocks, direct, fanout, jobs, keys, services
+from timeline import blocks, direct, fanout, jobs, keys, lists, services
 from timeline.counts import CountsReport, counts_recount, site_sum
 from timeline.domain import Status
 from timeline.ids import first_id_at, shard_of
@@ -116,12 +122,14 @@ class Findings:
     # uid -> (conversation, sid) of deleted direct messages their conversations name
     dead_messages: dict[int, list[tuple[int, int]]] = field(default_factory=dict)
     unmarked_muters: list[int] = field(default_factory=list)  # uids
+    exclusive_off: list[int] = field(default_factory=list)  # owners' uids
     counts: CountsReport = field(default_factory=CountsReport)  # the site's counts
 
     def problems(self) -> int:
         return (
             self.counts.problems()
             + len(self.unmarked_muters)
+            + len(self.exclusive_off)
             + len(self.unfinished_deletions)
             + len(self.one_sided_requests)
             + len(self.private_in_global)
@@ -169,8 +177,11 @@ class Findings:
             + some(f"{r}?{o}" for r, o in self.one_sided_requests),
             "Private or unlisted statuses in the global timeline: "
             f"{len(self.private_in_global)}" + some(self.private_in_global),
-            f"People who mute someone missing from the fan-out's index: "
-            f"{len(self.unmarked_muters)}" + some(self.unmarked_muters),
+            "People with home skips (mutes, exclusive lists) missing from the "
+            f"fan-out's index: {len(self.unmarked_muters)}"
+            + some(self.unmarked_muters),
+            "Exclusive lists out of line with list_exclusive: "
+            f"{len(self.exclusive_off)}" + some(self.exclusive_off),
             f"Site counts off: {len(self.counts.off)} slots"
             + some(f"slot {slot}" for slot in self.counts.off),
         ]
@@ -441,18 +452,20 @@ def _check_homes(
                     pipe.zrange(keys.home(u), 0, 0),
                     pipe.zrange(keys.pulls(u), 0, -1),
                     pipe.zrange(keys.mutes(u), 0, -1),
+                    pipe.zrange(keys.list_exclusive(u), 0, -1),
                 )
                 for u in b
             ]
         )
         wanted: list[tuple[int, int, int]] = []  # (u, a, lowest sid expected)
         for i, u in enumerate(batch):
-            active, size, oldest, pulled, muted = state[5 * i : 5 * i + 5]
+            active, size, oldest, pulled, muted, listed = state[6 * i : 6 * i + 6]
             if not active:
                 continue
             floor = int(oldest[0]) + 1 if size >= cap and oldest else 0
-            # Pulled followees are merged at read; muted ones are kept out.
-            skipped = {int(a) for a in pulled} | {int(a) for a in muted}
+            # Pulled followees are merged at read; muted ones and the members of
+            # exclusive lists are kept out.
+            skipped = {int(a) for a in [*pulled, *muted, *listed]}
             for a, since_us in following[u]:
                 if a not in skipped and a not in findings.deleting:
                     since = first_id_at(since_us)
@@ -636,9 +649,9 @@ def _check_private_in_global(findings: Findings) -> None:
     ]
 
 
-# One server. KEYS: a user's mutes, `muters`. ARGV: the user's uid. 1 when they mute
-# someone and their bit is clear (read in one step: an unmute in between is no
-# problem).
+# One server. KEYS: a user's mutes (or list_exclusive), `muters`. ARGV: the user's
+# uid. 1 when they mute someone (or have an exclusive list's member) and their bit is
+# clear (read in one step: an unmute in between is no problem).
 _MUTER_UNMARKED = LuaScript(
     """
 if redis.call('EXISTS', KEYS[1]) == 1 and redis.call('GETBIT', KEYS[2], ARGV[1]) == 0
@@ -649,20 +662,49 @@ return 0
 
 
 def _check_muters(findings: Findings, progress) -> None:
-    """People who mute someone whose bit in one server's `muters` is clear."""
+    """People with home skips (who mute someone, or have someone on an exclusive
+    list) whose bit in one server's `muters` is clear."""
     if is_cluster():
         return
-    for batch in _owners(keys.mutes_pattern(), findings, progress):
-        unmarked = _read(
-            lambda pipe, batch=batch: [
-                _MUTER_UNMARKED.queue(
-                    pipe, keys=[keys.mutes(u), keys.muters()], args=[u]
-                )
-                for u in batch
-            ]
-        )
-        findings.unmarked_muters += [
-            u for u, found in zip(batch, unmarked, strict=True) if found
+    unmarked: set[int] = set()
+    for pattern, key in (
+        (keys.mutes_pattern(), keys.mutes),
+        (keys.list_exclusive_pattern(), keys.list_exclusive),
+    ):
+        for batch in _owners(pattern, findings, progress):
+            found = _read(
+                lambda pipe, batch=batch, key=key: [
+                    _MUTER_UNMARKED.queue(pipe, keys=[key(u), keys.muters()], args=[u])
+                    for u in batch
+                ]
+            )
+            unmarked |= {u for u, f in zip(batch, found, strict=True) if f}
+    findings.unmarked_muters = sorted(unmarked)
+
+
+def _check_exclusive(findings: Findings, progress) -> None:
+    """Owners whose `list_exclusive` differs from the members of their exclusive
+    lists (read in one script of their slot each, with the set beside it)."""
+    owners: set[int] = set()
+    for pattern in (keys.lists_pattern(), keys.list_exclusive_pattern()):
+        for batch in _owners(pattern, findings, progress):
+            owners.update(batch)
+    ordered = sorted(owners)
+    for start in range(0, len(ordered), BATCH):
+        batch = ordered[start : start + BATCH]
+
+        def read(pipe, batch=batch) -> None:
+            for u in batch:
+                lists.exclusive_expected_queue(pipe, u)
+                pipe.zrange(keys.list_exclusive(u), 0, -1)
+
+        replies = _read(read)
+        findings.exclusive_off += [
+            u
+            for u, expected, held in zip(
+                batch, replies[::2], replies[1::2], strict=True
+            )
+            if lists.exclusive_expected(expected) != {int(m) for m in held}
         ]
 
 
@@ -690,6 +732,7 @@ def timelines_check(
     _check_requests(findings, progress)
     _check_private_in_global(findings)
     _check_muters(findings, progress)
+    _check_exclusive(findings, progress)
     findings.counts = counts_recount(write=False)
     return findings
 
@@ -711,6 +754,8 @@ def timelines_repair(findings: Findings) -> None:
             get_redis().zrem(keys.requested(r), o)
         else:
             get_redis().zadd(keys.requested(r), {o: int(since)})
+    for u in findings.exclusive_off:
+        lists.exclusive_sync(uid=u)
     if findings.unmarked_muters:
         # A bit set for someone who unmuted everyone meanwhile only makes the push
         # look at their mutes.

@@ -9,6 +9,7 @@ import re
 import pytest
 from django.test import Client
 
+from config.redis import is_cluster
 from tests.helpers import (
     PASSWORD,
     body,
@@ -620,3 +621,131 @@ def test_two_changes_of_a_list_at_once_keep_both(r, people, monkeypatch):
     lists.list_update(uid=bob.id, lid=lid, replies_policy="none")
     (found,) = lists.lists_get(uid=bob.id)
     assert (found.title, found.replies_policy) == ("Renamed", "none")
+
+
+# Exclusive lists at fan-out (Mastodon's `FeedManager#filter_from_home`): members'
+# statuses never enter the home, so they take none of its cap.
+
+
+def home_ids(r, user) -> set[int]:
+    return {int(sid) for sid in r.zrange(keys.home(user.id), 0, -1)}
+
+
+def test_a_busy_exclusive_member_pushes_nobody_out_of_the_home(r, people, settings):
+    """Mastodon leaves an exclusive list's members out of a home as it inserts
+    statuses, so the home's cap holds only what it shows: a news account put on an
+    exclusive list no longer empties the home it was to leave."""
+    alice, bob, carol, _ = people
+    settings.HOME_TIMELINE_CAP = 10
+    lid = friends(bob, alice)
+    lists.list_update(uid=bob.id, lid=lid, exclusive=True)
+    post(carol, "by carol")
+    for n in range(10):
+        post(alice, f"news {n}")
+    client = logged_in_client("bob")
+    assert home_texts(client) == ["by carol"]
+    assert len(shown(client, lid)) == 10
+
+
+def test_the_fanout_keeps_members_and_their_reposts_out_of_the_home(r, people):
+    """Pushed to every follower but the owner of an exclusive list with the author
+    on it (on one server by the followers' walk, on a Cluster by each reader's
+    slot); a member's repost stays out, another's repost of a member's status goes
+    in (by whose status it is); the owner's other followers get everything."""
+    alice, bob, carol, dave = people
+    services.follow_create(follower=dave, followee_id=alice.id)
+    services.follow_create(follower=dave, followee_id=carol.id)
+    run_jobs()
+    lid = friends(bob, alice)
+    lists.list_update(uid=bob.id, lid=lid, exclusive=True)
+    by_alice = post(alice, "by alice")
+    alice_repost = social.status_repost(user=alice, sid=post(carol, "by carol")).id
+    run_jobs()
+    carol_repost = social.status_repost(user=carol, sid=by_alice).id
+    run_jobs()
+    held = home_ids(r, bob)
+    assert by_alice not in held and alice_repost not in held
+    assert carol_repost in held
+    assert {by_alice, alice_repost, carol_repost} <= home_ids(r, dave)
+    assert home_texts(logged_in_client("bob")) == ["by alice", "by carol"]
+
+
+def test_making_a_list_exclusive_sweeps_the_home_and_undoing_it_backfills(r, people):
+    alice, bob, carol, _ = people
+    lid = friends(bob, alice)
+    first = post(alice, "alice 1")
+    second = post(alice, "alice 2")
+    by_carol = post(carol, "by carol")
+    assert {first, second, by_carol} <= home_ids(r, bob)
+    lists.list_update(uid=bob.id, lid=lid, exclusive=True)
+    assert home_ids(r, bob) == {by_carol}
+    lists.list_update(uid=bob.id, lid=lid, exclusive=False)
+    assert home_ids(r, bob) == {first, second, by_carol}
+
+
+def test_members_added_are_swept_and_members_taken_off_come_back(r, people):
+    """Adding to an exclusive list sweeps; taking off, or deleting the list, brings
+    their newest back, but not while they are on another exclusive list or
+    muted."""
+    alice, bob, carol, _ = people
+    lid = lists.list_create(uid=bob.id, title="News", exclusive=True).id
+    by_alice, by_carol = post(alice, "by alice"), post(carol, "by carol")
+    lists.members_add(uid=bob.id, lid=lid, member_ids=[alice.id, carol.id])
+    assert home_ids(r, bob) == set()
+    other = lists.list_create(uid=bob.id, title="Also", exclusive=True).id
+    lists.members_add(uid=bob.id, lid=other, member_ids=[alice.id])
+    lists.members_remove(uid=bob.id, lid=lid, member_ids=[alice.id, carol.id])
+    assert home_ids(r, bob) == {by_carol}  # alice is on "Also" still
+    blocks.mute_create(user=bob, muted_id=alice.id)
+    lists.list_delete(uid=bob.id, lid=other)
+    assert home_ids(r, bob) == {by_carol}  # muted: not brought back
+    blocks.mute_delete(user=bob, muted_id=alice.id)
+    assert home_ids(r, bob) == {by_alice, by_carol}
+
+
+def test_backfills_and_rebuilds_skip_the_members(r, people):
+    """A follow's backfill run again (the follow job, a repair), the rebuild of a
+    returning reader's home and an unmute's backfill all leave members out."""
+    alice, bob, carol, _ = people
+    by_alice, by_carol = post(alice, "by alice"), post(carol, "by carol")
+    lid = friends(bob, alice)
+    lists.list_update(uid=bob.id, lid=lid, exclusive=True)
+    services.follow_sync(follower_id=bob.id, followee_id=alice.id)
+    assert home_ids(r, bob) == {by_carol}
+    r.delete(keys.home(bob.id))
+    services.home_rebuild(uid=bob.id)
+    assert home_ids(r, bob) == {by_carol}
+    blocks.mute_create(user=bob, muted_id=alice.id)
+    blocks.mute_delete(user=bob, muted_id=alice.id)
+    assert home_ids(r, bob) == {by_carol}
+    assert by_alice not in home_ids(r, bob)
+
+
+def test_list_exclusive_follows_every_change_of_the_lists(r, people):
+    """The derived set holds exactly the members of the exclusive lists (each
+    once), through every write; on one server the owner's bit in `muters` says
+    whether it, or their mutes, holds anyone."""
+    alice, bob, carol, _ = people
+
+    def listed() -> set[int]:
+        return {int(u) for u in r.zrange(keys.list_exclusive(bob.id), 0, -1)}
+
+    def bit() -> int | None:
+        return None if is_cluster() else r.getbit(keys.muters(), bob.id)
+
+    lid = lists.list_create(uid=bob.id, title="One", exclusive=True).id
+    other = friends(bob, alice, carol)
+    assert listed() == set() and bit() in (None, 0)
+    lists.members_add(uid=bob.id, lid=lid, member_ids=[alice.id])
+    assert listed() == {alice.id} and bit() in (None, 1)
+    lists.list_update(uid=bob.id, lid=other, exclusive=True)
+    assert listed() == {alice.id, carol.id}
+    lists.list_update(uid=bob.id, lid=other, title="Renamed")
+    assert listed() == {alice.id, carol.id}
+    lists.list_delete(uid=bob.id, lid=other)
+    assert listed() == {alice.id}
+    services.follow_delete(follower=bob, followee_id=alice.id)
+    run_jobs()
+    assert listed() == set() and bit() in (None, 0)
+    blocks.mute_create(user=bob, muted_id=carol.id)
+    assert bit() in (None, 1)
