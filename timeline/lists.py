@@ -25,15 +25,28 @@ an add that finds the list full first drops such entries. A deleted account's
 entries in others' lists stay (their follows end in their followers' slots, not
 through `_follow_sync`) and are never shown; the owner's deletion deletes both keys.
 
-**`exclusive` is applied when the home is read.** Mastodon leaves an exclusive
-list's members' statuses (their reposts too: it goes by whose status it is) out of
-its owner's home, when its fan-out inserts them. Here the home's first round trip
-carries one more script in the owner's slot (`exclusive_queue`: the members of
-their exclusive lists) and the page leaves those statuses out
-(`timeline.selectors._home_read`), as it leaves out a muted author's: so a list made
-exclusive, or no longer, changes the home at once, old statuses too, and the
-fan-out stays a write per follower that reads nothing of theirs. A page whose
-statuses all went to exclusive lists says so and still pages on.
+**`exclusive` is applied when statuses reach the home, as mutes are.** Mastodon
+leaves an exclusive list's members' statuses (their reposts too: it goes by whose
+status it is, so another's repost of a member's status stays) out of its owner's
+home when its fan-out inserts them (`FeedManager#filter_from_home`); so here. Every
+change of the lists (`_WRITE`, the one script) also rewrites, in the same step, the
+derived `list_exclusive:{<uid>}`: who is on any exclusive list of the owner's,
+exactly, and on one server the owner's bit in `muters` ("has home skips": mutes or
+exclusive members). Every writer of a home checks it in the reader's slot as it
+checks `mutes` (`services.HOME_ADD_LUA`: the fan-out, follow backfills, a returning
+reader's rebuild, an unmute's backfill; the one-server push reads it only where the
+`muters` bit is set), so a busy member takes none of the home's cap
+(HOME_TIMELINE_CAP) nor its reposts' falloff. After the change, `_home_sync` sweeps
+the statuses of those who came onto the set out of the home (as `mute_create`: the
+home read after the change holds, its ids asked of each one's `posts`, removed only
+while they are still on it) and brings back the newest FOLLOW_BACKFILL of those who
+left it (as `mute_delete`, through the fan-out's own add: only while followed, not
+muted and on no exclusive list again). A crash between the two steps shows nothing
+wrong: the home read still leaves members out (`exclusive_queue`, one ZRANGE of the
+set in the page's first round trip; `timeline.selectors._home_read`), and a page
+whose statuses all went to exclusive lists says so and still pages on. A
+`list_exclusive` out of line with the lists (a store from before it) is found and
+rebuilt by `timelines check|repair`.
 """
 
 from __future__ import annotations

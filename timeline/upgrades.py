@@ -386,7 +386,9 @@ def _names_index(report: UpgradeReport, *, batch: int) -> None:
 
 
 def _muters_mark(report: UpgradeReport, *, batch: int) -> None:
-    """Set the `muters` bit of everyone who mutes anyone (layout 6, one server)."""
+    """Set the `muters` bit of everyone who mutes anyone (layout 6, one server), or
+    has anyone on an exclusive list (`list_exclusive`: the bit says "has home
+    skips"). A dry run counts someone with both twice."""
     if is_cluster():
         return
 
@@ -404,6 +406,7 @@ def _muters_mark(report: UpgradeReport, *, batch: int) -> None:
         report.muters_marked += sum(not bit for bit in before)
 
     _each_owners(keys.mutes_pattern(), batch, mark)
+    _each_owners(keys.list_exclusive_pattern(), batch, mark)
 
 
 def _global_partition(report: UpgradeReport) -> None:

@@ -7,8 +7,8 @@ be one the viewer follows (422 "You must follow this account"; an unknown accoun
 404). A list's accounts are its members the viewer still follows, newest account
 first, paged by account id as Mastodon pages them (`limit` 0: all).
 
-`exclusive` is Mastodon's: the members' statuses leave the home timeline (applied
-when the home is read: `timeline.lists`).
+`exclusive` is Mastodon's: the members' statuses leave the home timeline (kept out
+of it at fan-out, and at read: `timeline.lists`).
 """
 
 from __future__ import annotations
