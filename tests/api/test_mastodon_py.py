@@ -342,9 +342,17 @@ def test_mastodon_py_keeps_lists_and_reads_their_timelines(site):
     assert made_exclusive["exclusive"] is True
     home = [re.sub(r"<[^>]+>", "", s["content"]) for s in hal.timeline_home()]
     assert home == ["news 3", "news 1"]
-    assert len(hal.timeline_list(made["id"])) == 2
+    # A member's new status is kept out as it is pushed, and shows on the list.
+    jon.status_post("news 4")
+    _run_jobs()
+    home = [re.sub(r"<[^>]+>", "", s["content"]) for s in hal.timeline_home()]
+    assert home == ["news 3", "news 1"]
+    assert len(hal.timeline_list(made["id"])) == 3
     changed = hal.list_update(made["id"], "Street", replies_policy="followed")
     assert changed["exclusive"] is False
+    # No longer exclusive: jon's newest come back to the home.
+    home = [re.sub(r"<[^>]+>", "", s["content"]) for s in hal.timeline_home()]
+    assert home == ["news 4", "news 3", "news 2", "news 1", "news 0"]
     assert changed["title"] == "Street" and hal.list(made["id"])["title"] == "Street"
     assert [e["title"] for e in hal.lists()] == ["Street"]
     hal.list_delete(made["id"])
