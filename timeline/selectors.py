@@ -1441,7 +1441,8 @@ def _home_read(
     # Fan-out keeps them out of the home; what raced a block or mute goes here.
     page_found = _without_hidden(reads, hidden, page_found, mentions=True)
     # Statuses of the members of the viewer's exclusive lists (`timeline.lists`),
-    # their reposts too: Mastodon's rule goes by whose status it is. Whether it
+    # their reposts too: Mastodon's rule goes by whose status it is. The fan-out
+    # keeps them out of the home; what a sweep cut short left goes here. Whether it
     # left any out is told of the page's own: not of the one past it (read upwards,
     # the first), which a merge may have read and the next page leaves out.
     considered = page_found[-size:] if ascending else page_found[:size]
