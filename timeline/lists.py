@@ -535,7 +535,8 @@ def lists_queue(reads: ReadBatch, uid: int) -> Deferred[list[List]]:
 # values, the ids of the lists the member is on, if the owner follows them]; for
 # 'exclusive', the members of the owner's exclusive lists (at most
 # MEMBERSHIPS_MAX), by the same rule as `_WRITE`'s `done`: what `list_exclusive`
-# should hold (`timelines check`). Read-only.
+# should hold (`timelines check`, which passes it as KEYS[4] and gets [those
+# members, what it holds], read in one step). Read-only.
 _READ = LuaScript(
     """
 local lists, members, following = KEYS[1], KEYS[2], KEYS[3]
@@ -559,6 +560,9 @@ if ARGV[1] == 'exclusive' then
         if string.match(uid, '^%d+$') then out[#out + 1] = uid end
       end
     end
+  end
+  if KEYS[4] then
+    return cjson.encode({listed(out), listed(redis.call('ZRANGE', KEYS[4], 0, -1))})
   end
   return cjson.encode(listed(out))
 end
@@ -668,15 +672,18 @@ def exclusive_queue(reads: ReadBatch, uid: int) -> Deferred[frozenset[int]]:
     )
 
 
-def exclusive_expected_queue(pipe, uid: int) -> None:
-    """Queue the reading of who should be on `list_exclusive:{uid}` by the lists
-    themselves (a JSON list of uids, `[null]`: none), for `timelines check`."""
-    _READ.queue(pipe, keys=_list_keys(uid), args=["exclusive"])
+def exclusive_check_queue(pipe, uid: int) -> None:
+    """Queue the reading, in one script of the owner's slot, of who should be on
+    `list_exclusive:{uid}` by the lists themselves and who is (`timelines check`)."""
+    _READ.queue(
+        pipe, keys=[*_list_keys(uid), keys.list_exclusive(uid)], args=["exclusive"]
+    )
 
 
-def exclusive_expected(reply: str) -> frozenset[int]:
-    """The uids of `exclusive_expected_queue`'s reply."""
-    return frozenset(_uids(orjson.loads(reply)))
+def exclusive_in_line(reply: str) -> bool:
+    """Whether `exclusive_check_queue`'s reply found the set as the lists say."""
+    expected, held = orjson.loads(reply)
+    return frozenset(_uids(expected)) == frozenset(_uids(held))
 
 
 def exclusive_sync(*, uid: int) -> None:

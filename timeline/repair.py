@@ -684,7 +684,7 @@ def _check_muters(findings: Findings, progress) -> None:
 
 def _check_exclusive(findings: Findings, progress) -> None:
     """Owners whose `list_exclusive` differs from the members of their exclusive
-    lists (read in one script of their slot each, with the set beside it)."""
+    lists (both read in one script of their slot each)."""
     owners: set[int] = set()
     for pattern in (keys.lists_pattern(), keys.list_exclusive_pattern()):
         for batch in _owners(pattern, findings, progress):
@@ -693,18 +693,15 @@ def _check_exclusive(findings: Findings, progress) -> None:
     for start in range(0, len(ordered), BATCH):
         batch = ordered[start : start + BATCH]
 
-        def read(pipe, batch=batch) -> None:
-            for u in batch:
-                lists.exclusive_expected_queue(pipe, u)
-                pipe.zrange(keys.list_exclusive(u), 0, -1)
-
-        replies = _read(read)
+        replies = _read(
+            lambda pipe, batch=batch: [
+                lists.exclusive_check_queue(pipe, u) for u in batch
+            ]
+        )
         findings.exclusive_off += [
             u
-            for u, expected, held in zip(
-                batch, replies[::2], replies[1::2], strict=True
-            )
-            if lists.exclusive_expected(expected) != {int(m) for m in held}
+            for u, reply in zip(batch, replies, strict=True)
+            if not lists.exclusive_in_line(reply)
         ]
 
 
