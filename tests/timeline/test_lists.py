@@ -9,6 +9,8 @@ import re
 import pytest
 from django.test import Client
 
+from accounts.selectors import PageReads
+from accounts.services import session_create
 from config.redis import is_cluster
 from tests.helpers import (
     PASSWORD,
@@ -20,7 +22,7 @@ from tests.helpers import (
 )
 from tests.roundtrips import RoundTripCounter
 from tests.timeline.test_edits import texts
-from timeline import blocks, filters, keys, lists, privacy, services, social
+from timeline import blocks, filters, keys, lists, privacy, selectors, services, social
 from timeline.domain import NotFound
 from timeline.lists import ListRefused, NotFollowed
 
@@ -749,3 +751,22 @@ def test_list_exclusive_follows_every_change_of_the_lists(r, people):
     assert listed() == set() and bit() in (None, 0)
     blocks.mute_create(user=bob, muted_id=carol.id)
     assert bit() in (None, 1)
+
+
+def test_members_take_no_place_in_the_reposts_falloff(r, people, settings):
+    """A repost is shown as its original when the home holds that original at most
+    HOME_REPOST_FALLOFF entries below it: a member's statuses kept out of the home
+    count for nothing there, so a busy member does not make it show twice."""
+    alice, bob, carol, dave = people
+    services.follow_create(follower=bob, followee_id=dave.id)
+    run_jobs()
+    settings.HOME_REPOST_FALLOFF = 3
+    lists.list_update(uid=bob.id, lid=friends(bob, alice), exclusive=True)
+    original = post(carol, "the original")
+    for n in range(5):
+        post(alice, f"news {n}")
+    social.status_repost(user=dave, sid=original)
+    run_jobs()
+    home = selectors.home_get(reads=PageReads(session_create(uid=bob.id)), max_id=None)
+    # The original at its place, not dave's repost of it at the top.
+    assert [s.id for s in home.page.statuses] == [original]
