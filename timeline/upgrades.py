@@ -38,7 +38,7 @@ forward.
   store answers at once. The store is quiet meanwhile (the new version serves
   once the layout is recorded), so the counts are exact; a run again finds them
   right and changes nothing.
-- Layout 8 (this version) names every reply's and repost's conversation: the id of
+- Layout 8 names every reply's and repost's conversation: the id of
   the status its thread began with, which a reader mutes (`timeline.conversations`).
   Layout 7's version stored `conversation` on new replies and reposts only, taken
   from the parent, and worked out an older one's from the ancestors its `thread`
@@ -53,6 +53,17 @@ forward.
   by such an ancestor to the first status (`conversation_mutes:{<uid>}`), a mute of
   a since-deleted one to where the statuses that named it went.
   A run again finds every conversation right and changes nothing.
+- Layout 9 (this version) keeps the members of each user's exclusive lists out of
+  their home at fan-out (`timeline.lists`: `list_exclusive:{<uid>}`, derived from
+  their lists by the lists' one write script, which the push and every home add
+  read). The upgrade builds it for every user who has lists (SCAN of `lists:{*}`,
+  the lists' own 'sync' step: one script in the owner's slot, then their members'
+  statuses swept out of their home) and, on one server, sets their bit in `muters`
+  (layout 6's step, which runs on every run). This version also adds direct
+  messages (`timeline.direct`): a status's `to` field, absent on every status of
+  an older store, so nothing of it is upgraded; but an older process does not know
+  the field, so it must not serve once this one does (above all: stop it first).
+  A run again finds every set as the lists say and changes nothing.
 
 Each step runs only for a store recorded below its layout (none recorded: layout 1),
 so a run on an upgraded store changes nothing. That matters most for layout 4: its
@@ -90,12 +101,12 @@ from accounts.services import (
 )
 from config.pipelines import LuaScript, ReadBatch, pipeline_run
 from config.redis import StoreRefused, get_redis, is_cluster, key_count
-from timeline import keys
+from timeline import keys, lists
 from timeline.counts import SiteCounts, counts_recount
 from timeline.domain import Status
 from timeline.services import global_add_queue
 
-LAYOUT = 8
+LAYOUT = 9
 SCAN_COUNT = 1000  # keys SCAN examines per round trip
 BATCH = 100  # followers zsets whose names are checked per round of round trips
 ZSCAN_COUNT = 1000  # followers read per zset per round trip (all of a small one)
@@ -236,6 +247,7 @@ class UpgradeReport:
     conversations_named: int = 0  # replies and reposts given theirs (layout 8)
     outbox_entries_named: int = 0  # outbox copies of them given theirs too
     conversation_mutes_moved: int = 0  # mutes moved to their first status
+    exclusive_synced: int = 0  # users whose exclusive lists' set was built (layout 9)
     legacy_keys_deleted: int = 0
     layout_recorded: bool = False  # store:layout raised to LAYOUT by this run
 
@@ -284,15 +296,18 @@ def store_upgrade(
         _readers_stamp(report, batch=batch * 10)
     if due(5):
         _names_index(report, batch=batch * 10)
-    # Whatever the layout (see the module docstring): a store copied from a Cluster
-    # records the current layout without one server's `muters`.
-    _muters_mark(report, batch=batch * 10)
     if due(7):
         report.counted = counts_recount(write=not dry_run).site
     if due(8):
         roots = _Roots()
         _conversations_name(report, roots, batch=batch * 10)
         _conversation_mutes_move(report, roots, batch=batch)
+    if due(9):
+        _exclusive_build(report, batch=batch)
+    # Whatever the layout (see the module docstring): a store copied from a Cluster
+    # records the current layout without one server's `muters`. After layout 9's
+    # step, whose sets it reads.
+    _muters_mark(report, batch=batch * 10)
     legacy = (
         [
             account_keys.legacy_store_epoch(),
@@ -407,6 +422,20 @@ def _muters_mark(report: UpgradeReport, *, batch: int) -> None:
 
     _each_owners(keys.mutes_pattern(), batch, mark)
     _each_owners(keys.list_exclusive_pattern(), batch, mark)
+
+
+def _exclusive_build(report: UpgradeReport, *, batch: int) -> None:
+    """Build `list_exclusive` for every user who has lists (layout 9): the lists'
+    own sync step, one script in their slot, their members' statuses then swept
+    out of their home. A dry run counts the users it would look at."""
+
+    def build(uids: list[int]) -> None:
+        report.exclusive_synced += len(uids)
+        if not report.dry_run:
+            for uid in uids:
+                lists.exclusive_sync(uid=uid)
+
+    _each_owners(keys.lists_pattern(), batch, build)
 
 
 def _global_partition(report: UpgradeReport) -> None:

@@ -19,7 +19,7 @@ from accounts.selectors import PageReads, user_get_by_username
 from config import redis as connection
 from config.redis import is_cluster
 from tests.helpers import ROOT, logged_in_client, make_away, make_user, page, run_jobs
-from timeline import blocks, counts, keys, services, upgrades
+from timeline import blocks, counts, keys, lists, services, upgrades
 from timeline.selectors import global_page
 
 PEOPLE = ("olive", "viewer", "carol", "dave", "erin", "fred")
@@ -494,3 +494,36 @@ def test_upgrade_counts_the_accounts_and_statuses_of_a_store_without_counts(r):
     services.status_create(author=bob, text="after the upgrade")
     counts.site_sum(claim=False)
     assert instance_stats()["status_count"] == 4
+
+
+def test_upgrade_keeps_an_exclusive_lists_members_out_of_its_owners_home(r, settings):
+    """A store of layout 8 with an exclusive list (its members were shown in the home
+    then: the flag was kept, not applied) gets the list's members' set, and their
+    statuses leave the owner's home; the fan-out keeps their next ones out."""
+    settings.RATE_LIMIT_POST = "off"
+    alice, bob, carol = (make_user(name) for name in ("alice", "bob", "carol"))
+    for followee in (alice, carol):
+        services.follow_create(follower=bob, followee_id=followee.id)
+    run_jobs()
+    lid = lists.list_create(uid=bob.id, title="Alice", exclusive=True).id
+    lists.members_add(uid=bob.id, lid=lid, member_ids=[alice.id])
+    # As layout 8 left it: no set, and alice's status pushed into bob's home.
+    r.delete(keys.list_exclusive(bob.id))
+    if not is_cluster():
+        r.setbit(keys.muters(), bob.id, 0)
+    sid = services.status_create(author=alice, text="from alice").id
+    services.status_create(author=carol, text="from carol")
+    run_jobs()
+    assert r.zscore(keys.home(bob.id), sid) is not None
+    r.set(keys.store_layout(), 8)
+    output = upgrade("--dry-run")
+    assert "Exclusive lists: would build the set of 1 users with lists." in output
+    upgrade()
+    assert r.get(keys.store_layout()) == str(upgrades.LAYOUT)
+    assert r.zrange(keys.list_exclusive(bob.id), 0, -1) == [str(alice.id)]
+    assert r.zscore(keys.home(bob.id), sid) is None
+    later = services.status_create(author=alice, text="after the upgrade").id
+    run_jobs()
+    assert r.zscore(keys.home(bob.id), later) is None
+    home = page(logged_in_client("bob"), "/")
+    assert "from carol" in home and "from alice" not in home

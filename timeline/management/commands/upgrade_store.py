@@ -150,6 +150,12 @@ class Command(StoreCommand):
             lines.append("Site counts: kept as the site counts them.")
         if report.layout_before is None or report.layout_before < 8:
             lines.extend(self._conversations(report, would))
+        if report.layout_before is None or report.layout_before < 9:
+            built = "build" if would else "built"
+            lines.append(
+                f"Exclusive lists: {would}{built} the set of "
+                f"{report.exclusive_synced:,} users with lists."
+            )
         deleted = "delete" if would else "deleted"
         lines.append(
             f"Legacy keys: {would}{deleted} {report.legacy_keys_deleted}."
