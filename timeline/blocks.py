@@ -320,19 +320,6 @@ return changed
 """
 )
 
-# KEYS: the reader's home and mutes. ARGV: the author's uid, status ids. Removes them
-# from the home while the reader mutes the author (an unmute in between keeps them).
-_HOME_DROP_MUTED = LuaScript(
-    """
-if not redis.call('ZSCORE', KEYS[2], ARGV[1]) then return 0 end
-local n = 0
-for i = 2, #ARGV, 1000 do
-  n = n + redis.call('ZREM', KEYS[1], unpack(ARGV, i, math.min(i + 999, #ARGV)))
-end
-return n
-"""
-)
-
 
 def _mute_set(user: User, other_id: int, when: str, limit: limits.Limit | None):
     if user.id == other_id:
@@ -374,7 +361,7 @@ def mute_create(
     changed, held = _mute_set(user, muted_id, str(time.time_ns() // 1000), limit)
     theirs = services.home_statuses_of(held=held, author_id=muted_id)
     if theirs:
-        _HOME_DROP_MUTED(
+        services.HOME_DROP_KEPT_OUT(
             keys=[keys.home(user.id), keys.mutes(user.id)], args=[muted_id, *theirs]
         )
     return bool(changed)

@@ -444,6 +444,15 @@ class Status:
         return tuple(dict.fromkeys(uid for _, uid in self.mentions))
 
     @property
+    def told_ids(self) -> tuple[int, ...]:
+        """Whom its posting told (of a mention: their notification goes with it): a
+        direct message's audience, an original's mentions; a repost carries its
+        original's mentions but tells no one of them."""
+        if self.to:
+            return self.to
+        return self.mentioned_ids if self.repost_of is None else ()
+
+    @property
     def conversation_id(self) -> int:
         """The conversation the status is part of, as a reader mutes it: the id of
         the status its thread began with (a repost's: its original's). Stored on

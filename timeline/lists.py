@@ -343,21 +343,6 @@ def _split(uids: str) -> list[int]:
     return [int(u) for u in uids.split()]
 
 
-# KEYS: the owner's home and list_exclusive. ARGV: a member's uid, status ids.
-# Removes them from the home while the member is on an exclusive list of the owner's
-# (a change in between that took them off keeps them), as a mute's sweep.
-_HOME_DROP_LISTED = LuaScript(
-    """
-if not redis.call('ZSCORE', KEYS[2], ARGV[1]) then return 0 end
-local n = 0
-for i = 2, #ARGV, 1000 do
-  n = n + redis.call('ZREM', KEYS[1], unpack(ARGV, i, math.min(i + 999, #ARGV)))
-end
-return n
-"""
-)
-
-
 def _home_sync(uid: int, *, came: list[int], left: list[int]) -> None:
     """The owner's home after a change of who is on their exclusive lists (what
     `_WRITE` said came onto `list_exclusive` and left it), as a mute and an unmute
@@ -391,7 +376,7 @@ def _home_sync(uid: int, *, came: list[int], left: list[int]) -> None:
             if any(sids for _, sids in theirs):
                 pipeline_run(
                     lambda pipe: [
-                        _HOME_DROP_LISTED.queue(
+                        services.HOME_DROP_KEPT_OUT.queue(
                             pipe,
                             keys=[home, keys.list_exclusive(uid)],
                             args=[m, *sids],

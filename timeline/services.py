@@ -168,6 +168,22 @@ return added
 )
 
 
+# KEYS: a reader's home, and a set of the authors kept out of it (their `mutes`, or
+# their exclusive lists' members: `list_exclusive`). ARGV: an author's uid, status
+# ids. Removes them from the home while the author is in the set (a change in
+# between that took them out keeps them): a mute's sweep, an exclusive list's.
+HOME_DROP_KEPT_OUT = LuaScript(
+    """
+if not redis.call('ZSCORE', KEYS[2], ARGV[1]) then return 0 end
+local n = 0
+for i = 2, #ARGV, 1000 do
+  n = n + redis.call('ZREM', KEYS[1], unpack(ARGV, i, math.min(i + 999, #ARGV)))
+end
+return n
+"""
+)
+
+
 def _around_uid(key: Callable[[int], str]) -> tuple[str, str]:
     """The text before and after the uid in a per-user key (`home:{` and `}` for
     `keys.home`): what `_TIMELINE_ADD` builds one server's keys from."""
@@ -536,20 +552,13 @@ def unlink_job_id(author_id: int, status: Status) -> str:
     mentions (`timeline.social.status_unlink`): the mentioned uids end the id, as
     nothing names them once the hash is gone (none for a repost, which tells no one
     of its original's)."""
-    mentioned = (
-        status.to
-        if status.direct
-        else status.mentioned_ids
-        if status.repost_of is None
-        else ()
-    )
     return jobs.job_id(
         "unlink",
         author_id,
         status.id,
         status.reply_to or 0,
         status.repost_of or 0,
-        *mentioned,
+        *status.told_ids,
     )
 
 
@@ -676,15 +685,7 @@ def status_remove(*, author_id: int, status: Status) -> None:
     and the notifications of its mentions."""
     sid = status.id
     slot = keys.slot_of_user(author_id)
-    # A repost carries its original's mentions but tells no one of them; a direct
-    # message told its whole audience.
-    mentioned = (
-        status.to
-        if status.direct
-        else status.mentioned_ids
-        if status.repost_of is None
-        else ()
-    )
+    mentioned = status.told_ids
 
     def unpublish(pipe) -> None:
         # The hash goes first: from then on every stale reference is skipped.
