@@ -373,5 +373,17 @@ def mute_delete(
     """Unmute a user: if followed, their newest statuses come back to the home (as a
     follow backfills them) and new ones reach it; False if not muted."""
     changed, _ = _mute_set(user, muted_id, "", limit)
-    services.home_backfill(reader=user.id, author_ids=[muted_id])
+    newest = get_redis().zrevrange(
+        keys.posts(muted_id), 0, settings.FOLLOW_BACKFILL - 1
+    )
+    if newest:
+        # Checked in the reader's slot: only while they follow and do not mute.
+        pipeline_run(
+            lambda pipe: services._timeline_add(
+                pipe,
+                readers=[user.id],
+                author_id=muted_id,
+                sids=[int(sid) for sid in newest],
+            )
+        )
     return bool(changed)

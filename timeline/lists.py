@@ -55,6 +55,7 @@ import json
 from dataclasses import dataclass
 
 import orjson
+from django.conf import settings
 
 from config.pipelines import Deferred, LuaScript, ReadBatch, pipeline_run
 from config.redis import get_redis, is_cluster
@@ -356,21 +357,54 @@ def _home_sync(uid: int, *, came: list[int], left: list[int]) -> None:
         # Read after the change holds: no add of theirs reaches the home from then
         # on, so what it holds now is all a sweep looks at.
         held = get_redis().zrange(home, 0, -1)
-        theirs = services.home_statuses_by(held=held, author_ids=came)
-        if any(theirs.values()):
+        if held:
+            posted = pipeline_run(
+                lambda pipe: [pipe.zmscore(keys.posts(m), held) for m in came],
+                confirm=False,
+            )
+            theirs = [
+                (
+                    m,
+                    [
+                        sid
+                        for sid, score in zip(held, scores, strict=True)
+                        if score is not None
+                    ],
+                )
+                for m, scores in zip(came, posted, strict=True)
+            ]
+            if any(sids for _, sids in theirs):
+                pipeline_run(
+                    lambda pipe: [
+                        services.HOME_DROP_KEPT_OUT.queue(
+                            pipe,
+                            keys=[home, keys.list_exclusive(uid)],
+                            args=[m, *sids],
+                        )
+                        for m, sids in theirs
+                        if sids
+                    ]
+                )
+    if left:
+        newest = pipeline_run(
+            lambda pipe: [
+                pipe.zrevrange(keys.posts(m), 0, settings.FOLLOW_BACKFILL - 1)
+                for m in left
+            ],
+            confirm=False,
+        )
+        back = [
+            (m, [int(s) for s in sids])
+            for m, sids in zip(left, newest, strict=True)
+            if sids
+        ]
+        if back:
             pipeline_run(
                 lambda pipe: [
-                    services.HOME_DROP_KEPT_OUT.queue(
-                        pipe,
-                        keys=[home, keys.list_exclusive(uid)],
-                        args=[m, *sids],
-                    )
-                    for m, sids in theirs.items()
-                    if sids
+                    services._timeline_add(pipe, readers=[uid], author_id=m, sids=sids)
+                    for m, sids in back
                 ]
             )
-    if left:
-        services.home_backfill(reader=uid, author_ids=left)
 
 
 def _title(title: str | None) -> str:

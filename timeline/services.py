@@ -997,50 +997,10 @@ def home_statuses_of(*, held: list[str], author_id: int) -> list[str]:
     more, as the posts are asked about what the home was read to hold (in
     different slots on a Cluster, so no one script can do both).
     """
-    return home_statuses_by(held=held, author_ids=[author_id])[author_id]
-
-
-def home_statuses_by(*, held: list[str], author_ids: list[int]) -> dict[int, list[str]]:
-    """`home_statuses_of` for several authors, asked in one round trip: author ->
-    the status ids the home holds that they posted."""
-    if not held or not author_ids:
-        return {author: [] for author in author_ids}
-    posted = pipeline_run(
-        lambda pipe: [pipe.zmscore(keys.posts(a), held) for a in author_ids],
-        confirm=False,
-    )
-    return {
-        author: [
-            sid for sid, score in zip(held, scores, strict=True) if score is not None
-        ]
-        for author, scores in zip(author_ids, posted, strict=True)
-    }
-
-
-def home_backfill(*, reader: int, author_ids: list[int]) -> None:
-    """Bring each author's newest FOLLOW_BACKFILL statuses back to the reader's
-    home (an unmute, someone off an exclusive list), through the fan-out's own add:
-    checked in the reader's slot, only while they follow the author and keep them
-    out no other way (a mute, an exclusive list). Two round trips."""
-    newest = pipeline_run(
-        lambda pipe: [
-            pipe.zrevrange(keys.posts(a), 0, settings.FOLLOW_BACKFILL - 1)
-            for a in author_ids
-        ],
-        confirm=False,
-    )
-    back = [
-        (a, [int(s) for s in sids])
-        for a, sids in zip(author_ids, newest, strict=True)
-        if sids
-    ]
-    if back:
-        pipeline_run(
-            lambda pipe: [
-                _timeline_add(pipe, readers=[reader], author_id=a, sids=sids)
-                for a, sids in back
-            ]
-        )
+    if not held:
+        return []
+    scores = get_redis().zmscore(keys.posts(author_id), held)
+    return [sid for sid, score in zip(held, scores, strict=True) if score is not None]
 
 
 def _follow_set(
