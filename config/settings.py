@@ -231,6 +231,9 @@ JINJA2_GLOBALS = {
     "profile_card": "timeline.rendering_people.profile_card_tag",
     "notification_list": "timeline.rendering.notification_list",
     "version_list": "timeline.rendering.version_list",
+    "poll_options_max": "timeline.domain.POLL_OPTIONS_MAX",
+    "poll_option_max_chars": "timeline.domain.POLL_OPTION_MAX_CHARS",
+    "poll_durations": "timeline.forms.POLL_DURATIONS",
 }
 
 # No database: every user, status, follow edge and token lives in Redis.

@@ -195,6 +195,77 @@ def _int_or_none(value: str | None) -> int | None:
     return int(value) if value else None
 
 
+# Polls (`timeline.polls`): Mastodon's limits, which its apps read from the instance.
+POLL_OPTIONS_MAX = 4
+POLL_OPTIONS_MIN = 2
+POLL_OPTION_MAX_CHARS = 50
+POLL_EXPIRES_MIN = 300  # seconds
+POLL_EXPIRES_MAX = 30 * 86400
+
+
+@dataclass(frozen=True, slots=True)
+class Poll:
+    """A status's poll: its options, when it closes (unix seconds), whether a voter
+    may choose several options, and whether its totals stay hidden until it
+    closes. Made with its status and never changed (`timeline.polls`); stored as
+    compact JSON in the status hash's `poll` field (`to_field`). Its tally is a
+    count of the status (`Status.votes`), not part of it."""
+
+    options: tuple[str, ...]
+    expires: float
+    multiple: bool = False
+    hide_totals: bool = False
+
+    def expired(self, now: float) -> bool:
+        return self.expires <= now
+
+    @property
+    def expires_at(self) -> datetime:
+        return datetime.fromtimestamp(self.expires, tz=UTC)
+
+    def to_field(self) -> str:
+        row: dict = {"o": list(self.options), "x": round(self.expires, 3)}
+        if self.multiple:
+            row["m"] = 1
+        if self.hide_totals:
+            row["h"] = 1
+        return json.dumps(row, separators=(",", ":"), ensure_ascii=False)
+
+    @classmethod
+    def from_field(cls, value: str | None) -> Poll | None:
+        """The poll a `poll` field holds; None for none (or a damaged one: the
+        status reads as a plain one rather than failing its page)."""
+        if not value:
+            return None
+        try:
+            row = json.loads(value)
+            options = tuple(str(o) for o in row["o"])
+            expires = float(row["x"])
+        except (ValueError, KeyError, TypeError):
+            return None
+        if not options:
+            return None
+        return cls(
+            options=options,
+            expires=expires,
+            multiple=bool(row.get("m")),
+            hide_totals=bool(row.get("h")),
+        )
+
+
+def _tally_from(value: str | None, options: int) -> tuple[int, tuple[int, ...]]:
+    """A poll's voters and each option's votes from its `tally` field (`<voters>
+    <votes of option 0> ...`, written by `timeline.polls`'s vote script; absent:
+    nobody voted)."""
+    counts = [int(v) for v in value.split()] if value else []
+    counts += [0] * (options + 1 - len(counts))
+    return counts[0], tuple(counts[1 : options + 1])
+
+
+def _choices_from(value: str | None) -> tuple[int, ...]:
+    return tuple(int(v) for v in value.split()) if value else ()
+
+
 @dataclass(frozen=True, slots=True)
 class Status:
     """A status. The one owner of the `status:<sid>` hash layout.
@@ -262,6 +333,7 @@ class Status:
     conversation: int | None = None
     edited: float | None = None
     to: tuple[int, ...] = ()
+    poll: Poll | None = None
     likes: int | None = field(default=None, compare=False)
     reposts: int | None = field(default=None, compare=False)
     replies: int | None = field(default=None, compare=False)
@@ -270,6 +342,11 @@ class Status:
     bookmarked: bool | None = field(default=None, compare=False)
     pinned: bool | None = field(default=None, compare=False)
     muted: bool | None = field(default=None, compare=False)
+    # A poll's tally (None: not read, or no poll): how many people voted, each
+    # option's votes, and the viewer's own choices (() when they have not voted).
+    voters: int | None = field(default=None, compare=False)
+    votes: tuple[int, ...] | None = field(default=None, compare=False)
+    voted: tuple[int, ...] | None = field(default=None, compare=False)
 
     # The fields a status is made with (its hash, its outbox entry: all but the
     # text, the warning, the mentions and `edited` are kept as made, and those
@@ -293,10 +370,11 @@ class Status:
         "conversation",
         "edited",
         "to",
+        "poll",
     )
     # What an edit changes (`timeline.edits`), in the hash and in every copy.
     EDITABLE: ClassVar[tuple[str, ...]] = ("text", "spoiler", "mentions", "edited")
-    COUNTS: ClassVar[tuple[str, ...]] = ("likes", "reposts", "replies")
+    COUNTS: ClassVar[tuple[str, ...]] = ("likes", "reposts", "replies", "tally")
     FIELDS: ClassVar[tuple[str, ...]] = IMMUTABLE + COUNTS
 
     @classmethod
@@ -305,17 +383,24 @@ class Status:
     ) -> Status | None:
         """The status from an HMGET of `FIELDS` (or a prefix of them: an outbox
         entry, a hash older than the field); None when it does not exist. `viewer`:
-        the viewer's like and repost of it (scores or None), and their bookmark and
-        pin of it when read too (scores or None), when read."""
+        the viewer's like and repost of it (scores or None), their choices in its
+        poll (`_choices_from`'s field, None: none), and their bookmark, pin and
+        conversation mute of it when read too (scores or None), when read."""
         counted = len(values) >= len(cls.FIELDS)
         values = list(values) + [None] * (len(cls.FIELDS) - len(values))
         uid, author, text, created, reply_to, reply_uid, reply_author = values[:7]
         thread, repost_of, repost_uid, repost_author, mentions = values[7:12]
-        unlisted, spoiler, conversation, edited, to = values[12:17]
-        likes, reposts, replies = values[17:]
+        unlisted, spoiler, conversation, edited, to, poll = values[12:18]
+        likes, reposts, replies, tally = values[18:]
         if uid is None or text is None:
             return None
         reposted_row = bool(repost_of)
+        found_poll = Poll.from_field(poll)
+        voters = votes = voted = None
+        if found_poll is not None and counted and not reposted_row:
+            voters, votes = _tally_from(tally, len(found_poll.options))
+            if viewer and len(viewer) > 2:
+                voted = _choices_from(viewer[2])
         return cls(
             id=sid,
             author_id=int(uid),
@@ -335,21 +420,25 @@ class Status:
             conversation=_int_or_none(conversation),
             edited=float(edited) if edited else None,
             to=tuple(int(uid) for uid in to.split()) if to else (),
+            poll=found_poll,
             # A repost row's own counts are not the original's: not shown.
             likes=int(likes or 0) if counted and not reposted_row else None,
             reposts=int(reposts or 0) if counted and not reposted_row else None,
             replies=int(replies or 0) if counted and not reposted_row else None,
             liked=viewer[0] is not None if viewer and not reposted_row else None,
             reposted=viewer[1] is not None if viewer and not reposted_row else None,
-            bookmarked=viewer[2] is not None
-            if viewer and len(viewer) > 2 and not reposted_row
-            else None,
-            pinned=viewer[3] is not None
+            bookmarked=viewer[3] is not None
             if viewer and len(viewer) > 3 and not reposted_row
             else None,
-            muted=viewer[4] is not None
+            pinned=viewer[4] is not None
             if viewer and len(viewer) > 4 and not reposted_row
             else None,
+            muted=viewer[5] is not None
+            if viewer and len(viewer) > 5 and not reposted_row
+            else None,
+            voters=voters,
+            votes=votes,
+            voted=voted,
         )
 
     @classmethod
@@ -397,6 +486,8 @@ class Status:
             row["edited"] = f"{self.edited:.3f}"
         if self.to:
             row["to"] = " ".join(map(str, self.to))
+        if self.poll is not None:
+            row["poll"] = self.poll.to_field()
         return row
 
     def to_json(self) -> str:

@@ -6,9 +6,27 @@ from django import forms
 from django.conf import settings
 
 from config.forms import AccessibleForm
-from timeline.domain import normalize_spoiler, normalize_text, text_problem
+from timeline.domain import (
+    POLL_OPTIONS_MAX,
+    normalize_spoiler,
+    normalize_text,
+    text_problem,
+)
 from timeline.filters import CONTEXT_LABELS, FilterRefused, keyword_clean
 from timeline.lists import REPLIES_POLICIES, TITLE_MAX
+from timeline.polls import PollRefused, poll_make
+
+# How long a poll stays open (seconds), as Mastodon's menu offers.
+POLL_DURATIONS = (
+    ("300", "5 minutes"),
+    ("1800", "30 minutes"),
+    ("3600", "1 hour"),
+    ("21600", "6 hours"),
+    ("43200", "12 hours"),
+    ("86400", "1 day"),
+    ("259200", "3 days"),
+    ("604800", "7 days"),
+)
 
 
 class StatusForm(AccessibleForm):
@@ -44,9 +62,24 @@ class StatusForm(AccessibleForm):
     scheduled_at = forms.CharField(label="Post it at", required=False)
     tz = forms.IntegerField(required=False, min_value=-16 * 60, max_value=16 * 60)
 
+    # A poll (`timeline.polls`): posted only while its tick box (`poll`) is ticked,
+    # from the options filled in, in order (blank ones are left out).
+    poll = forms.BooleanField(label="Add a poll", required=False)
+    poll_expires = forms.ChoiceField(
+        label="Open for", choices=POLL_DURATIONS, required=False, initial="86400"
+    )
+    poll_multiple = forms.BooleanField(label="Several choices", required=False)
+    poll_hide_totals = forms.BooleanField(
+        label="Hide the results until it closes", required=False
+    )
+
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["text"].widget.attrs["data-max"] = settings.STATUS_MAX_LENGTH
+        for n in range(1, POLL_OPTIONS_MAX + 1):
+            self.fields[f"option{n}"] = forms.CharField(
+                label=f"Option {n}", required=False, strip=False
+            )
 
     def clean_scheduled_at(self) -> float | None:
         """When to post it (unix seconds), when scheduled; None for now."""
@@ -73,8 +106,33 @@ class StatusForm(AccessibleForm):
             return ""
         return normalize_spoiler(self.cleaned_data.get("spoiler") or "")
 
+    def _poll_clean(self, cleaned: dict) -> None:
+        """The poll the form asks for (`cleaned["poll"]`: None for none), or its
+        error on the `poll` field."""
+        if not cleaned.get("poll"):
+            cleaned["poll"] = None
+            return
+        options = [
+            value
+            for n in range(1, POLL_OPTIONS_MAX + 1)
+            if (value := cleaned.get(f"option{n}") or "").strip()
+        ]
+        try:
+            cleaned["poll"] = poll_make(
+                options,
+                int(cleaned.get("poll_expires") or 86400),
+                multiple=bool(cleaned.get("poll_multiple")),
+                hide_totals=bool(cleaned.get("poll_hide_totals")),
+            )
+        except PollRefused as error:
+            self.add_error("poll", str(error))
+            return
+        if cleaned.get("scheduled_at") is not None:
+            self.add_error("poll", "A poll cannot be scheduled: post it now.")
+
     def clean(self):
         cleaned = super().clean()
+        self._poll_clean(cleaned)
         if cleaned.get("direct") and cleaned.get("scheduled_at") is not None:
             self.add_error(
                 "scheduled_at", "A direct message cannot be scheduled: post it now."

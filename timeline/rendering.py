@@ -32,7 +32,7 @@ from accounts.domain import Card, avatar_url
 from config.context_processors import csrf_input_html
 from config.reverse import url_maker
 from timeline import richtext
-from timeline.domain import NotificationItem, Status
+from timeline.domain import NotificationItem, Poll, Status
 
 _UNITS = (("year", 31536000), ("month", 2592000), ("week", 604800), ("day", 86400),
           ("hour", 3600), ("minute", 60))  # fmt: skip
@@ -203,6 +203,80 @@ def _button(
     )
 
 
+def _closes(poll: Poll, expired: bool) -> str:
+    """When a poll closes (or closed), as a date that does not age in the memo."""
+    at = poll.expires_at
+    label = f"{at.day} {at:%b %Y, %H:%M} UTC"
+    verb = "Closed" if expired else "Closes"
+    iso = at.isoformat(timespec="seconds")
+    return f'{verb} <time datetime="{iso}">{label}</time>'
+
+
+def _people(n: int) -> str:
+    return "1 person" if n == 1 else f"{n:,} people"
+
+
+def _poll_html(status: Status, form_head: str | None, url, own: bool, expired: bool):
+    """A poll's options: a form to vote for a signed-in reader who may vote (not
+    its author, not voted yet, still open: read with the row), else its results,
+    each option's share (hidden until it closes when its author asked, but to the
+    author); where the row was read without the tally (a repost's row, a pulled
+    author's status) its options, with its page one click away."""
+    poll = status.poll
+    assert poll is not None
+    options = poll.options
+    meta = _closes(poll, expired)
+    page = _links(url, status.original_id)[0]
+    if status.votes is None or status.voters is None:
+        items = "".join(f"<li><bdi>{escape(o)}</bdi></li>" for o in options)
+        return (
+            f'<div class="poll"><ul class="poll-options">{items}</ul>'
+            f'<p class="poll-meta"><a href="{page}">Vote or see the results</a>'
+            f" · {meta}</p></div>"
+        )
+    voters = _people(status.voters)
+    voted = status.voted or ()
+    if form_head is not None and not own and not expired and not voted:
+        kind = "checkbox" if poll.multiple else "radio"
+        action = escape(url("timeline:poll_vote", status.original_id))
+        items = "".join(
+            f'<label class="poll-option"><input type="{kind}" name="choice" '
+            f'value="{i:d}"> <bdi>{escape(o)}</bdi></label>'
+            for i, o in enumerate(options)
+        )
+        hint = " <small>(choose one or more)</small>" if poll.multiple else ""
+        return (
+            f'<form method="post" action="{action}" class="poll">{form_head}'
+            f"<fieldset><legend>Poll{hint}</legend>{items}</fieldset>"
+            '<p class="poll-meta"><button type="submit" class="button">Vote</button>'
+            f" {voters} · {meta}</p></form>"
+        )
+    hidden = poll.hide_totals and not expired and not own
+    total = sum(status.votes) or 1
+    rows = []
+    for i, (option, n) in enumerate(zip(options, status.votes, strict=True)):
+        mine = ' <span class="poll-mine">(your choice)</span>' if i in voted else ""
+        chosen = " chosen" if i in voted else ""
+        if hidden:
+            share = ""
+        else:
+            percent = round(100 * n / total)
+            share = (
+                f'<span class="poll-share">{percent:d}%</span> '
+                f'<meter min="0" max="100" value="{percent:d}" '
+                f'title="{n:,} vote{"" if n == 1 else "s"}"></meter> '
+            )
+        rows.append(
+            f'<li class="poll-result{chosen}">{share}<bdi>{escape(option)}</bdi>'
+            f"{mine}</li>"
+        )
+    note = " · Results when it closes" if hidden else ""
+    return (
+        f'<div class="poll"><ul class="poll-results">{"".join(rows)}</ul>'
+        f'<p class="poll-meta">{voters}{note} · {meta}</p></div>'
+    )
+
+
 def _delete_form(status: Status, token_html: str, url) -> str:
     action = _links(url, status.id)[5]
     return (
@@ -236,7 +310,7 @@ def _marked(text: str) -> tuple[str, ...]:
 @lru_cache(maxsize=5_000)
 def _row(
     status: Status,
-    counts: tuple[int | None, int | None, int | None, bool | None, bool | None],
+    counts: tuple,
     card: Card | None,
     own: bool,
     url,
@@ -246,7 +320,8 @@ def _row(
     """A row's markup before its relative time, and after it in parts, with the
     page's CSRF field and forms' head to put in (`_TOKEN`, `_FORM_HEAD`, `_marked`):
     a pure function of its
-    arguments (the status's immutable fields, its `counts` and the viewer's state,
+    arguments (the status's immutable fields, its `counts` and the viewer's state
+    (with a poll's tally and the viewer's choices, then whether it has closed),
     the author's card, whether the viewer wrote it, the prefix's `url`, whether a
     viewer is signed in, the titles of the filters that `fold` it), so a memoized
     row shows what a fresh one would. A page of 30 rows built from scratch was
@@ -267,7 +342,13 @@ def _row(
     start = f"{head}{_card_html(status, card, before, url)}{meta}"
     form_head = _FORM_HEAD if signed_in else None
     delete = _delete_form(status, _TOKEN, url) if own else ""
-    return start, _marked(f"{tail}{_social(status, form_head, url)}{delete}{end}")
+    poll = (
+        _poll_html(status, form_head, url, own, counts[-1])
+        if status.poll is not None
+        else ""
+    )
+    social = _social(status, form_head, url)
+    return start, _marked(f"{tail}{poll}{social}{delete}{end}")
 
 
 def status_list(
@@ -325,6 +406,12 @@ def _row_maker(
                 status.replies,
                 status.liked,
                 status.reposted,
+                *(
+                    ()
+                    if status.poll is None
+                    else (status.voters, status.votes, status.voted)
+                ),
+                status.poll is not None and status.poll.expired(now),
             ),
             cards.get(status.shown_author_id),
             status.author_id == viewer_id,

@@ -102,27 +102,32 @@ local function listed(t)
   if #t == 0 then return {null} end
   return t
 end
--- The viewer's like and repost of a status: `counts_at(fields)` finds where the
--- likes and reposts counts sit in a row of those fields, and `viewer_state(row, n,
--- viewer, at, likes, reposts)` puts, after the row's `n` fields (`nulls` applied),
--- the viewer's score in the status's likes and reposts zsets, or null. A count and
--- its zset change in one script (`timeline.social`), so a zero or an absent count
--- (a status nobody liked, or one older than likes) is an empty zset: its ZSCORE is
--- not asked.
+-- The viewer's like and repost of a status, and their choices in its poll:
+-- `counts_at(fields)` finds where the likes and reposts counts, the poll and its
+-- tally sit in a row of those fields, and `viewer_state(row, n, viewer, at, hash,
+-- likes, reposts)` puts, after the row's `n` fields (`nulls` applied), the viewer's
+-- score in the status's likes and reposts zsets, or null, then their vote (the
+-- `v:<uid>` field of the status's hash, `timeline.polls`), or null. A count and
+-- its zset (or a tally and its votes) change in one script (`timeline.social`),
+-- so a zero or an absent count (a status nobody liked, a poll nobody voted in, or
+-- a status older than likes) is an empty zset: its ZSCORE is not asked.
 local function counts_at(fields)
   local at = {}
   for j, name in ipairs(fields) do
-    if name == 'likes' then at[1] = j elseif name == 'reposts' then at[2] = j end
+    if name == 'likes' then at[1] = j elseif name == 'reposts' then at[2] = j
+    elseif name == 'tally' then at[3] = j elseif name == 'poll' then at[4] = j end
   end
   return at
 end
 local function counted(value)
   return value ~= null and value ~= '0'
 end
-local function viewer_state(row, n, viewer, at, likes, reposts)
+local function viewer_state(row, n, viewer, at, hash, likes, reposts)
   if viewer == '' then return end
   row[n + 1] = counted(row[at[1]]) and redis.call('ZSCORE', likes, viewer) or null
   row[n + 2] = counted(row[at[2]]) and redis.call('ZSCORE', reposts, viewer) or null
+  row[n + 3] = at[3] and row[at[4]] ~= null and counted(row[at[3]])
+    and redis.call('HGET', hash, 'v:' .. viewer) or null
 end
 -- Whether the viewer may see a repost's row, which carries its original's text:
 -- `original_seen(exists, user, followers, private, viewer, author)` answers 1 when
@@ -174,7 +179,7 @@ local function read_rows(keys, a)
           #card_fields)
       end
     end
-    viewer_state(row, n, viewer, at, keys[i + 1], keys[i + 2])
+    viewer_state(row, n, viewer, at, keys[i], keys[i + 1], keys[i + 2])
     rows[#rows + 1] = row
   end
   return listed(rows), listed(cards), listed(checks)
@@ -4656,7 +4661,7 @@ def repost_id_queue(reads: ReadBatch, *, uid: int, original_id: int) -> Deferred
 # likes, reposts, bookmarks, pins and conversation mutes key (`keys.around_id`),
 # then the user hash's privacy field and the user fields (`User.FIELDS`). It
 # returns the rows (as `_STATUSES_READ`'s, with the viewer's bookmark, pin and
-# conversation mute after their like and repost; a repost's without the viewer's
+# conversation mute after their like, repost and vote; a repost's without the viewer's
 # state), then uid,
 # fields, posts, followers, following, newest status id (null: none) of each
 # author, then sid, row of each original, then whether the viewer may see each row
@@ -4717,14 +4722,14 @@ local function read_related(keys, a)
     if given(row[reply_at]) then return row[reply_at] end
     return sid
   end
-  local function state(row, likes, reposts, sid)
-    viewer_state(row, n, viewer, at, likes, reposts)
+  local function state(row, hash, likes, reposts, sid)
+    viewer_state(row, n, viewer, at, hash, likes, reposts)
     if viewer == '' then return end
     local author = row[uid_at]
-    row[n + 3] = marks and author ~= null
+    row[n + 4] = marks and author ~= null
       and redis.call('ZSCORE', marks, sid .. ':' .. author) or null
-    row[n + 4] = pins and author == viewer and redis.call('ZSCORE', pins, sid) or null
-    row[n + 5] = muted and author ~= null
+    row[n + 5] = pins and author == viewer and redis.call('ZSCORE', pins, sid) or null
+    row[n + 6] = muted and author ~= null
       and redis.call('ZSCORE', muted, conversation_of(row, sid)) or null
   end
   for i = 1, #keys, 3 do
@@ -4735,7 +4740,8 @@ local function read_related(keys, a)
     if original and seen_original[original] == nil then
       local found = nulls(redis.call('HMGET', sp .. original .. ss, unpack(fields)), n)
       seen_original[original] = found[uid_at] ~= null  -- false: it is gone
-      state(found, lp .. original .. ls, rp .. original .. rs, original)
+      state(found, sp .. original .. ss, lp .. original .. ls, rp .. original .. rs,
+        original)
       originals[#originals + 1] = original
       originals[#originals + 1] = found
       texts[#texts + 1] = found[mentions_at]
@@ -4747,7 +4753,8 @@ local function read_related(keys, a)
     nulls(row, n)
     -- A repost row's own state is not shown (`Status.from_fields`): its original's.
     if not original then
-      state(row, keys[i + 1], keys[i + 2], string.sub(keys[i], #sp + 1, #keys[i] - #ss))
+      state(row, keys[i], keys[i + 1], keys[i + 2],
+        string.sub(keys[i], #sp + 1, #keys[i] - #ss))
       texts[#texts + 1] = row[mentions_at]
     end
     rows[#rows + 1] = row

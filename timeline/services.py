@@ -65,6 +65,7 @@ from timeline.domain import (
     Forbidden,
     InvalidStatus,
     NotFound,
+    Poll,
     Status,
     normalize_spoiler,
     normalize_text,
@@ -355,6 +356,7 @@ def status_create(
     spoiler: str = "",
     scheduled_entry: int | None = None,
     direct: bool = False,
+    poll: Poll | None = None,
 ) -> Status:
     """Post a status: store it, publish it with its fan-out job, wake a worker.
 
@@ -375,7 +377,8 @@ def status_create(
     its `reserved_id`), dropped in the publishing step (`_PUBLISH`). `direct`: a
     direct message, for the people it mentions (`timeline.direct`; a reply to one
     is one whatever is asked); DirectRefused when it names nobody, or answers a
-    status that is no direct message.
+    status that is no direct message. `poll`: its poll (`timeline.polls.poll_make`;
+    a repost carries its original's).
     """
     text = normalize_text(text)
     spoiler = repost_of.spoiler if repost_of else normalize_spoiler(spoiler)
@@ -437,6 +440,7 @@ def status_create(
         else None,
         edited=repost_of.edited if repost_of else None,
         to=to,
+        poll=repost_of.poll if repost_of else poll,
     )
     public = (
         not author.private

@@ -23,6 +23,7 @@ urlpatterns = [
     path("s/<int:sid>/edit/", views.status_edit, name="status_edit"),
     path("s/<int:sid>/history/", views.status_history, name="status_history"),
     path("s/<int:sid>/like/", views.like, name="like"),
+    path("s/<int:sid>/vote/", views.poll_vote, name="poll_vote"),
     path("s/<int:sid>/unlike/", views.unlike, name="unlike"),
     path("s/<int:sid>/bookmark/", views.bookmark, name="bookmark"),
     path("s/<int:sid>/unbookmark/", views.unbookmark, name="unbookmark"),

@@ -26,6 +26,7 @@ from timeline import (
     lists,
     notifications,
     pins,
+    polls,
     privacy,
     richtext,
     scheduled,
@@ -119,6 +120,7 @@ def post_status(request):
                     unlisted=form.cleaned_data["unlisted"],
                     spoiler=form.cleaned_data["spoiler"],
                     direct=form.cleaned_data["direct"],
+                    poll=form.cleaned_data["poll"],
                 )
         except ScheduleRefused as error:
             form.add_error("scheduled_at", str(error))
@@ -740,6 +742,32 @@ def _react(
 @login_required
 def like(request, sid: int):
     return _react(request, sid, social.status_like, "Liked.")
+
+
+@require_POST
+@login_required
+def poll_vote(request, sid: int):
+    """Vote in a status's poll (`timeline.polls`), from the like budget; back to
+    `next`, with the result or what is wrong."""
+    back = safe_next(request, url_for("timeline:status_detail", sid))
+    try:
+        polls.poll_vote(
+            user=request.user,
+            sid=sid,
+            choices=request.POST.getlist("choice"),
+            limit=limits.like(request.user.id),
+        )
+    except NotFound as error:
+        raise Http404("No such poll") from error
+    except polls.PollRefused as error:
+        messages.error(request, str(error))
+    except TooManyAttempts as error:
+        return _slow_down(
+            request, error, reason="You have voted too often lately.", back=back
+        )
+    else:
+        messages.success(request, "Voted.")
+    return redirect(back)
 
 
 @require_POST

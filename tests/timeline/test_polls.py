@@ -1,0 +1,356 @@
+"""Polls on the site: a status with two to four options its readers vote on from
+any page that shows it; the results once voted (or closed, or to its author);
+one vote a reader, counted exactly however many vote at once."""
+
+from __future__ import annotations
+
+import contextlib
+import html
+import re
+import threading
+import time
+
+import pytest
+from django.test import Client
+
+from tests.helpers import logged_in_client, make_user, page, run_jobs
+from tests.roundtrips import RoundTripCounter
+from timeline import edits, polls, privacy, services, social
+from timeline.domain import NotFound
+
+
+@pytest.fixture(autouse=True)
+def _backend(redis_backend, settings):
+    settings.RATE_LIMIT_POST = "off"
+    settings.RATE_LIMIT_FOLLOW = "off"
+    settings.RATE_LIMIT_LIKE = "off"
+
+
+@pytest.fixture
+def people():
+    """Bob and carol follow alice."""
+    alice, bob, carol = (make_user(n) for n in ("alice", "bob", "carol"))
+    services.follow_create(follower=bob, followee_id=alice.id)
+    services.follow_create(follower=carol, followee_id=alice.id)
+    run_jobs()
+    return alice, bob, carol
+
+
+def ask(author, options=("Tea", "Coffee"), *, seconds=3600, ago=0.0, **flags) -> int:
+    """Post a poll by `author`, open `seconds` from `ago` seconds back."""
+    poll = polls.poll_make(list(options), seconds, now=time.time() - ago, **flags)
+    sid = services.status_create(author=author, text="Which one?", poll=poll).id
+    run_jobs()
+    return sid
+
+
+def poll_of(markup: str, sid: int) -> str:
+    """The poll part of status `sid`'s row on a page."""
+    row = re.search(
+        rf'<li class="status[^"]*" data-status-id="{sid}">(.*?)</li>'
+        r'\s*(?=<li class="status|</ol>)',
+        markup,
+        re.S,
+    )
+    assert row, f"status {sid} not shown"
+    found = re.search(
+        r'<(form|div) [^>]*class="poll">.*?</(form|div)>', row.group(1), re.S
+    )
+    return found.group(0) if found else ""
+
+
+def results(part: str) -> list[tuple[str, str, bool]]:
+    """(share, option, the viewer's choice) of each option a poll's results show."""
+    return [
+        (share, option, "chosen" in cls)
+        for cls, share, option in re.findall(
+            r'<li class="poll-result([^"]*)">(?:<span class="poll-share">(\d+%)</span>'
+            r".*?)?<bdi>(.*?)</bdi>",
+            part,
+        )
+    ]
+
+
+def vote(client, sid: int, *choices, follow=False):
+    return client.post(
+        f"/s/{sid}/vote/",
+        {"choice": [str(c) for c in choices], "next": "/"},
+        follow=follow,
+    )
+
+
+def test_a_poll_posted_from_the_compose_box_shows_its_options_to_followers(r, people):
+    ali = logged_in_client("alice")
+    response = ali.post(
+        "/post/",
+        {
+            "text": "Tea or coffee?",
+            "poll": "on",
+            "option1": "Tea",
+            "option2": "",
+            "option3": "Coffee",
+            "poll_expires": "3600",
+            "next": "/",
+        },
+    )
+    assert response.status_code == 302
+    run_jobs()
+    html = page(logged_in_client("bob"), "/")
+    (sid,) = re.findall(r'data-status-id="(\d+)"', html)
+    part = poll_of(html, int(sid))
+    # Blank options are left out; a reader who may vote gets a form.
+    assert re.findall(r'type="radio" name="choice" value="(\d)"> <bdi>(\w+)', part) == [
+        ("0", "Tea"),
+        ("1", "Coffee"),
+    ]
+    assert "0 people" in part and "Closes" in part
+
+
+@pytest.mark.parametrize(
+    "options, error",
+    [
+        ({"option1": "Only one"}, "at least 2 options"),
+        ({"option1": "Same", "option2": "same"}, "must all differ"),
+        ({"option1": "x" * 51, "option2": "y"}, "at most 50 characters"),
+    ],
+)
+def test_a_wrong_poll_is_refused_with_what_was_typed_kept(r, people, options, error):
+    ali = logged_in_client("alice")
+    data = {"text": "My question", "poll": "on", "poll_expires": "3600", **options}
+    response = ali.post("/post/", data)
+    html = response.content.decode()
+    assert response.status_code == 400
+    assert error in html
+    assert "My question" in html
+    for value in options.values():
+        assert f'value="{value}"' in html
+    assert 'name="poll" id="id_poll" class="poll-toggle" checked' in html
+    assert services.statuses_read([]) == []
+    assert "My question" not in page(logged_in_client("bob"), "/")
+
+
+def test_a_poll_cannot_be_scheduled(r, people):
+    ali = logged_in_client("alice")
+    response = ali.post(
+        "/post/",
+        {
+            "text": "Later?",
+            "poll": "on",
+            "option1": "Yes",
+            "option2": "No",
+            "poll_expires": "3600",
+            "schedule": "on",
+            "scheduled_at": "2099-01-01T10:00",
+        },
+    )
+    assert response.status_code == 400
+    assert "A poll cannot be scheduled" in response.content.decode()
+
+
+def test_an_unticked_poll_posts_a_plain_status(r, people):
+    ali = logged_in_client("alice")
+    ali.post("/post/", {"text": "Plain", "option1": "Left", "poll_expires": "300"})
+    run_jobs()
+    html = page(logged_in_client("bob"), "/")
+    assert "Plain" in html and 'class="poll"' not in html
+
+
+def test_a_vote_shows_the_results_with_the_voters_choice(r, people):
+    alice, bob, carol = people
+    sid = ask(alice, ("Tea", "Coffee", "Water"))
+    bo, caro = logged_in_client("bob"), logged_in_client("carol")
+    assert vote(bo, sid, 1).status_code == 302
+    assert results(poll_of(page(bo, "/"), sid)) == [
+        ("0%", "Tea", False),
+        ("100%", "Coffee", True),
+        ("0%", "Water", False),
+    ]
+    vote(caro, sid, 0)
+    part = poll_of(page(bo, "/"), sid)
+    assert results(part) == [
+        ("50%", "Tea", False),
+        ("50%", "Coffee", True),
+        ("0%", "Water", False),
+    ]
+    assert "2 people" in part
+    # The author sees the results, never a form, and cannot vote.
+    ali = logged_in_client("alice")
+    assert results(poll_of(page(ali, "/"), sid))[0] == ("50%", "Tea", False)
+    response = vote(ali, sid, 2, follow=True)
+    assert "You cannot vote in your own poll." in response.content.decode()
+    # Nor can a voter vote twice: the first vote stands.
+    response = vote(bo, sid, 0, follow=True)
+    assert "You have already voted in this poll." in response.content.decode()
+    assert results(poll_of(page(bo, "/"), sid))[1] == ("50%", "Coffee", True)
+
+
+def test_the_poll_shows_on_its_page_and_to_visitors(r, people):
+    alice, bob, _ = people
+    sid = ask(alice)
+    vote(logged_in_client("bob"), sid, 0)
+    html = page(Client(), f"/s/{sid}/")
+    part = poll_of(html, sid)
+    assert results(part) == [("100%", "Tea", False), ("0%", "Coffee", False)]
+    assert "<form" not in part
+    assert "Vote" in poll_of(page(logged_in_client("carol"), f"/s/{sid}/"), sid)
+
+
+def test_a_poll_of_several_choices_counts_each_and_its_voters_once(r, people):
+    alice, bob, carol = people
+    sid = ask(alice, ("A", "B", "C", "D"), multiple=True)
+    bo = logged_in_client("bob")
+    assert 'type="checkbox" name="choice"' in poll_of(page(bo, "/"), sid)
+    vote(bo, sid, 0, 2, 2)
+    vote(logged_in_client("carol"), sid, 2)
+    part = poll_of(page(bo, "/"), sid)
+    # Shares of the votes (3), as Mastodon's apps show them; 2 people voted.
+    assert results(part) == [
+        ("33%", "A", True),
+        ("0%", "B", False),
+        ("67%", "C", True),
+        ("0%", "D", False),
+    ]
+    assert "2 people" in part
+
+
+@pytest.mark.parametrize(
+    "choices, error",
+    [
+        ((0, 1), "This poll takes one choice."),
+        ((5,), "Choose among the poll's options."),
+        ((), "Choose an option to vote."),
+    ],
+)
+def test_wrong_choices_are_refused_and_nothing_is_counted(r, people, choices, error):
+    alice, *_ = people
+    sid = ask(alice)
+    bo = logged_in_client("bob")
+    response = vote(bo, sid, *choices, follow=True)
+    assert error in html.unescape(response.content.decode())
+    assert "<form" in poll_of(page(bo, "/"), sid)  # may still vote
+    assert "0 people" in poll_of(page(logged_in_client("alice"), "/"), sid)
+
+
+def test_a_closed_poll_takes_no_vote_and_shows_its_results(r, people):
+    alice, *_ = people
+    sid = ask(alice, seconds=300, ago=301)
+    bo = logged_in_client("bob")
+    part = poll_of(page(bo, "/"), sid)
+    assert "<form" not in part and "Closed" in part
+    assert results(part) == [("0%", "Tea", False), ("0%", "Coffee", False)]
+    response = vote(bo, sid, 0, follow=True)
+    assert "This poll has closed." in response.content.decode()
+
+
+def test_hidden_totals_show_when_the_poll_closes_and_to_its_author(r, people):
+    alice, *_ = people
+    sid = ask(alice, hide_totals=True)
+    bo = logged_in_client("bob")
+    vote(bo, sid, 1)
+    part = poll_of(page(bo, "/"), sid)
+    assert results(part) == [("", "Tea", False), ("", "Coffee", True)]
+    assert "Results when it closes" in part
+    author = poll_of(page(logged_in_client("alice"), "/"), sid)
+    assert results(author) == [("0%", "Tea", False), ("100%", "Coffee", False)]
+
+
+def test_options_are_escaped(r, people):
+    alice, *_ = people
+    sid = ask(alice, ("<b>bold</b>", "& more"))
+    part = poll_of(page(logged_in_client("bob"), "/"), sid)
+    assert "&lt;b&gt;bold&lt;/b&gt;" in part and "&amp; more" in part
+    assert "<b>" not in part
+
+
+def test_a_repost_carries_the_poll_and_a_vote_through_it_counts_on_the_original(
+    r, people
+):
+    alice, bob, carol = people
+    services.follow_create(follower=carol, followee_id=bob.id)
+    sid = ask(alice)
+    repost = social.status_repost(user=bob, sid=sid)
+    run_jobs()
+    assert repost is not None and repost.poll == services.statuses_read([sid])[0].poll
+    # Carol sees bob's repost on her home: its poll's options, with the way to
+    # vote (a repost's row is read without the original's tally).
+    caro = logged_in_client("carol")
+    part = poll_of(page(caro, "/u/bob/"), repost.id)
+    assert "Vote or see the results" in part and "<bdi>Coffee</bdi>" in part
+    polls.poll_vote(user=carol, sid=repost.id, choices=[1])
+    part = poll_of(page(caro, f"/s/{sid}/"), sid)
+    assert results(part) == [("0%", "Tea", False), ("100%", "Coffee", True)]
+
+
+def test_only_those_who_may_see_the_poll_vote(r, people):
+    alice, bob, carol = people
+    dave = make_user("dave")
+    privacy.account_privacy_set(user=alice, private=True)
+    run_jobs()
+    sid = ask(alice)
+    with pytest.raises(NotFound):
+        polls.poll_vote(user=dave, sid=sid, choices=[0])
+    assert (
+        logged_in_client("dave").post(f"/s/{sid}/vote/", {"choice": "0"}).status_code
+        == 404
+    )
+    # A status without a poll has nothing to vote in.
+    plain = services.status_create(author=bob, text="no poll").id
+    with pytest.raises(NotFound):
+        polls.poll_vote(user=carol, sid=plain, choices=[0])
+    assert (
+        Client().post(f"/s/{sid}/vote/", {"choice": "0"}).status_code == 302
+    )  # log in
+
+
+def test_an_edit_keeps_the_poll_and_its_votes(r, people):
+    alice, bob, _ = people
+    sid = ask(alice)
+    polls.poll_vote(user=bob, sid=sid, choices=[0])
+    edits.status_edit(user=alice, sid=sid, text="Which one, really?")
+    run_jobs()
+    part = poll_of(page(logged_in_client("bob"), "/"), sid)
+    assert results(part) == [("100%", "Tea", True), ("0%", "Coffee", False)]
+
+
+@pytest.mark.real_redis
+def test_votes_at_once_are_each_counted_once(r, people):
+    alice, *_ = people
+    voters = [make_user(f"voter{n}") for n in range(24)]
+    sid = ask(alice, ("A", "B"))
+    go = threading.Barrier(len(voters))
+    errors: list[Exception] = []
+
+    def cast(user, n):
+        go.wait()
+        try:
+            for _ in range(3):  # each tries thrice: one vote stands
+                with contextlib.suppress(polls.PollRefused):
+                    polls.poll_vote(user=user, sid=sid, choices=[n % 2])
+        except Exception as error:  # pragma: no cover - shown by the assert
+            errors.append(error)
+
+    threads = [threading.Thread(target=cast, args=(u, n)) for n, u in enumerate(voters)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    part = poll_of(page(logged_in_client("alice"), "/"), sid)
+    assert "24 people" in part
+    assert results(part) == [("50%", "A", False), ("50%", "B", False)]
+
+
+@pytest.mark.real_redis
+def test_a_poll_costs_the_home_no_round_trip(r, people, redis_backend):
+    alice, bob, _ = people
+    services.status_create(author=alice, text="plain")
+    run_jobs()
+    bo = logged_in_client("bob")
+    bo.get("/")
+    with RoundTripCounter() as plain:
+        page(bo, "/")
+    sid = ask(alice)
+    vote(bo, sid, 0)
+    with RoundTripCounter() as counter:
+        assert results(poll_of(page(bo, "/"), sid))[0] == ("100%", "Tea", True)
+    assert counter.count == plain.count

@@ -1,0 +1,159 @@
+"""Polls: a status that asks its readers to choose among two to four options.
+
+**What one is.** A poll is made with its status and never changes (`Poll`: its
+options, when it closes, whether a voter may choose several, whether the totals
+stay hidden until it closes), stored on the status hash as its `poll` field, so
+every read of the status reads it, outbox copies and reposts included. Mastodon's
+limits (`POLL_OPTIONS_MAX` options of `POLL_OPTION_MAX_CHARS` characters, open
+`POLL_EXPIRES_MIN` to `POLL_EXPIRES_MAX` seconds) are what its apps read from the
+instance.
+
+**Votes.** A vote is one script on the status hash (`_VOTE`): it refuses a status
+with no poll (or gone), a closed poll and a second vote, records the voter's
+choices in the hash's `v:<uid>` field (`HSETNX`: claimed once, atomically) and
+adds them to the `tally` field (`<voters> <votes of option 0> ...`), which the
+status's reads take with its counts; the viewer's own choices are read with their
+like and repost state (`selectors._JSON_LUA`). The hash gains one field a voter,
+as a status's likes zset gains one member a liker, and both go with the status;
+a deleted voter's vote still counts, as Mastodon's does. The author does not vote
+in their own poll (Mastodon counts them as having voted: they see the results).
+"""
+
+from __future__ import annotations
+
+import time
+
+from accounts import limits
+from accounts.domain import User
+from config.pipelines import LuaScript
+from timeline import keys, social
+from timeline.domain import (
+    POLL_EXPIRES_MAX,
+    POLL_EXPIRES_MIN,
+    POLL_OPTION_MAX_CHARS,
+    POLL_OPTIONS_MAX,
+    POLL_OPTIONS_MIN,
+    NotFound,
+    Poll,
+    Refused,
+    Status,
+    normalize_spoiler,
+    spoiler_length,
+)
+
+
+class PollRefused(Refused):
+    """A poll that cannot be made, or a vote that cannot be cast (the message
+    says why)."""
+
+
+def poll_make(
+    options: list[str],
+    expires_in: float,
+    *,
+    multiple: bool = False,
+    hide_totals: bool = False,
+    now: float | None = None,
+) -> Poll:
+    """A new poll from what its author gave, or PollRefused saying what is wrong:
+    each option on one line (`normalize_spoiler`'s rule), none blank nor twice."""
+    cleaned = [normalize_spoiler(str(o)) for o in options]
+    if any(not o for o in cleaned):
+        raise PollRefused("A poll's options cannot be blank.")
+    if len(cleaned) < POLL_OPTIONS_MIN:
+        raise PollRefused(f"A poll needs at least {POLL_OPTIONS_MIN} options.")
+    if len(cleaned) > POLL_OPTIONS_MAX:
+        raise PollRefused(f"A poll has at most {POLL_OPTIONS_MAX} options.")
+    for option in cleaned:
+        if spoiler_length(option) > POLL_OPTION_MAX_CHARS:
+            raise PollRefused(
+                f"A poll's option is at most {POLL_OPTION_MAX_CHARS} characters."
+            )
+    if len({o.casefold() for o in cleaned}) < len(cleaned):
+        raise PollRefused("A poll's options must all differ.")
+    if not POLL_EXPIRES_MIN <= expires_in <= POLL_EXPIRES_MAX:
+        raise PollRefused(
+            f"A poll stays open between 5 minutes and {POLL_EXPIRES_MAX // 86400} days."
+        )
+    now = time.time() if now is None else now
+    return Poll(
+        options=tuple(cleaned),
+        expires=round(now + expires_in, 3),
+        multiple=multiple,
+        hide_totals=hide_totals,
+    )
+
+
+# KEYS: the status hash. ARGV: the voter's uid, their choices (option indexes,
+# ascending, space-separated), now (unix s). Returns 1 once voted, -1 when the
+# status has no poll (or is gone: nothing is written then), -2 when the poll has
+# closed, -3 when the voter has voted already.
+_VOTE = LuaScript(
+    """
+local poll = redis.call('HGET', KEYS[1], 'poll')
+if not poll then return -1 end
+local ok, found = pcall(cjson.decode, poll)
+if not ok or type(found) ~= 'table' or type(found.o) ~= 'table' then return -1 end
+if tonumber(found.x) <= tonumber(ARGV[3]) then return -2 end
+if redis.call('HSETNX', KEYS[1], 'v:' .. ARGV[1], ARGV[2]) == 0 then return -3 end
+local tally, old = {}, redis.call('HGET', KEYS[1], 'tally')
+if old then
+  for n in string.gmatch(old, '%d+') do tally[#tally + 1] = tonumber(n) end
+end
+for i = #tally + 1, #found.o + 1 do tally[i] = 0 end
+tally[1] = tally[1] + 1
+for n in string.gmatch(ARGV[2], '%d+') do
+  local at = tonumber(n) + 2
+  tally[at] = tally[at] + 1
+end
+for i = 1, #tally do tally[i] = string.format('%d', tally[i]) end
+redis.call('HSET', KEYS[1], 'tally', table.concat(tally, ' '))
+return 1
+"""
+)
+
+
+def choices_clean(poll: Poll, choices: list) -> list[int]:
+    """The option indexes a voter chose, ascending, each once; PollRefused when
+    none, one out of range, or several in a poll of one choice."""
+    try:
+        picked = sorted({int(c) for c in choices})
+    except (TypeError, ValueError):
+        raise PollRefused("Choose among the poll's options.") from None
+    if not picked:
+        raise PollRefused("Choose an option to vote.")
+    if picked[0] < 0 or picked[-1] >= len(poll.options):
+        raise PollRefused("Choose among the poll's options.")
+    if len(picked) > 1 and not poll.multiple:
+        raise PollRefused("This poll takes one choice.")
+    return picked
+
+
+def poll_vote(
+    *, user: User, sid: int, choices: list, limit: limits.Limit | None = None
+) -> Status:
+    """Vote in the poll of status `sid` (a repost's original): the status voted
+    in. NotFound when it is gone, has no poll, or the user may not see it;
+    PollRefused when the choices are wrong, the poll has closed, the user wrote
+    it or voted already; with `limit` (`limits.like`), taken first or refused with
+    TooManyAttempts."""
+    if limit is not None:
+        limits.take(limit)
+    target = social.status_target(user=user, sid=sid)
+    poll = target.poll
+    if poll is None:
+        raise NotFound(sid)
+    if target.author_id == user.id:
+        raise PollRefused("You cannot vote in your own poll.")
+    picked = choices_clean(poll, choices)
+    done = _VOTE(
+        keys=[keys.status(target.id)],
+        args=[user.id, " ".join(map(str, picked)), f"{time.time():.3f}"],
+    )
+    if done == -1:
+        raise NotFound(sid)
+    if done == -2:
+        raise PollRefused("This poll has closed.")
+    if done == -3:
+        raise PollRefused("You have already voted in this poll.")
+    return target
