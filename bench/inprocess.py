@@ -15,6 +15,9 @@ and the Redis server's (less disturbed than times on a shared, noisy machine).
 With `--spoilers` every seeded status carries a content warning (its row folds the
 text behind it; a checkout without them cannot take the option). With `--edited`
 every seeded status was edited once (its row is marked "Edited"; likewise). With
+`--polls` each of the authors' 90 statuses asks a poll of three options, every other
+one voted in by the viewer (its row shows the results, the others a form; likewise).
+With
 `--filters N` the viewer keeps N keyword filters of 5 keywords each, in every context,
 the first of which also folds the strangers' statuses (the rest match nothing, as
 most of a reader's keywords do on most pages). With `--followed-tags N` the viewer
@@ -61,7 +64,9 @@ PAGES = {
 }
 
 
-def _seed(count: int, spoilers: bool = False, edited: bool = False) -> str:
+def _seed(
+    count: int, spoilers: bool = False, edited: bool = False, polled: bool = False
+) -> str:
     """The viewer's session cookie value."""
     from accounts import services as account_services
     from timeline import fanout, services, social
@@ -97,7 +102,19 @@ def _seed(count: int, spoilers: bool = False, edited: bool = False) -> str:
             f"Status {i} for {mention} about #bench and #t{i % 7}, "
             f"see https://example.com/{i} <b>&</b>"
         )
-        sid = services.status_create(author=author, text=text, **warned).id
+        if polled:
+            # A poll on every status, when asked (`--polls`): the viewer voted in
+            # every other one (its results show, the rest a form).
+            from timeline import polls
+
+            asked = polls.poll_make(["Tea", "Coffee", "Water"], 86400)
+            sid = services.status_create(
+                author=author, text=text, poll=asked, **warned
+            ).id
+            if i % 2:
+                polls.poll_vote(user=viewer, sid=sid, choices=[i % 3])
+        else:
+            sid = services.status_create(author=author, text=text, **warned).id
         if i % 3 == 0:
             social.status_like(user=authors[(i + 2) % count], sid=sid)
         if i % 6 == 0:
@@ -283,6 +300,11 @@ def main(argv: list[str] | None = None) -> int:
         help="every seeded status was edited once",
     )
     parser.add_argument(
+        "--polls",
+        action="store_true",
+        help="every seeded status of the authors carries a poll",
+    )
+    parser.add_argument(
         "--filters",
         type=int,
         default=0,
@@ -338,7 +360,7 @@ def main(argv: list[str] | None = None) -> int:
 
         client = Client()
         client.cookies[settings.AUTH_COOKIE_NAME] = _seed(
-            40, args.spoilers, args.edited
+            40, args.spoilers, args.edited, args.polls
         )
         if args.filters:
             _filters(args.filters)

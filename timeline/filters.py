@@ -24,8 +24,8 @@ matches (`filtered`, Mastodon's FilterResult) and leaves the rest to the app, as
 Mastodon does. The reader's own statuses are never filtered; an expired filter
 matches nothing (it stays listed, to be renewed or deleted).
 
-**Matching, as Mastodon's.** A keyword matches the status's text or its content
-warning (of a repost: the original's), case-insensitively; a whole-word keyword
+**Matching, as Mastodon's.** A keyword matches the status's text, its content
+warning or its poll's options (of a repost: the original's), case-insensitively; a whole-word keyword
 only between word boundaries (on a side where it starts or ends with a letter or
 digit). A filter's status matches that status and its reposts.
 """
@@ -216,6 +216,8 @@ class Filters:
             body = (
                 f"{status.spoiler}\n\n{status.text}" if status.spoiler else status.text
             )
+            if status.poll is not None:
+                body = "\n\n".join((body, *status.poll.options))
             folded = body.casefold()
             if self._any.search(folded):
                 text = body

@@ -26,6 +26,11 @@ account's job (`account:<uid>`) deletes every per-user key of both tables
 |                      |        | sid its thread began with)                | gives older ones theirs (layout 8)        |
 |                      |        | edited (unix s of the last edit; a repost | absent until edited (older hashes: never) |
 |                      |        | carries its original's)                   |                                           |
+|                      |        | poll (JSON: options, closing time, flags; | absent without one (older hashes: none);  |
+|                      |        | a repost carries its original's), tally   | tally absent until the first vote;        |
+|                      |        | (`<voters> <votes of each option>`), and  | one `v:` field a voter (as one likes      |
+|                      |        | `v:<uid>` -> a voter's choices            | member a liker), deleted with the status  |
+|                      |        | (`timeline.polls`)                        |                                           |
 | `edits:{status:<sid>}` | list | the versions an edit replaced, oldest     | EDITS_MAX (20): past it, edits are        |
 |                      |        | first, each JSON {text, spoiler, mentions,| refused with a message; deleted with the  |
 |                      |        | at} (`timeline.edits`)                    | status by its `unlink` job                |

@@ -15,8 +15,10 @@ from django.test import Client
 
 from tests.helpers import logged_in_client, make_user, page, run_jobs
 from tests.roundtrips import RoundTripCounter
-from timeline import edits, polls, privacy, services, social
+from tests.timeline.test_filters import folded
+from timeline import edits, filters, keys, polls, privacy, services, social
 from timeline.domain import NotFound
+from timeline.filters import KeywordChange
 
 
 @pytest.fixture(autouse=True)
@@ -354,3 +356,38 @@ def test_a_poll_costs_the_home_no_round_trip(r, people, redis_backend):
     with RoundTripCounter() as counter:
         assert results(poll_of(page(bo, "/"), sid))[0] == ("100%", "Tea", True)
     assert counter.count == plain.count
+
+
+def test_a_keyword_filter_matches_a_polls_options(r, people):
+    alice, bob, _ = people
+    filters.filter_create(
+        uid=bob.id,
+        title="Drinks",
+        context=["home"],
+        keywords=[KeywordChange("coffee")],
+    )
+    sid = ask(alice, ("Tea", "Coffee"))
+    html = page(logged_in_client("bob"), "/")
+    assert folded(html) == ["Drinks"]
+    assert f'data-status-id="{sid}"' in html
+
+
+def test_a_pulled_authors_poll_on_the_home_leads_to_its_page(r, settings):
+    # A big account's statuses are merged into homes from its outbox, without
+    # their tally: the row shows the options and leads to the poll's page.
+    settings.FANOUT_PUSH_MAX = 1
+    star = make_user("star")
+    fans = [make_user(f"fan{i}") for i in range(2)]
+    for fan in fans:
+        services.follow_create(follower=fan, followee_id=star.id)
+    run_jobs()
+    assert r.get(keys.fanout_mode(star.id)) == "pull"
+    sid = ask(star)
+    fan = logged_in_client("fan0")
+    part = poll_of(page(fan, "/"), sid)
+    assert f'<a href="/s/{sid}/">Vote or see the results</a>' in part
+    assert "<bdi>Tea</bdi>" in part and "<form" not in part
+    there = poll_of(page(fan, f"/s/{sid}/"), sid)
+    assert 'type="radio" name="choice"' in there
+    vote(fan, sid, 0)
+    assert results(poll_of(page(fan, f"/s/{sid}/"), sid))[0] == ("100%", "Tea", True)
