@@ -25,9 +25,9 @@ Mastodon does. The reader's own statuses are never filtered; an expired filter
 matches nothing (it stays listed, to be renewed or deleted).
 
 **Matching, as Mastodon's.** A keyword matches the status's text, its content
-warning or its poll's options (of a repost: the original's), case-insensitively; a whole-word keyword
-only between word boundaries (on a side where it starts or ends with a letter or
-digit). A filter's status matches that status and its reposts.
+warning or its poll's options (of a repost: the original's), case-insensitively; a
+whole-word keyword only between word boundaries (on a side where it starts or ends
+with a letter or digit). A filter's status matches that status and its reposts.
 """
 
 from __future__ import annotations
