@@ -154,3 +154,62 @@ def test_a_repost_of_an_original_below_a_pulled_outboxs_floor_shows(r, settings)
     # follow time only to within a tick across authors: `timeline.ids`).
     for walk in (_walk_site(bob), _walk_api(bob, ""), _walk_api(bob, "min_id=1")):
         assert [o for _, o in walk].count(original) == 1, walk
+
+
+@pytest.fixture
+def pulled_original(settings):
+    """Alice, with three followers, is pulled (her statuses reach dave's home from
+    her outbox, at read); bob is pushed. Alice posts the original, then three more;
+    bob reposts the original: dave's home shows, newest first, the repost, alice's
+    three, the original."""
+    settings.FANOUT_PUSH_MAX = 2
+    alice, bob, dave = make_user("alice"), make_user("bob"), make_user("dave")
+    for fan in [dave, make_user("fan1"), make_user("fan2")]:
+        services.follow_create(follower=fan, followee_id=alice.id)
+    services.follow_create(follower=dave, followee_id=bob.id)
+    run_jobs()
+    original = services.status_create(author=alice, text="worth a repost")
+    later = [services.status_create(author=alice, text=f"later {i}") for i in range(3)]
+    time.sleep(0.003)  # the repost numbered above alice's (see `reposted`)
+    repost = social.status_repost(user=bob, sid=original.id)
+    run_jobs()
+    assert repost.id > max(s.id for s in later)
+    return dave, alice, bob, original.id, [s.id for s in reversed(later)], repost.id
+
+
+def test_a_pushed_authors_repost_of_a_pulled_original_shows_once(r, pulled_original):
+    # The original, merged from alice's outbox, is 3 entries below the repost
+    # (within the falloff): it shows there, the repost nowhere.
+    dave, _, _, original, later, _ = pulled_original
+    expected = [(sid, sid) for sid in later] + [(original, original)]
+    assert _walk_site(dave) == expected
+    assert _walk_api(dave, "") == expected
+    assert _walk_api(dave, "min_id=1") == expected
+
+
+def test_a_pushed_authors_repost_of_an_older_pulled_original_shows_at_the_top(
+    r, pulled_original, settings
+):
+    settings.HOME_REPOST_FALLOFF = 3  # the original is 3 entries below the repost
+    dave, _, _, original, later, repost = pulled_original
+    expected = [(repost, original)] + [(sid, sid) for sid in later]
+    expected.append((original, original))
+    assert _walk_site(dave) == expected
+    assert _walk_api(dave, "") == expected
+    assert _walk_api(dave, "min_id=1") == expected
+
+
+def test_a_repost_of_a_pulled_reply_the_home_leaves_out_shows(r, pulled_original):
+    # Alice's reply to carol, whom dave does not follow, stays out of dave's home
+    # (Mastodon's reply rule, as the fan-out would have kept it out): bob's repost
+    # of it is where dave sees it, once.
+    dave, alice, bob, _, _, _ = pulled_original
+    carol = make_user("carol")
+    asked = services.status_create(author=carol, text="a question")
+    reply = services.status_create(author=alice, text="an answer", reply_to=asked)
+    time.sleep(0.003)
+    repost = social.status_repost(user=bob, sid=reply.id)
+    run_jobs()
+    for walk in (_walk_site(dave), _walk_api(dave, ""), _walk_api(dave, "min_id=1")):
+        assert walk[0] == (repost.id, reply.id), walk
+        assert [o for _, o in walk].count(reply.id) == 1, walk
