@@ -199,6 +199,26 @@ def test_a_pushed_authors_repost_of_an_older_pulled_original_shows_at_the_top(
     assert _walk_api(dave, "min_id=1") == expected
 
 
+def test_a_pulled_authors_repost_of_another_pulled_original_shows_once(
+    r, pulled_original
+):
+    # Carol, with three followers too, is pulled: her repost, read from her outbox,
+    # is checked against alice's outbox as bob's is.
+    dave, alice, bob, original, later, _ = pulled_original
+    carol = make_user("carol")
+    for fan in [dave, make_user("fan3"), make_user("fan4")]:
+        services.follow_create(follower=fan, followee_id=carol.id)
+    run_jobs()
+    social.status_unrepost(user=bob, sid=original)
+    time.sleep(0.003)
+    social.status_repost(user=carol, sid=original)
+    run_jobs()
+    expected = [(sid, sid) for sid in later] + [(original, original)]
+    assert _walk_site(dave) == expected
+    assert _walk_api(dave, "") == expected
+    assert _walk_api(dave, "min_id=1") == expected
+
+
 def test_a_repost_of_a_pulled_reply_the_home_leaves_out_shows(r, pulled_original):
     # Alice's reply to carol, whom dave does not follow, stays out of dave's home
     # (Mastodon's reply rule, as the fan-out would have kept it out): bob's repost
