@@ -11,6 +11,7 @@ and a real Cluster like every other.
 from __future__ import annotations
 
 import re
+import time
 from datetime import UTC, datetime, timedelta
 from html import unescape
 from urllib.parse import urljoin
@@ -460,3 +461,32 @@ def test_mastodon_py_follows_tags_and_reads_them_in_the_home(site):
     assert unfollowed["following"] is False
     assert [t["name"] for t in lea.followed_tags()] == ["birds"]
     assert lea.timeline_home() == []
+
+
+def test_mastodon_py_reads_a_repost_of_a_pulled_status_once(site, settings):
+    """Mastodon.py pages a home (`timeline_home`, `fetch_next`) where a pushed
+    author's reblog of a pulled author's status (merged from her outbox at read)
+    comes 3 entries above it, within the falloff: the status shows once, as
+    itself, and the reblog not at all."""
+    settings.FANOUT_PUSH_MAX = 2  # amy, with three followers, is pulled
+    for name in ("amy", "bea", "ned", "fan1", "fan2"):
+        make_user(name)
+    amy, bea, ned = (_signed_in(site, n) for n in ("amy", "bea", "ned"))
+    for fan in (ned, _signed_in(site, "fan1"), _signed_in(site, "fan2")):
+        fan.account_follow(amy.me()["id"])
+    ned.account_follow(bea.me()["id"])
+    _run_jobs()
+    original = amy.status_post("worth a reblog")
+    for i in range(3):
+        amy.status_post(f"later {i}")
+    time.sleep(0.003)  # the reblog numbered above amy's (ids follow time)
+    bea.status_reblog(original["id"])
+    _run_jobs()
+    page, shown = ned.timeline_home(limit=3), []
+    while page:
+        shown += [((s["reblog"] or s)["id"], s["reblog"] is not None) for s in page]
+        page = ned.fetch_next(page)
+    assert [row for row in shown if row[0] == original["id"]] == [
+        (original["id"], False)
+    ]
+    assert len(shown) == 4
