@@ -307,9 +307,16 @@ end
 # one older than the falloff shows again, at the top. An original the home lacks
 # but one of `tags` (the timelines of its owner's followed tags, merged with it)
 # holds counts as held, its distance the entries between the two in the home and
-# each of those timelines (one status in several counted in each: a bound).
+# each of those timelines (one status in several counted in each: a bound). So
+# does one that the outbox of a pulled author the home merges keeps (`pulled`,
+# nil: none; `pulled.outbox[author]`, the outbox of the original's `author` if
+# pulled), its distance counted in every pulled author's posts too
+# (`pulled.posts`; a reply the home leaves out counted too: a bound); then the
+# answer is the original's outbox entry, not true, for the caller to apply the
+# reply rule a merge applies (`_again_queue`: a reply the home leaves out is not
+# held). The window's script knows no pulled author (nil).
 _AGAIN_LUA = """
-local function seen_below(home, tags, sid, original, falloff)
+local function seen_below(home, tags, sid, original, falloff, author, pulled)
   local low, high = '(' .. original, '(' .. sid
   if redis.call('ZSCORE', home, original) then
     return redis.call('ZCOUNT', home, low, high) < falloff
@@ -318,13 +325,19 @@ local function seen_below(home, tags, sid, original, falloff)
   for _, tag in ipairs(tags) do
     if redis.call('ZSCORE', tag, original) then held = true break end
   end
+  local posts = {}
+  if not held and pulled and pulled.outbox[author] then
+    held, posts = redis.call('HGET', pulled.outbox[author], original), pulled.posts
+  end
   if not held then return false end
   local n = redis.call('ZCOUNT', home, low, high)
-  for _, tag in ipairs(tags) do
-    if n >= falloff then return false end
-    n = n + redis.call('ZCOUNT', tag, low, high)
+  for _, merged in ipairs({tags, posts}) do
+    for _, key in ipairs(merged) do
+      if n >= falloff then return false end
+      n = n + redis.call('ZCOUNT', key, low, high)
+    end
   end
-  return n < falloff
+  return n < falloff and held
 end
 """
 
@@ -1023,32 +1036,50 @@ def _refused_queue(
 
 
 # KEYS: a home. ARGV: its repost falloff, how many followed tags' timelines follow
-# and their keys (one server only: read undeclared, as `_STATUSES_READ` reads its
-# user keys; 0 on a Cluster), then 'pairs' and the sid of each repost and of its
-# original, or (one server only: the status keys built in Lua) 'ids', the halves
-# of a status key around its id, the status hash's `repost_of` field, then
-# statuses' ids. Returns the reposts among them that the home shows as their
-# originals (`_AGAIN_LUA`), for the statuses that a window's script did not check.
+# and their keys, how many pulled authors the home merges and their uids, the
+# halves of a posts key and of an outbox key around a uid (the tags' timelines and
+# the authors' keys one server only: read undeclared, as `_STATUSES_READ` reads
+# its user keys; none on a Cluster), then 'pairs' and the sid of each repost, of
+# its original and of the original's author, or (one server only: the status keys
+# built in Lua) 'ids', the halves of a status key around its id, the status hash's
+# `repost_of` and `repost_uid` fields, then statuses' ids. Returns, for each
+# repost among them that the home shows as its original (`_AGAIN_LUA`), its sid and
+# '' or (the original held by a pulled author's outbox alone) that entry: for the
+# statuses that a window's script did not check.
 _AGAIN = LuaScript(
     _AGAIN_LUA
     + """
 local home, falloff, out = KEYS[1], tonumber(ARGV[1]), {}
 local t = tonumber(ARGV[2])
 local tags = {unpack(ARGV, 3, 2 + t)}
-local a = 3 + t
+local p = tonumber(ARGV[3 + t])
+local pulled
+if p > 0 then
+  local pp, ps, bp, bs = unpack(ARGV, 4 + t + p, 7 + t + p)
+  pulled = {posts = {}, outbox = {}}
+  for i = 4 + t, 3 + t + p do
+    pulled.posts[#pulled.posts + 1] = pp .. ARGV[i] .. ps
+    pulled.outbox[ARGV[i]] = bp .. ARGV[i] .. bs
+  end
+end
+local a = 8 + t + p
+local function check(sid, original, author)
+  local seen = seen_below(home, tags, sid, original, falloff, author, pulled)
+  if seen then
+    out[#out + 1] = sid
+    out[#out + 1] = seen == true and '' or seen
+  end
+end
 if ARGV[a] == 'ids' then
-  local sp, ss, field = ARGV[a + 1], ARGV[a + 2], ARGV[a + 3]
-  for i = a + 4, #ARGV do
-    local original = redis.call('HGET', sp .. ARGV[i] .. ss, field)
-    if original and seen_below(home, tags, ARGV[i], original, falloff) then
-      out[#out + 1] = ARGV[i]
-    end
+  local sp, ss = ARGV[a + 1], ARGV[a + 2]
+  local fields = {ARGV[a + 3], ARGV[a + 4]}
+  for i = a + 5, #ARGV do
+    local row = redis.call('HMGET', sp .. ARGV[i] .. ss, unpack(fields))
+    if row[1] then check(ARGV[i], row[1], row[2]) end
   end
 else
-  for i = a + 1, #ARGV, 2 do
-    if seen_below(home, tags, ARGV[i], ARGV[i + 1], falloff) then
-      out[#out + 1] = ARGV[i]
-    end
+  for i = a + 1, #ARGV, 3 do
+    check(ARGV[i], ARGV[i + 1], ARGV[i + 2])
   end
 end
 return out
@@ -1063,59 +1094,106 @@ def _again_queue(
     statuses: Iterable[Status] = (),
     sids: Iterable[int] = (),
     tags: Iterable[str] = (),
+    pulled: Iterable[int] = (),
 ) -> Deferred[frozenset[int]] | None:
     """Queue the check of which reposts the home of `uid` shows as their originals
     (`_AGAIN_LUA`), among these statuses, or (one server only) among the statuses
     of these ids, read by the script; `tags`: the timelines (keys) of the followed
-    tags the home merges, whose statuses count as the home's. None: nothing to
-    check. On a Cluster the tags' timelines, in other slots, are asked in the same
-    round trip, command by command (`_again_tags`)."""
+    tags the home merges, and `pulled`: the pulled authors it merges, whose
+    statuses count as the home's (a pulled reply that the home leaves out,
+    `Status.reply_follow_decides`, does not: its repost shows). None: nothing to
+    check. On a Cluster the tags' timelines and the authors' keys, in other slots,
+    are asked in the same round trip, command by command (`_again_apart`)."""
     home = [keys.home(uid)]
     falloff = settings.HOME_REPOST_FALLOFF
-    pairs = [(s.id, s.repost_of or 0) for s in statuses if s.repost_of]
+    triples = [(s.id, s.repost_of, s.repost_uid or 0) for s in statuses if s.repost_of]
     ids = list(sids)
     tags = list(tags)
-    apart = tags if is_cluster() else []
-    inline = [] if apart else tags
-    if pairs:
-        mode = ["pairs", *(sid for pair in pairs for sid in pair)]
+    authors = list(pulled)
+    apart = is_cluster() and bool(tags or authors)
+    inline_tags, inline_authors = ([], []) if apart else (tags, authors)
+    if triples:
+        mode = ["pairs", *(sid for triple in triples for sid in triple)]
     elif ids:
-        mode = ["ids", *keys.around_id(keys.status), "repost_of", *ids]
+        fields = ["repost_of", "repost_uid"]
+        mode = ["ids", *keys.around_id(keys.status), *fields, *ids]
     else:
         return None
-    args = [falloff, len(inline), *inline, *mode]
-    asked = pairs if apart else []
+    args = [
+        falloff,
+        len(inline_tags),
+        *inline_tags,
+        len(inline_authors),
+        *inline_authors,
+        *keys.around_id(keys.posts),
+        *keys.around_id(keys.outbox),
+        *mode,
+    ]
+    # On a Cluster, a repost whose original a tag's timeline or its author's
+    # outbox (pulled) may hold: asked apart (one the home holds: by the script).
+    pulled_set = set(authors)
+    asked = [t for t in triples if tags or t[2] in pulled_set] if apart else []
 
     def build(pipe) -> None:
         _AGAIN.queue(pipe, keys=home, args=args)
-        for sid, original in asked:
+        for sid, original, author in asked:
             pipe.zscore(home[0], original)
             pipe.zcount(home[0], f"({original}", f"({sid}")
-            for tag in apart:
+            for tag in tags:
                 pipe.zscore(tag, original)
                 pipe.zcount(tag, f"({original}", f"({sid}")
+            if author in pulled_set:
+                pipe.hget(keys.outbox(author), original)
+                for each in authors:
+                    pipe.zcount(keys.posts(each), f"({original}", f"({sid}")
 
     def parse(replies: list) -> frozenset[int]:
-        found = {int(sid) for sid in replies[0]}
-        return frozenset(found | _again_tags(asked, replies[1:], len(apart), falloff))
+        seen = dict(zip(replies[0][0::2], replies[0][1::2], strict=True))
+        found = {int(sid): row or None for sid, row in seen.items()}
+        found |= _again_apart(asked, replies[1:], len(tags), pulled_set, falloff)
+        return frozenset(
+            sid for sid, row in found.items() if row is None or _shown_pulled(row, uid)
+        )
 
     return reads.queue(build, parse)
 
 
-def _again_tags(
-    pairs: list[tuple[int, int]], replies: list, tags: int, falloff: int
-) -> set[int]:
-    """`seen_below`'s answer through followed tags (`_AGAIN_LUA`), from a Cluster's
-    replies: for each (repost, original), the home's score of the original and
-    count between the two, then each tag timeline's."""
-    out: set[int] = set()
-    step = 2 * (tags + 1)
-    for n, (sid, _original) in enumerate(pairs):
-        answers = replies[n * step : (n + 1) * step]
-        scores, counts = answers[0::2], answers[1::2]
-        held = any(score is not None for score in scores[1:])
-        if scores[0] is None and held and sum(int(c) for c in counts) < falloff:
-            out.add(sid)
+def _shown_pulled(row: str, uid: int) -> bool:
+    """Whether the home of `uid` shows a pulled author's status, from its outbox
+    entry, as far as the reply rule goes (`_pulled_checked`'s): a reply to someone
+    else than its author and the reader depends on whom the reader follows, not
+    asked here, so it holds no place in the falloff (its reposts show)."""
+    status = Status.from_json(0, row)
+    return status is not None and status.reply_follow_decides(uid) is None
+
+
+def _again_apart(
+    triples: list[tuple[int, int, int]],
+    replies: list,
+    tags: int,
+    pulled: set[int],
+    falloff: int,
+) -> dict[int, str | None]:
+    """`seen_below`'s answer through followed tags and pulled authors
+    (`_AGAIN_LUA`), from a Cluster's replies: for each (repost, original, its
+    author), the home's score of the original and count between the two, then
+    each tag timeline's, then (the original's author pulled) the original's outbox
+    entry and each pulled author's posts' count. The value: the reposts seen
+    below, each with None or (held by an outbox alone) that entry."""
+    out: dict[int, str | None] = {}
+    replies = iter(replies)
+    for sid, _original, author in triples:
+        scored = [next(replies) for _ in range(2 * (tags + 1))]
+        scores, counts = scored[0::2], scored[1::2]
+        row = next(replies) if author in pulled else None
+        posts = [next(replies) for _ in range(len(pulled))] if author in pulled else []
+        tagged = any(score is not None for score in scores[1:])
+        if scores[0] is not None or not (tagged or row):
+            continue
+        if not tagged:
+            counts += posts
+        if sum(int(c) for c in counts) < falloff:
+            out[sid] = None if tagged else row
     return out
 
 
@@ -1371,7 +1449,28 @@ def _home_read(
     # read by ids, one server asks with the statuses, a Cluster once they are read.
     again = [window.value.again] if window is not None else []
     if window is None and not is_cluster():
-        again.append(_again_queue(reads, uid, sids=read_ids, tags=tag_keys))
+        again.append(
+            _again_queue(
+                reads, uid, sids=read_ids, tags=tag_keys, pulled=pulled_authors
+            )
+        )
+    elif window is not None and pulled_authors:
+        # The window's script knew no pulled author: its reposts of their statuses
+        # are checked against their outboxes in the round trip that reads these.
+        merged = set(pulled_authors)
+        again.append(
+            _again_queue(
+                reads,
+                uid,
+                statuses=[
+                    s
+                    for s in window.value.found.statuses
+                    if s is not None and s.repost_uid in merged
+                ],
+                tags=tag_keys,
+                pulled=pulled_authors,
+            )
+        )
     # Nobody is offered to follow across a block (or a mute) either way.
     suggestions = (
         _suggestions_queue(reads, [u for u in popular.value.uids if u not in hide])
@@ -1387,7 +1486,13 @@ def _home_read(
     kept_from = 0  # no outbox: every status the home holds may show
     if window is None and is_cluster():
         again.append(
-            _again_queue(reads, uid, statuses=filter(None, own.statuses), tags=tag_keys)
+            _again_queue(
+                reads,
+                uid,
+                statuses=filter(None, own.statuses),
+                tags=tag_keys,
+                pulled=pulled_authors,
+            )
         )
     if pulled is None:
         refused = _refused_queue(reads, own.unchecked)
@@ -1418,7 +1523,15 @@ def _home_read(
         # An outbox's reposts were read without their originals: checked in that
         # round trip too (with a Cluster's own reposts).
         refused = _refused_queue(reads, [*own.unchecked, *pulled_statuses])
-        again.append(_again_queue(reads, uid, statuses=pulled_statuses, tags=tag_keys))
+        again.append(
+            _again_queue(
+                reads,
+                uid,
+                statuses=pulled_statuses,
+                tags=tag_keys,
+                pulled=pulled_authors,
+            )
+        )
         pulled_statuses, more_cards = _pulled_checked(
             reads, uid, pulled_statuses, set(pulled_authors)
         )

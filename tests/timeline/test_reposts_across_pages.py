@@ -14,8 +14,10 @@ import pytest
 
 from accounts.selectors import PageReads
 from accounts.services import session_create
+from config.redis import is_cluster
 from tests.api.helpers import api_client, token_for
-from tests.helpers import make_user, run_jobs
+from tests.helpers import logged_in_client, make_user, run_jobs
+from tests.roundtrips import RoundTripCounter
 from timeline import selectors, services, social
 
 
@@ -233,3 +235,36 @@ def test_a_repost_of_a_pulled_reply_the_home_leaves_out_shows(r, pulled_original
     for walk in (_walk_site(dave), _walk_api(dave, ""), _walk_api(dave, "min_id=1")):
         assert walk[0] == (repost.id, reply.id), walk
         assert [o for _, o in walk].count(reply.id) == 1, walk
+
+
+def _round_trips(dave) -> dict[str, int]:
+    """What the first page of dave's home costs, on the site and the client API
+    (read downwards, and upwards)."""
+    site = logged_in_client("dave")
+    client = api_client(token_for(dave))
+    counts = {}
+    for name, get in (
+        ("site", lambda: site.get("/")),
+        ("api", lambda: client.get("/api/v1/timelines/home?limit=3")),
+        ("api up", lambda: client.get("/api/v1/timelines/home?limit=3&min_id=1")),
+    ):
+        get()  # warm: connections, scripts
+        with RoundTripCounter() as counter:
+            assert get().status_code == 200
+        assert counter.most_per_node <= 1
+        counts[name] = counter.count
+    return counts
+
+
+@pytest.mark.real_redis
+def test_the_check_against_pulled_outboxes_costs_no_round_trip(r, pulled_original):
+    # The reposts of a pulled author's statuses are checked in a round trip the
+    # page takes anyway: on one server the one that reads the pulled authors'
+    # outboxes, on a Cluster the one that reads the authors' cards (bob's, for
+    # his repost). The counts the home cost before the check.
+    dave = pulled_original[0]
+    assert _round_trips(dave) == {
+        "site": 3 if is_cluster() else 2,
+        "api": 3,
+        "api up": 3,
+    }
