@@ -59,7 +59,7 @@ from config.pipelines import LuaScript, pipeline_run
 from config.redis import get_redis, slot_of
 from timeline import direct as direct_messages
 from timeline import edits, jobs, keys, notifications, services
-from timeline.domain import MAX_STATUS_ID, Forbidden, NotFound, Status
+from timeline.domain import MAX_STATUS_ID, Forbidden, NotFound, Poll, Status
 
 # KEYS: a status hash, one of its zsets, the job queue and data of the status's slot
 # (same slot). ARGV: member, score, the count field, a job's id ('' for none), now
@@ -761,12 +761,14 @@ def status_reply(
     spoiler: str = "",
     scheduled_entry: int | None = None,
     direct: bool | None = None,
+    poll: Poll | None = None,
 ) -> Status:
     """Post a reply to a status (a repost's original): NotFound when it is gone or
     hidden from the author; else as `services.status_create` (`reserved_id`: the
     reply's own id, reserved beforehand; `scheduled_entry`: the scheduled status it
     posts; `direct`: a direct message (None: as the parent is; a reply to a direct
-    message is one, and DirectRefused when asked to be anything else)."""
+    message is one, and DirectRefused when asked to be anything else); `poll`: its
+    poll, `timeline.polls.poll_make`'s)."""
     parent = status_target(user=author, sid=sid)
     if direct is False and parent.direct:
         raise direct_messages.DirectRefused(
@@ -783,6 +785,7 @@ def status_reply(
         spoiler=spoiler,
         scheduled_entry=scheduled_entry,
         direct=bool(direct),
+        poll=poll,
     )
     link_posted(status=reply)
     return reply
