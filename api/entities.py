@@ -2,8 +2,8 @@
 
 Plain functions that return dicts for orjson: ids as strings, times in ISO 8601,
 every URL absolute, text as HTML (`timeline.richtext`, escaped). The shapes follow
-Mastodon 4.3's documentation; what the site has no notion of (media, polls, custom
-emoji, edits) is there, empty or false, so clients parse them; a
+Mastodon 4.3's documentation; what the site has no notion of (media, custom emoji)
+is there, empty or false, so clients parse them; a
 URL field the site has nothing for (an Account's `header`) names a placeholder image
 rather than "", which strict clients cannot decode as a URL.
 
@@ -15,6 +15,7 @@ Mention or an Account (Tusky, Ice Cubes) finds it whatever case the text wrote.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
@@ -263,6 +264,40 @@ def _fixed(status: Status, urls: Urls) -> dict:
     }
 
 
+def poll(status: Status, viewer: int | None, now: float) -> dict | None:
+    """A status's poll as Mastodon's Poll (None without one): its id is the
+    status's. Each option's count is null while the poll hides its totals and is
+    open, as Mastodon's; `voted` and `own_votes` only for a signed-in viewer, the
+    author counting as having voted (as Mastodon counts them). A status read
+    without its tally (`Status.votes` None: an outbox row no read by id replaced)
+    still gives a valid Poll: no counts (0 in all, null for each option) and no
+    vote known."""
+    found = status.poll
+    if found is None:
+        return None
+    expired = found.expired(now)
+    votes = status.votes
+    shown = votes is not None and (expired or not found.hide_totals)
+    entity = {
+        "id": str(status.id),
+        "expires_at": iso(found.expires),
+        "expired": expired,
+        "multiple": found.multiple,
+        "votes_count": sum(votes) if votes is not None else 0,
+        "voters_count": status.voters,
+        "options": [
+            {"title": title, "votes_count": votes[n] if shown else None}
+            for n, title in enumerate(found.options)
+        ],
+        "emojis": [],
+    }
+    if viewer is not None:
+        own = status.voted or ()
+        entity["voted"] = viewer == status.author_id or bool(own)
+        entity["own_votes"] = list(own)
+    return entity
+
+
 def _base_status(status: Status, author: dict, related: Related, urls: Urls) -> dict:
     usernames = related.usernames
     entity = _fixed(status, urls).copy()
@@ -287,6 +322,8 @@ def _base_status(status: Status, author: dict, related: Related, urls: Urls) -> 
     entity["replies_count"] = status.replies or 0
     entity["favourited"] = bool(status.liked)
     entity["reblogged"] = bool(status.reposted)
+    if status.poll is not None:
+        entity["poll"] = poll(status, related.viewer, time.time())
     entity["bookmarked"] = (
         status.bookmarked
         if status.bookmarked is not None
@@ -481,6 +518,9 @@ def statuses(found: Iterable[Status], related: Related, urls: Urls) -> list[dict
         entity["favourited"] = bool(original.liked)
         entity["bookmarked"] = entity["reblog"]["bookmarked"]
         entity["muted"] = entity["reblog"]["muted"]
+        # Its original's poll (with its tally: the repost row has none), as
+        # Mastodon's reblog carries its original's.
+        entity["poll"] = entity["reblog"]["poll"]
         out.append(entity)
     return out
 
@@ -551,7 +591,10 @@ def status_edits(
                 "sensitive": bool(version.spoiler),
                 "created_at": iso(version.at),
                 "account": author,
-                "poll": None,
+                # A poll never changes (`timeline.polls`): each version shows it.
+                "poll": {"options": [{"title": o} for o in status.poll.options]}
+                if status.poll is not None
+                else None,
                 "media_attachments": [],
                 "emojis": [],
             }

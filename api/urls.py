@@ -20,6 +20,7 @@ from api.views import (
     none_here,
     notifications,
     oauth,
+    polls,
     safety,
     search,
     statuses,
@@ -160,6 +161,9 @@ urlpatterns = [
     route("api/v1/statuses/<id>/unmute", statuses.unmute_view, "status_unmute"),
     route("api/v1/statuses/<id>/pin", statuses.pin_view, "pin"),
     route("api/v1/statuses/<id>/unpin", statuses.unpin_view, "unpin"),
+    # Polls: a poll's id is its status's (`api.views.polls`).
+    route("api/v1/polls/<id>", polls.poll, "poll"),
+    route("api/v1/polls/<id>/votes", polls.votes, "poll_votes"),
     route("api/v1/bookmarks", timelines.bookmarks_view, "bookmarks"),
     route("api/v1/favourites", timelines.favourites_view, "favourites"),
     route("api/v1/statuses/<id>/reblog", statuses.reblog_view, "reblog"),

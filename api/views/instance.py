@@ -12,7 +12,13 @@ from django.conf import settings
 from api import entities, scopes
 from api.http import NONE, Op, endpoint
 from timeline.counts import site_counts_queue
-from timeline.domain import URL_LENGTH
+from timeline.domain import (
+    POLL_EXPIRES_MAX,
+    POLL_EXPIRES_MIN,
+    POLL_OPTION_MAX_CHARS,
+    POLL_OPTIONS_MAX,
+    URL_LENGTH,
+)
 from timeline.pins import PINS_MAX
 
 # Mastodon's version we follow (what a client checks before using a feature), and
@@ -47,11 +53,12 @@ def _media_configuration() -> dict:
 
 
 def _polls_configuration() -> dict:
+    """What a poll may be (`timeline.polls`): Mastodon's own limits."""
     return {
-        "max_options": 0,
-        "max_characters_per_option": 0,
-        "min_expiration": 0,
-        "max_expiration": 0,
+        "max_options": POLL_OPTIONS_MAX,
+        "max_characters_per_option": POLL_OPTION_MAX_CHARS,
+        "min_expiration": POLL_EXPIRES_MIN,
+        "max_expiration": POLL_EXPIRES_MAX,
     }
 
 

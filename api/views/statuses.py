@@ -16,6 +16,7 @@ from api.http import (
     Op,
     Reply,
     endpoint,
+    flag,
     not_found,
     own_id,
     param,
@@ -31,6 +32,7 @@ from timeline import (
     edits,
     ids,
     pins,
+    polls,
     richtext,
     scheduled,
     selectors,
@@ -41,6 +43,7 @@ from timeline.domain import (
     Busy,
     InvalidStatus,
     NotFound,
+    Poll,
     Status,
     TimelineError,
     normalize_spoiler,
@@ -118,13 +121,90 @@ def _sent(values, name: str) -> bool:
     return any(value not in (None, "", [], {}) for value in sent)
 
 
+POLL_UNSCHEDULED = "A poll cannot be scheduled: post it now"
+POLL_UNCHANGED = (
+    "A poll cannot be changed on this site: edit the text, or delete the status "
+    "and post it again"
+)
+
+
 def _unsupported(values, user) -> str | None:
     """What a post asks for that the site cannot honour (422 rather than ignored)."""
     if param_list(values, "media_ids"):
         return "Media attachments are not supported on this site"
-    if any(str(name).startswith("poll") and _sent(values, name) for name in values):
-        return "Polls are not supported on this site"
+    if param(values, "scheduled_at") and poll_asked(values) is not None:
+        return POLL_UNSCHEDULED
     return _visibility_problem(values, user)
+
+
+def poll_asked(values) -> dict | None:
+    """The poll a request asks for, as sent (`options`, `expires_in`, `multiple`,
+    `hide_totals`): a JSON body's `poll` object, or a form's `poll[...]` fields;
+    None for none (`"poll": null`, empty fields). 422 for a `poll` of another
+    shape."""
+    if not isinstance(values, QueryDict) and "poll" in values:
+        asked = values["poll"]
+        if asked in (None, "", [], {}):
+            return None
+        if not isinstance(asked, dict):
+            raise unprocessable("Poll must be an object of options and expires_in")
+        return asked
+    if not any(str(name).startswith("poll") and _sent(values, name) for name in values):
+        return None
+    if isinstance(values, QueryDict) and _sent(values, "poll"):
+        raise unprocessable("Poll must be sent as poll[options][] and poll[expires_in]")
+    return {
+        "options": param_list(values, "poll[options]"),
+        "expires_in": param(values, "poll[expires_in]"),
+        "multiple": param(values, "poll[multiple]"),
+        "hide_totals": param(values, "poll[hide_totals]"),
+    }
+
+
+def _poll_options(asked: dict) -> list[str]:
+    options = asked.get("options")
+    if not isinstance(options, list) or not all(isinstance(o, str) for o in options):
+        raise unprocessable("Poll options must be a list of texts")
+    return options
+
+
+def poll_of(values) -> Poll | None:
+    """The poll a post asks for (`poll_asked`), made to the site's rules
+    (`timeline.polls.poll_make`: Mastodon's limits); None for none; 422 saying
+    what is wrong."""
+    asked = poll_asked(values)
+    if asked is None:
+        return None
+    options = _poll_options(asked)
+    try:
+        expires_in = int(param(asked, "expires_in") or "")
+    except ValueError:
+        raise unprocessable(
+            "Poll expires_in must be the seconds the poll stays open"
+        ) from None
+    try:
+        return polls.poll_make(
+            options,
+            expires_in,
+            multiple=flag(asked, "multiple"),
+            hide_totals=flag(asked, "hide_totals"),
+        )
+    except polls.PollRefused as error:
+        raise unprocessable(str(error)) from error
+
+
+def _poll_kept(found: Poll | None, asked: dict) -> bool:
+    """Whether a poll an edit sends is the status's as it stands: its options (as
+    `poll_make` cleans them), `multiple` and `hide_totals` (`expires_in` is not
+    compared: apps send what is left of it, or the first duration again)."""
+    if found is None:
+        return False
+    options = tuple(normalize_spoiler(o) for o in _poll_options(asked))
+    return (
+        options == found.options
+        and flag(asked, "multiple") == found.multiple
+        and flag(asked, "hide_totals") == found.hide_totals
+    )
 
 
 def _text_error(text: str, spoiler: str, error: InvalidStatus) -> ApiError:
@@ -150,6 +230,7 @@ def _post(request, values, user, reserved_id: int | None = None) -> Status:
     # A reply to a direct message is one: unless another visibility is asked.
     direct = True if visibility == "direct" else False if visibility else None
     spoiler = text_param(values, "spoiler_text") or ""
+    poll = poll_of(values)
     limit = limits.post(user.id)
     try:
         if reply_to:
@@ -165,6 +246,7 @@ def _post(request, values, user, reserved_id: int | None = None) -> Status:
                     unlisted=unlisted,
                     spoiler=spoiler,
                     direct=direct,
+                    poll=poll,
                 )
             except NotFound as error:
                 raise ApiError(404, IN_REPLY_NOT_FOUND) from error
@@ -176,6 +258,7 @@ def _post(request, values, user, reserved_id: int | None = None) -> Status:
             unlisted=unlisted,
             spoiler=spoiler,
             direct=bool(direct),
+            poll=poll,
         )
     except InvalidStatus as error:
         raise _text_error(text, spoiler, error) from error
@@ -385,7 +468,13 @@ def status_remove(request, id: str) -> dict:
 def status_update(request, id: str) -> dict:
     """Edit one's own status (Mastodon's PUT): `status` and `spoiler_text`, each
     kept as it was when not sent; the status as edited. Another's: 404, as
-    Mastodon's; a repost: 403; media or a poll: 422 (this site has neither).
+    Mastodon's; a repost: 403; media: 422 (the site has none).
+
+    A poll never changes (`timeline.polls`), where Mastodon's edit may replace one
+    (and reset its votes): a `poll` the status has as it is (`_poll_kept`) is
+    taken as no change, as apps resend it with every edit; another poll, or one
+    on a status without, is a 422 rather than dropped in silence; none sent (or
+    `null`) keeps it too, where Mastodon's would remove it: a vote is never lost.
 
     Mastodon clears a warning that is not sent; here it stays: an app that edits
     the text alone (Mastodon.py sends no `spoiler_text` unless given one) must not
@@ -399,8 +488,9 @@ def status_update(request, id: str) -> dict:
         raise ApiError(
             422, "Validation failed: Media attachments are not supported on this site"
         )
-    if any(str(name).startswith("poll") and _sent(values, name) for name in values):
-        raise ApiError(422, "Validation failed: Polls are not supported on this site")
+    asked = poll_asked(values)
+    if asked is not None and not _poll_kept(found.poll, asked):
+        raise unprocessable(POLL_UNCHANGED)
     text = found.text
     if "status" in values:
         text = richtext.local_handles(
