@@ -490,3 +490,42 @@ def test_mastodon_py_reads_a_repost_of_a_pulled_status_once(site, settings):
         (original["id"], False)
     ]
     assert len(shown) == 4
+
+
+def test_mastodon_py_posts_a_poll_votes_and_reads_the_results(site):
+    """Mastodon.py's poll calls, unmodified: the instance's limits, a status posted
+    with `make_poll` (the library sends it as JSON), a vote (sent as a form's
+    `choices[]`), the poll read again, and the votes it refuses."""
+    for name in ("nia", "oto"):
+        make_user(name)
+    nia, oto = _signed_in(site, "nia"), _signed_in(site, "oto")
+    limits = nia.instance()["configuration"]["polls"]
+    assert limits["max_options"] == 4 and limits["min_expiration"] == 300
+    asked = nia.status_post(
+        "Tea or coffee?",
+        poll=nia.make_poll(["tea", "coffee", "both"], expires_in=3600, multiple=True),
+    )
+    poll = asked.poll
+    assert [o.title for o in poll.options] == ["tea", "coffee", "both"]
+    assert poll.multiple is True and poll.expired is False
+    assert poll.voted is True and poll.own_votes == []  # its author's
+    voted = oto.poll_vote(poll.id, [0, 2])
+    assert voted.own_votes == [0, 2] and voted.voted is True
+    assert [o.votes_count for o in voted.options] == [1, 0, 1]
+    assert voted.voters_count == 1 and voted.votes_count == 2
+    assert oto.status(asked.id).poll.own_votes == [0, 2]
+    assert [o.votes_count for o in nia.poll(poll.id).options] == [1, 0, 1]
+    with pytest.raises(MastodonAPIError) as again:
+        oto.poll_vote(poll, 1)
+    assert "already voted" in str(again.value)
+    with pytest.raises(MastodonAPIError) as own:
+        nia.poll_vote(poll, 1)
+    assert "own poll" in str(own.value)
+    with pytest.raises(MastodonAPIError) as bad:
+        nia.status_post("One?", poll=nia.make_poll(["only"], expires_in=3600))
+    assert "at least 2 options" in str(bad.value)
+    hidden = nia.status_post(
+        "Secret ballot",
+        poll=nia.make_poll(["yes", "no"], expires_in=600, hide_totals=True),
+    )
+    assert [o.votes_count for o in oto.poll(hidden.poll.id).options] == [None, None]
