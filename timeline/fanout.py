@@ -85,6 +85,7 @@ from timeline import (
     jobs,
     keys,
     notifications,
+    polls,
     privacy,
     scheduled,
     services,
@@ -397,6 +398,9 @@ def run_post(job: jobs.Job) -> None:
     # request died before it (`timeline.social`); a repost that loses is gone.
     if job.cursor == "0" and not social.link_posted(status=status):
         return
+    if job.cursor == "0" and status.poll is not None and status.repost_of is None:
+        # Its closing is told to its voters and author (`timeline.polls`).
+        pipeline_run(lambda pipe: polls.poll_end_queue(pipe, status=status))
     if status.direct:
         # A direct message reaches no timeline: its audience's conversations.
         direct.deliver(status=status)
@@ -972,6 +976,7 @@ HANDLERS: dict[str, Callable[[jobs.Job], None]] = {
     "edit": edits.edit_job_run,
     "schedule": scheduled.schedule_job_run,
     "like": social.like_job_run,
+    "poll": polls.poll_job_run,
     "follow": run_follow,
     "suggest": run_suggest,
 }

@@ -287,9 +287,13 @@ def enqueue(*, slot: int, jid: str) -> None:
     pipeline_run(queue)
 
 
-def enqueue_queue(pipe, *, slot: int, jid: str) -> None:
-    """Queue the queuing of a job, due now (the caller wakes a worker after)."""
-    _ENQUEUE_ONE.queue(pipe, keys=slot_keys(slot), args=[jid, now_ms()])
+def enqueue_queue(pipe, *, slot: int, jid: str, due: int | None = None) -> None:
+    """Queue the queuing of a job, due now (the caller wakes a worker after), or
+    at `due` (ms; recorded as made then, as a scheduled status's: it is no stuck
+    job while it waits, and the sweep finds it when it is due)."""
+    _ENQUEUE_ONE.queue(
+        pipe, keys=slot_keys(slot), args=[jid, now_ms() if due is None else due]
+    )
 
 
 def wake_queue(pipe, *, slot: int) -> None:

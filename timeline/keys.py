@@ -34,6 +34,11 @@ account's job (`account:<uid>`) deletes every per-user key of both tables
 | `edits:{status:<sid>}` | list | the versions an edit replaced, oldest     | EDITS_MAX (20): past it, edits are        |
 |                      |        | first, each JSON {text, spoiler, mentions,| refused with a message; deleted with the  |
 |                      |        | at} (`timeline.edits`)                    | status by its `unlink` job                |
+| `poll_voters:{status:<sid>}` | zset | voter uid -> vote time (ms), written | one per voter (their choices are the  |
+|                      |        | with their `v:<uid>` field by the vote    | hash's `v:` fields): walked when the poll |
+|                      |        | script (`timeline.polls`): whom its       | closes and by the status's `unlink` job,  |
+|                      |        | closing tells, and whose notification of  | which deletes it                          |
+|                      |        | it a deletion takes back                  |                                           |
 | `likes:{status:<sid>}` | zset | liker uid -> like time (microsecs), in    | one per standing like; deleted with the   |
 |                      |        | the status's slot (`timeline.social`)     | status by its `unlink` job                |
 | `reposts:{status:<sid>}` | zset | reposter uid -> the repost's sid       | one per standing repost (a repost is a    |
@@ -262,6 +267,11 @@ def status(sid: int) -> str:
 def edits(sid: int) -> str:
     """The earlier versions of status `sid` (`timeline.edits`), in its slot."""
     return f"edits:{{status:{sid}}}"
+
+
+def poll_voters(sid: int) -> str:
+    """Who voted in status `sid`'s poll: in the status hash's slot."""
+    return f"poll_voters:{{status:{sid}}}"
 
 
 def likes(sid: int) -> str:

@@ -78,10 +78,13 @@ KINDS = (
     "follow",
     "follow_request",
     "follow_approved",
+    "poll",
 )
 # About one status (`sid`). `update`: a status the recipient reposted was edited
-# (Mastodon's): told again on each edit (`notify_queue`'s `again`).
-STATUS_KINDS = ("mention", "reply", "like", "repost", "update")
+# (Mastodon's): told again on each edit (`notify_queue`'s `again`). `poll`: a poll
+# the recipient voted in, or asked (its one actor is its author, the recipient
+# too then), has closed (`timeline.polls`).
+STATUS_KINDS = ("mention", "reply", "like", "repost", "update", "poll")
 FOLLOW_KINDS = ("follow", "follow_request")  # grouped by day, no status
 # The rest (follow_approved: "alice approved your follow request") is one group per
 # actor: told once per approver.
@@ -140,7 +143,7 @@ local function notify(k, args, i)
   local sid, at, cap = args[i + 4], tonumber(args[i + 5]), tonumber(args[i + 6])
   local actors_max, kept = tonumber(args[i + 7]), tonumber(args[i + 8])
   local follow, day = args[i + 9], args[i + 10]
-  if actor == recipient then return 0 end
+  if actor == recipient and kind ~= 'poll' then return 0 end
   if redis.call('ZSCORE', k.blocks, actor) or redis.call('ZSCORE', k.blocked_by, actor)
       or redis.call('ZSCORE', k.mutes, actor) then
     return 0

@@ -17,6 +17,15 @@ like and repost state (`selectors._JSON_LUA`). The hash gains one field a voter,
 as a status's likes zset gains one member a liker, and both go with the status;
 a deleted voter's vote still counts, as Mastodon's does. The author does not vote
 in their own poll (Mastodon counts them as having voted: they see the results).
+
+**When it closes** its voters and its author are told (Mastodon's `poll`
+notification): the status's post job queues its `poll:<sid>` job, due when the
+poll closes, in the status's slot (`poll_end_queue`); the job tells the author,
+then walks the voters (`poll_voters:{status:<sid>}`, written by the vote script
+with the `v:` field), a batch a round trip, resumable from its cursor; each
+telling is idempotent. A deleted status tells nothing more: its `unlink` job
+walks the voters to take back what was told (`timeline.social.status_unlink`),
+and a batch told while it was being deleted is taken back by the job itself.
 """
 
 from __future__ import annotations
@@ -25,8 +34,9 @@ import time
 
 from accounts import limits
 from accounts.domain import User
-from config.pipelines import LuaScript
-from timeline import keys, social
+from config.pipelines import LuaScript, pipeline_run
+from config.redis import get_redis
+from timeline import jobs, keys, notifications, social
 from timeline.domain import (
     POLL_EXPIRES_MAX,
     POLL_EXPIRES_MIN,
@@ -84,10 +94,10 @@ def poll_make(
     )
 
 
-# KEYS: the status hash. ARGV: the voter's uid, their choices (option indexes,
-# ascending, space-separated), now (unix s). Returns 1 once voted, -1 when the
-# status has no poll (or is gone: nothing is written then), -2 when the poll has
-# closed, -3 when the voter has voted already.
+# KEYS: the status hash, its voters. ARGV: the voter's uid, their choices (option
+# indexes, ascending, space-separated), now (unix s). Returns 1 once voted, -1 when
+# the status has no poll (or is gone: nothing is written then), -2 when the poll
+# has closed, -3 when the voter has voted already.
 _VOTE = LuaScript(
     """
 local poll = redis.call('HGET', KEYS[1], 'poll')
@@ -108,6 +118,7 @@ for n in string.gmatch(ARGV[2], '%d+') do
 end
 for i = 1, #tally do tally[i] = string.format('%d', tally[i]) end
 redis.call('HSET', KEYS[1], 'tally', table.concat(tally, ' '))
+redis.call('ZADD', KEYS[2], math.floor(tonumber(ARGV[3]) * 1000), ARGV[1])
 return 1
 """
 )
@@ -147,7 +158,7 @@ def poll_vote(
         raise PollRefused("You cannot vote in your own poll.")
     picked = choices_clean(poll, choices)
     done = _VOTE(
-        keys=[keys.status(target.id)],
+        keys=[keys.status(target.id), keys.poll_voters(target.id)],
         args=[user.id, " ".join(map(str, picked)), f"{time.time():.3f}"],
     )
     if done == -1:
@@ -157,3 +168,79 @@ def poll_vote(
     if done == -3:
         raise PollRefused("You have already voted in this poll.")
     return target
+
+
+POLL_JOB_BATCH = 500  # voters told a round trip
+
+
+def poll_job_id(sid: int) -> str:
+    return jobs.job_id("poll", sid)
+
+
+def poll_end_queue(pipe, *, status: Status) -> None:
+    """Queue the job that tells the poll's voters and author it has closed, due
+    then, in the status's slot (queued again, it keeps its place: once)."""
+    assert status.poll is not None
+    jobs.enqueue_queue(
+        pipe,
+        slot=social._status_slot(status.id),
+        jid=poll_job_id(status.id),
+        due=round(status.poll.expires * 1000),
+    )
+
+
+def _tell_queue(pipe, status: Status, recipients: list[int], at_ms: int) -> None:
+    for uid in recipients:
+        notifications.notify_queue(
+            pipe,
+            recipient=uid,
+            kind="poll",
+            actor=status.author_id,
+            sid=status.id,
+            at_ms=at_ms,
+            conversation=status.conversation_id,
+        )
+
+
+def poll_job_run(job: jobs.Job) -> None:
+    """Run a `poll` job (`poll_job_id`): tell the author and every voter that the
+    poll has closed, once it has; a batch of voters a round trip, the cursor (how
+    many were told) recorded with it. A status deleted meanwhile tells no more,
+    and what the last batch told is taken back (its `unlink` job may have walked
+    the voters before that batch was told)."""
+    (sid,) = job.args
+    r = get_redis()
+    status = Status.from_fields(sid, r.hmget(keys.status(sid), Status.IMMUTABLE))
+    if status is None or status.poll is None:
+        return
+    at = round(status.poll.expires * 1000)
+    if jobs.now_ms() < at:
+        raise jobs.Deferred(at)
+    told = int(job.cursor)
+    if told == 0:
+        pipeline_run(lambda pipe: _tell_queue(pipe, status, [status.author_id], at))
+    while voters := [
+        int(uid)
+        for uid in r.zrange(keys.poll_voters(sid), told, told + POLL_JOB_BATCH - 1)
+    ]:
+        told += len(voters)
+
+        def tell(pipe, voters=voters, told=told) -> None:
+            _tell_queue(pipe, status, voters, at)
+            pipe.barrier()
+            jobs.progress_queue(pipe, job, cursor=str(told))
+            pipe.exists(keys.status(sid))
+
+        *_, kept, standing = pipeline_run(tell)
+        if not kept:
+            raise jobs.LeaseLost(job.id)
+        if not standing:
+            pipeline_run(
+                lambda pipe, voters=voters: [
+                    notifications.notifications_forget_status_queue(
+                        pipe, recipient=uid, sid=sid
+                    )
+                    for uid in [status.author_id, *voters]
+                ]
+            )
+            return

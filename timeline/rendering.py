@@ -518,6 +518,7 @@ _SAYS = {
     "mention": "mentioned you.",
     "reply": "replied to you.",
     "update": "edited a status you reposted.",
+    "poll": "poll has ended.",  # after "@alice's" (`notification_list`)
 }
 # A row's start and what follows its attributes, read or unread (said aloud too).
 _READ = ('<li class="notification"', "")
@@ -593,12 +594,15 @@ def _filtered_quote(status: Status, titles: str, url) -> str:
 
 
 def notification_list(
-    items: list[NotificationItem], filtered: dict[int, str] | None = None
+    items: list[NotificationItem],
+    filtered: dict[int, str] | None = None,
+    viewer_id: int | None = None,
 ) -> Markup:
     """Notification groups as `<ol class="notifications">`, newest first: who (the
     actors' usernames as read with the page, "and 3 others"), what, when, and the
     status it is about (by the titles of the viewer's filters that fold it:
-    `filtered`, sid -> titles); unread ones marked, for sight and aloud."""
+    `filtered`, sid -> titles); unread ones marked, for sight and aloud.
+    `viewer_id`: whose page it is (their own poll's end says "Your poll")."""
     url = url_maker()
     filtered = filtered or {}
     rows = []
@@ -611,6 +615,12 @@ def notification_list(
             names = f"{', '.join(links[:-1])} and {links[-1]}"
         else:
             names = "".join(links)
+        says = _says(item.kind, url)
+        if item.kind == "poll":
+            # Its one actor is its author: the viewer, or whose poll they voted in.
+            own = item.status is not None and item.actors and viewer_id is not None
+            own = own and item.actors[0].id == viewer_id
+            names, says = ("Your", "poll has ended.") if own else (f"{names}'s", says)
         head, new = _UNREAD if item.unread else _READ
         quote = ""
         if item.status is not None:
@@ -622,7 +632,7 @@ def notification_list(
             )
         rows.append(
             f'{head} data-kind="{escape(item.kind)}">{new}'
-            f"<p>{names} {_says(item.kind, url)} {_when(item.at)}</p>{quote}</li>"
+            f"<p>{names} {says} {_when(item.at)}</p>{quote}</li>"
         )
     return Markup(f'<ol class="notifications">{"".join(rows)}</ol>')
 

@@ -660,9 +660,9 @@ def status_unlink(
 ) -> None:
     """Remove everything that links to or from deleted status `sid`: its link in
     the parent's replies and the original's reposts, the notifications it caused
-    (`mentioned`: the users it mentioned), each liker's record of it, its reposts
-    (each deleted as a status). Idempotent and resumable: each walk consumes its
-    zset."""
+    (`mentioned`: the users it mentioned; its poll's voters), each liker's record
+    of it, its reposts (each deleted as a status). Idempotent and resumable: each
+    walk consumes its zset."""
     r = get_redis()
 
     # The notifications it caused: the likes and reposts of it in its author's
@@ -727,6 +727,19 @@ def status_unlink(
             pipe.zrem(keys.likes(sid), *likers)
 
         pipeline_run(forget)
+    # Its voters' "poll has ended" (`timeline.polls`), then its voters.
+    while voters := [
+        int(u) for u in r.zrange(keys.poll_voters(sid), 0, UNLINK_BATCH - 1)
+    ]:
+        pipeline_run(
+            lambda pipe, voters=voters: [
+                notifications.notifications_forget_status_queue(
+                    pipe, recipient=voter, sid=sid
+                )
+                for voter in voters
+            ]
+        )
+        r.zrem(keys.poll_voters(sid), *voters)
     while rows := r.zrange(keys.reposts(sid), 0, UNLINK_BATCH - 1, withscores=True):
         _reposts_delete(rows)
         # Their "edited a status you reposted" of it (`timeline.edits`) go too.

@@ -58,6 +58,7 @@ TYPE_OF = {
     "update": "update",
     "follow": "follow",
     "follow_request": "follow_request",
+    "poll": "poll",
 }
 # Every type Mastodon 4.3 knows (a known type we never send matches nothing; an
 # unknown one is ignored, as Mastodon does).

@@ -412,3 +412,22 @@ def test_a_reply_may_ask_a_poll_and_a_repeated_key_makes_one():
     assert again.json()["id"] == first.json()["id"]
     assert get_redis().zcard(keys.posts(bob.id)) == 1
     assert _vote(_api(alice), first.json()["id"], 1).json()["own_votes"] == [1]
+
+
+def test_a_closed_poll_is_a_poll_notification_for_its_voters_and_author():
+    alice, bob = make_user("alice"), make_user("bob")
+    poll = polls.poll_make(["tea", "coffee"], 300, now=time.time() - 299.2)
+    sid = services.status_create(author=alice, text="Which one?", poll=poll).id
+    run_jobs()
+    assert _vote(_api(bob), sid, 1).status_code == 200
+    time.sleep(0.9)
+    run_jobs(sweep=True)
+    for user in (bob, alice):
+        found = _api(user).get("/api/v1/notifications?types[]=poll").json()
+        assert [(n["type"], n["account"]["username"]) for n in found] == [
+            ("poll", "alice")
+        ]
+        status = found[0]["status"]
+        assert status["id"] == str(sid) and status["poll"]["expired"] is True
+        assert status["poll"]["options"][1]["votes_count"] == 1
+    assert _api(bob).get("/api/v1/notifications?exclude_types[]=poll").json() == []

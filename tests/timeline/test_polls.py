@@ -13,7 +13,13 @@ import time
 import pytest
 from django.test import Client
 
-from tests.helpers import logged_in_client, make_user, page, run_jobs
+from tests.helpers import (
+    logged_in_client,
+    make_user,
+    notifications_shown,
+    page,
+    run_jobs,
+)
 from tests.roundtrips import RoundTripCounter
 from tests.timeline.test_filters import folded
 from timeline import edits, filters, keys, polls, privacy, services, social
@@ -391,3 +397,53 @@ def test_a_pulled_authors_poll_on_the_home_leads_to_its_page(r, settings):
     assert 'type="radio" name="choice"' in there
     vote(fan, sid, 0)
     assert results(poll_of(page(fan, f"/s/{sid}/"), sid))[0] == ("100%", "Tea", True)
+
+
+def closing_soon(author, **flags) -> int:
+    """A poll that closes within a second (its job runs once it has)."""
+    return ask(author, seconds=300, ago=299.2, **flags)
+
+
+def closed() -> None:
+    time.sleep(0.9)
+    run_jobs(sweep=True)
+
+
+def test_its_voters_and_its_author_are_told_when_the_poll_closes(r, people):
+    alice, bob, carol = people
+    sid = closing_soon(alice)
+    polls.poll_vote(user=bob, sid=sid, choices=[0])
+    run_jobs(sweep=True)
+    bo, caro, ali = (logged_in_client(n) for n in ("bob", "carol", "alice"))
+    assert notifications_shown(bo) == []  # not before it closes
+    closed()
+    assert notifications_shown(bo) == ["@alice's poll has ended. Which one?"]
+    assert notifications_shown(ali)[0] == "Your poll has ended. Which one?"
+    assert notifications_shown(caro) == []  # she did not vote
+    # Told once, however often the job runs.
+    from timeline import fanout, jobs
+
+    jobs.enqueue(slot=social._status_slot(sid), jid=polls.poll_job_id(sid))
+    fanout.run_pending(sweep=True)
+    assert notifications_shown(bo) == ["@alice's poll has ended. Which one?"]
+    assert notifications_shown(ali) == [
+        "Your poll has ended. Which one?",
+        "@carol and @bob followed you",
+    ]
+
+
+def test_a_deleted_poll_takes_its_closing_notifications_back(r, people):
+    alice, bob, _ = people
+    sid = closing_soon(alice)
+    polls.poll_vote(user=bob, sid=sid, choices=[1])
+    closed()
+    bo = logged_in_client("bob")
+    assert re.search(r'href="/notifications/"[^>]*>Notifications <span', page(bo, "/"))
+    services.status_delete(user=alice, sid=sid)
+    run_jobs(sweep=True)
+    assert notifications_shown(bo) == []
+    # Nothing unread is left behind: the badge goes.
+    assert not re.search(
+        r'href="/notifications/"[^>]*>Notifications <span', page(bo, "/")
+    )
+    assert not r.exists(keys.poll_voters(sid))
