@@ -14,7 +14,7 @@ from timeline.domain import (
 )
 from timeline.filters import CONTEXT_LABELS, FilterRefused, keyword_clean
 from timeline.lists import REPLIES_POLICIES, TITLE_MAX
-from timeline.polls import PollRefused, poll_make
+from timeline.polls import PollRefused, poll_draft, poll_make
 
 # How long a poll stays open (seconds), as Mastodon's menu offers.
 POLL_DURATIONS = (
@@ -117,8 +117,10 @@ class StatusForm(AccessibleForm):
             for n in range(1, POLL_OPTIONS_MAX + 1)
             if (value := cleaned.get(f"option{n}") or "").strip()
         ]
+        # A scheduled status's poll is open its time from when it is posted.
+        scheduled = cleaned.get("scheduled_at") is not None
         try:
-            cleaned["poll"] = poll_make(
+            cleaned["poll"] = (poll_draft if scheduled else poll_make)(
                 options,
                 int(cleaned.get("poll_expires") or 86400),
                 multiple=bool(cleaned.get("poll_multiple")),
@@ -126,9 +128,6 @@ class StatusForm(AccessibleForm):
             )
         except PollRefused as error:
             self.add_error("poll", str(error))
-            return
-        if cleaned.get("scheduled_at") is not None:
-            self.add_error("poll", "A poll cannot be scheduled: post it now.")
 
     def clean(self):
         cleaned = super().clean()

@@ -31,6 +31,7 @@ and a batch told while it was being deleted is taken back by the job itself.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 from accounts import limits
 from accounts.domain import User
@@ -92,6 +93,27 @@ def poll_make(
         multiple=multiple,
         hide_totals=hide_totals,
     )
+
+
+def poll_draft(
+    options: list[str],
+    expires_in: float,
+    *,
+    multiple: bool = False,
+    hide_totals: bool = False,
+) -> Poll:
+    """A poll to ask later (a scheduled status's, `timeline.scheduled`): the rules
+    of `poll_make`, its `expires` how many seconds it stays open once asked
+    (`poll_asked`), as Mastodon counts a scheduled poll's from its posting."""
+    return poll_make(
+        options, expires_in, multiple=multiple, hide_totals=hide_totals, now=0.0
+    )
+
+
+def poll_asked(draft: Poll, now: float | None = None) -> Poll:
+    """A drafted poll (`poll_draft`), asked now: open its seconds from now."""
+    now = time.time() if now is None else now
+    return replace(draft, expires=round(now + draft.expires, 3))
 
 
 # KEYS: the status hash, its voters. ARGV: the voter's uid, their choices (option

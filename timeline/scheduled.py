@@ -53,11 +53,12 @@ from accounts.domain import User
 from accounts.selectors import user_get
 from config.pipelines import LuaScript, pipeline_run
 from config.redis import get_redis
-from timeline import ids, jobs, keys, services, social
+from timeline import ids, jobs, keys, polls, services, social
 from timeline.direct import DirectRefused
 from timeline.domain import (
     InvalidStatus,
     NotFound,
+    Poll,
     TimelineError,
     normalize_spoiler,
     normalize_text,
@@ -105,6 +106,19 @@ class Scheduled:
     spoiler: str = ""
     unlisted: bool = False
     reply_to: int | None = None
+    # Its poll, as drafted (`polls.poll_draft`: `expires` is how many seconds it
+    # stays open once posted).
+    poll: Poll | None = None
+
+    @property
+    def poll_open_label(self) -> str:
+        """How long its poll stays open once posted ("1 hour", "3 days")."""
+        seconds = int(self.poll.expires) if self.poll is not None else 0
+        for unit, size in (("day", 86400), ("hour", 3600), ("minute", 60)):
+            if seconds >= size and seconds % size == 0:
+                n = seconds // size
+                return f"{n} {unit}{'s' if n != 1 else ''}"
+        return f"{seconds} seconds"
 
     @property
     def at_iso(self) -> str:
@@ -118,17 +132,16 @@ class Scheduled:
         )
 
     def to_json(self) -> str:
-        return json.dumps(
-            {
-                "at": kept_time(self.at),
-                "text": self.text,
-                "spoiler": self.spoiler,
-                "unlisted": self.unlisted,
-                "reply_to": self.reply_to,
-            },
-            ensure_ascii=False,
-            separators=(",", ":"),
-        )
+        row = {
+            "at": kept_time(self.at),
+            "text": self.text,
+            "spoiler": self.spoiler,
+            "unlisted": self.unlisted,
+            "reply_to": self.reply_to,
+        }
+        if self.poll is not None:
+            row["poll"] = self.poll.to_field()
+        return json.dumps(row, ensure_ascii=False, separators=(",", ":"))
 
     @classmethod
     def from_json(cls, n: int, value: str) -> Scheduled:
@@ -140,6 +153,7 @@ class Scheduled:
             spoiler=row.get("spoiler") or "",
             unlisted=bool(row.get("unlisted")),
             reply_to=row.get("reply_to"),
+            poll=Poll.from_field(row.get("poll")),
         )
 
 
@@ -296,13 +310,16 @@ def status_schedule(
     reply_to: int | None = None,
     limit: limits.Limit | None = None,
     receipt: Receipt | None = None,
+    poll: Poll | None = None,
 ) -> Scheduled:
     """Schedule a status to be posted at `at` (unix seconds): the rules of a new
     status now (InvalidStatus), a time and the caps (ScheduleRefused), what it
     replies to while its author may see it (NotFound) and no direct message
     (DirectRefused: a reply to one is one, and none is scheduled); with `limit`
     (the posting budget), taken or TooManyAttempts; with `receipt`, its id
-    recorded in the same step, or ReceiptLost. The status as scheduled."""
+    recorded in the same step, or ReceiptLost; `poll`: its poll, drafted
+    (`polls.poll_draft`: open its seconds once posted). The status as
+    scheduled."""
     text = normalize_text(text)
     spoiler = normalize_spoiler(spoiler)
     problem = text_problem(text, spoiler)
@@ -332,7 +349,13 @@ def status_schedule(
     if limit is not None:
         limits.take(limit)
     entry = Scheduled(
-        id=0, at=at, text=text, spoiler=spoiler, unlisted=unlisted, reply_to=reply_to
+        id=0,
+        at=at,
+        text=text,
+        spoiler=spoiler,
+        unlisted=unlisted,
+        reply_to=reply_to,
+        poll=poll,
     )
     slot = keys.slot_of_user(author.id)
     receipt_keys, receipt_args = [], []
@@ -489,6 +512,8 @@ def schedule_job_run(job: jobs.Job) -> None:
         # Its entry goes in the step that publishes it: a run again finds it gone
         # (even once its author deleted the status: it is not posted again).
         "scheduled_entry": n,
+        # Its poll, open its seconds from now (Mastodon's, from its posting).
+        "poll": polls.poll_asked(entry.poll) if entry.poll is not None else None,
     }
     try:
         if not (entry.reply_to is not None and _replied(entry.reply_to, post)):

@@ -111,6 +111,7 @@ def post_status(request):
                     limit=limits.post(request.user.id),
                     unlisted=form.cleaned_data["unlisted"],
                     spoiler=form.cleaned_data["spoiler"],
+                    poll=form.cleaned_data["poll"],
                 )
             else:
                 services.status_create(

@@ -137,24 +137,6 @@ def test_a_wrong_poll_is_refused_with_what_was_typed_kept(r, people, options, er
     assert "My question" not in page(logged_in_client("bob"), "/")
 
 
-def test_a_poll_cannot_be_scheduled(r, people):
-    ali = logged_in_client("alice")
-    response = ali.post(
-        "/post/",
-        {
-            "text": "Later?",
-            "poll": "on",
-            "option1": "Yes",
-            "option2": "No",
-            "poll_expires": "3600",
-            "schedule": "on",
-            "scheduled_at": "2099-01-01T10:00",
-        },
-    )
-    assert response.status_code == 400
-    assert "A poll cannot be scheduled" in response.content.decode()
-
-
 def test_an_unticked_poll_posts_a_plain_status(r, people):
     ali = logged_in_client("alice")
     ali.post("/post/", {"text": "Plain", "option1": "Left", "poll_expires": "300"})
@@ -447,3 +429,41 @@ def test_a_deleted_poll_takes_its_closing_notifications_back(r, people):
         r'href="/notifications/"[^>]*>Notifications <span', page(bo, "/")
     )
     assert not r.exists(keys.poll_voters(sid))
+
+
+def test_a_scheduled_poll_opens_when_it_is_posted(r, people):
+    from timeline import fanout, jobs, scheduled
+
+    ali = logged_in_client("alice")
+    response = ali.post(
+        "/post/",
+        {
+            "text": "Later?",
+            "poll": "on",
+            "option1": "Yes",
+            "option2": "No",
+            "poll_expires": "3600",
+            "poll_multiple": "on",
+            "schedule": "on",
+            "scheduled_at": time.strftime(
+                "%Y-%m-%dT%H:%M", time.gmtime(time.time() + 86400)
+            ),
+        },
+    )
+    assert response.status_code == 302, response.content.decode()
+    listed = page(ali, "/scheduled/")
+    assert "Poll: <bdi>Yes</bdi> / <bdi>No</bdi> (open 1 hour once posted" in listed
+    (entry,) = scheduled.scheduled_list(user=people[0])
+    # Its job runs (made due now, as at its time): the poll is open an hour from
+    # its posting.
+    slot = keys.slot_of_user(people[0].id)
+    jid = scheduled.schedule_job_id(people[0].id, entry.id)
+    r.zadd(keys.job_queue(slot), {jid: jobs.now_ms()}, xx=True)
+    fanout.run_pending(sweep=True)
+    posted = time.time()
+    (sid,) = [int(x) for x in r.zrange(keys.posts(people[0].id), 0, -1)]
+    (status,) = services.statuses_read([sid])
+    assert status.poll.options == ("Yes", "No") and status.poll.multiple
+    assert posted - 60 + 3600 < status.poll.expires <= posted + 3600
+    bo = logged_in_client("bob")
+    assert 'type="checkbox" name="choice"' in poll_of(page(bo, "/"), sid)
