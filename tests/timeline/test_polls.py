@@ -467,3 +467,27 @@ def test_a_scheduled_poll_opens_when_it_is_posted(r, people):
     assert posted - 60 + 3600 < status.poll.expires <= posted + 3600
     bo = logged_in_client("bob")
     assert 'type="checkbox" name="choice"' in poll_of(page(bo, "/"), sid)
+
+
+def test_a_warned_polls_options_stay_folded_under_its_warning(r, people):
+    # A content warning folds what it warns of: the poll's options (a spoiler may
+    # be in them) as the text, as Mastodon folds a poll under its warning.
+    alice, *_ = people
+    poll = polls.poll_make(["Snape kills Dumbledore", "Nobody dies"], 3600)
+    sid = services.status_create(
+        author=alice, text="Guess the ending", spoiler="Book 6 spoilers", poll=poll
+    ).id
+    run_jobs()
+    for client in (logged_in_client("bob"), Client()):
+        markup = page(client, f"/s/{sid}/")
+        folded = re.search(
+            r'<details class="spoiler">(.*?)</details>', markup, re.S
+        ).group(1)
+        assert "Guess the ending" in folded
+        assert "Snape kills Dumbledore" in folded
+        assert markup.count("Snape kills Dumbledore") == 1
+    # The reader still votes from inside the fold.
+    bo = logged_in_client("bob")
+    vote(bo, sid, 1)
+    part = poll_of(page(bo, "/"), sid)
+    assert results(part)[1] == ("100%", "Nobody dies", True)
