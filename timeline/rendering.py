@@ -347,6 +347,11 @@ def _row(
         if status.poll is not None
         else ""
     )
+    if poll and status.spoiler:
+        # A content warning folds the poll with the text (`_fragments`: the fold
+        # ends the tail), as Mastodon's: its options may be what it warns of.
+        assert tail.endswith("</details>")
+        tail, poll = tail[: -len("</details>")], f"{poll}</details>"
     social = _social(status, form_head, url)
     return start, _marked(f"{tail}{poll}{social}{delete}{end}")
 
