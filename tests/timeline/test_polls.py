@@ -491,3 +491,24 @@ def test_a_warned_polls_options_stay_folded_under_its_warning(r, people):
     vote(bo, sid, 1)
     part = poll_of(page(bo, "/"), sid)
     assert results(part)[1] == ("100%", "Nobody dies", True)
+
+
+def test_a_damaged_tally_or_vote_fails_no_page(r, people):
+    # As a damaged `poll` field reads as no poll rather than failing the pages
+    # that show the status, a damaged tally or vote (a hand edit, a bad restore)
+    # is read as the vote script reads it (its numbers), never a server error.
+    alice, bob, carol = people
+    sid = ask(alice, ("Tea", "Coffee"))
+    polls.poll_vote(user=bob, sid=sid, choices=[1])
+    r.hset(keys.status(sid), mapping={"tally": "1 0 x1", f"v:{bob.id}": "1\n"})
+    bo = logged_in_client("bob")
+    for client, path in ((bo, "/"), (bo, f"/s/{sid}/"), (Client(), f"/s/{sid}/")):
+        response = client.get(path)
+        assert response.status_code == 200, path
+    assert results(poll_of(page(bo, "/"), sid)) == [
+        ("0%", "Tea", False),
+        ("100%", "Coffee", True),
+    ]
+    # And the next vote counts on from what stands.
+    polls.poll_vote(user=carol, sid=sid, choices=[0])
+    assert r.hget(keys.status(sid), "tally") == "2 1 1"
