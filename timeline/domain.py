@@ -257,13 +257,19 @@ def _tally_from(value: str | None, options: int) -> tuple[int, tuple[int, ...]]:
     """A poll's voters and each option's votes from its `tally` field (`<voters>
     <votes of option 0> ...`, written by `timeline.polls`'s vote script; absent:
     nobody voted)."""
-    counts = [int(v) for v in value.split()] if value else []
+    counts = [int(v) for v in _NUMBERS.findall(value)] if value else []
     counts += [0] * (options + 1 - len(counts))
     return counts[0], tuple(counts[1 : options + 1])
 
 
 def _choices_from(value: str | None) -> tuple[int, ...]:
-    return tuple(int(v) for v in value.split()) if value else ()
+    return tuple(int(v) for v in _NUMBERS.findall(value)) if value else ()
+
+
+# The numbers of a `tally` or a `v:<uid>` field, as the vote script reads them
+# (Lua's `%d+`): a damaged field reads as the script counts on from, never fails
+# the pages that show the status (as a damaged `poll` reads as none).
+_NUMBERS = re.compile(r"[0-9]+")
 
 
 @dataclass(frozen=True, slots=True)
