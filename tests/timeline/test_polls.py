@@ -193,11 +193,13 @@ def test_a_poll_of_several_choices_counts_each_and_its_voters_once(r, people):
     vote(bo, sid, 0, 2, 2)
     vote(logged_in_client("carol"), sid, 2)
     part = poll_of(page(bo, "/"), sid)
-    # Shares of the votes (3), as Mastodon's apps show them; 2 people voted.
+    # Each option's share of the people who voted (2), as Mastodon's apps show
+    # a poll of several choices (`voters_count`): C was everyone's choice, and the
+    # shares add up to more than 100%; not of the votes (3: 33%, 67%).
     assert results(part) == [
-        ("33%", "A", True),
+        ("50%", "A", True),
         ("0%", "B", False),
-        ("67%", "C", True),
+        ("100%", "C", True),
         ("0%", "D", False),
     ]
     assert "2 people" in part
