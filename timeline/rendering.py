@@ -252,7 +252,10 @@ def _poll_html(status: Status, form_head: str | None, url, own: bool, expired: b
             f" {voters} · {meta}</p></form>"
         )
     hidden = poll.hide_totals and not expired and not own
-    total = sum(status.votes) or 1
+    # Each option's share of the people who voted, as Mastodon's apps show it
+    # (`voters_count`): in a poll of several choices the shares add up to more
+    # than 100%, and an option everyone chose shows 100%.
+    total = status.voters or sum(status.votes) or 1
     rows = []
     for i, (option, n) in enumerate(zip(options, status.votes, strict=True)):
         mine = ' <span class="poll-mine">(your choice)</span>' if i in voted else ""
