@@ -514,3 +514,21 @@ def test_a_damaged_tally_or_vote_fails_no_page(r, people):
     # And the next vote counts on from what stands.
     polls.poll_vote(user=carol, sid=sid, choices=[0])
     assert r.hget(keys.status(sid), "tally") == "2 1 1"
+
+
+def test_a_duration_off_the_menu_is_said_or_ignored_without_a_poll(r, people):
+    # A duration the menu does not offer (a page loaded before the menu changed,
+    # a hand-made form): with the poll ticked, the form says what is wrong and
+    # keeps the options; unticked, the status posts, as the other poll fields
+    # are then ignored. Never a refusal that says nothing.
+    ali = logged_in_client("alice")
+    data = {"text": "Q?", "option1": "Yes", "option2": "No", "poll_expires": "999"}
+    response = ali.post("/post/", {**data, "poll": "on"})
+    markup = response.content.decode()
+    assert response.status_code == 400
+    assert "Choose how long the poll stays open." in markup
+    assert 'value="Yes"' in markup and 'value="No"' in markup
+    assert ali.post("/post/", {**data, "next": "/"}).status_code == 302
+    run_jobs()
+    markup = page(logged_in_client("bob"), "/")
+    assert "Q?" in markup and 'class="poll"' not in markup
