@@ -65,9 +65,9 @@ class StatusForm(AccessibleForm):
     # A poll (`timeline.polls`): posted only while its tick box (`poll`) is ticked,
     # from the options filled in, in order (blank ones are left out).
     poll = forms.BooleanField(label="Add a poll", required=False)
-    poll_expires = forms.ChoiceField(
-        label="Open for", choices=POLL_DURATIONS, required=False, initial="86400"
-    )
+    # Checked with the poll (`_poll_clean`): a field error of its own would refuse
+    # a status without a poll, and say nothing (the page shows the poll's errors).
+    poll_expires = forms.CharField(label="Open for", required=False, initial="86400")
     poll_multiple = forms.BooleanField(label="Several choices", required=False)
     poll_hide_totals = forms.BooleanField(
         label="Hide the results until it closes", required=False
@@ -117,12 +117,17 @@ class StatusForm(AccessibleForm):
             for n in range(1, POLL_OPTIONS_MAX + 1)
             if (value := cleaned.get(f"option{n}") or "").strip()
         ]
+        expires = cleaned.get("poll_expires") or "86400"
+        if expires not in dict(POLL_DURATIONS):
+            cleaned["poll"] = None
+            self.add_error("poll", "Choose how long the poll stays open.")
+            return
         # A scheduled status's poll is open its time from when it is posted.
         scheduled = cleaned.get("scheduled_at") is not None
         try:
             cleaned["poll"] = (poll_draft if scheduled else poll_make)(
                 options,
-                int(cleaned.get("poll_expires") or 86400),
+                int(expires),
                 multiple=bool(cleaned.get("poll_multiple")),
                 hide_totals=bool(cleaned.get("poll_hide_totals")),
             )
