@@ -8,7 +8,7 @@ import pytest
 
 from tests.browser.test_journeys import log_in, navigating
 from tests.helpers import make_user, run_jobs
-from timeline import services
+from timeline import polls, services
 
 pytestmark = [pytest.mark.real_redis, pytest.mark.browser]
 
@@ -47,3 +47,32 @@ def test_a_poll_asked_and_answered(new_page):
 
     asker.goto("/")
     assert "1 person" in asker.locator("li.status div.poll").inner_text()
+
+
+def test_a_warned_poll_opens_with_its_warning(new_page):
+    # A content warning folds the poll with the text: its options show, and take
+    # a vote, once the reader opens it.
+    alice, bob = make_user("alice"), make_user("bob")
+    services.follow_create(follower=bob, followee_id=alice.id)
+    asked = polls.poll_make(["Snape", "Nobody"], 3600)
+    services.status_create(
+        author=alice, text="Who dies?", spoiler="Book 6 spoilers", poll=asked
+    )
+    run_jobs()
+    voter = new_page()
+    log_in(voter, "bob")
+    row = voter.locator("li.status")
+    assert row.get_by_text("Book 6 spoilers").is_visible()
+    assert not row.get_by_text("Who dies?").is_visible()
+    assert not row.get_by_text("Snape").is_visible()
+    row.locator("details.spoiler > summary").click()
+    assert row.get_by_text("Who dies?").is_visible()
+    row.get_by_label("Nobody").check()
+    navigating(voter, row.get_by_role("button", name="Vote").click)
+    assert voter.get_by_text("Voted.").is_visible()
+    row.locator("details.spoiler > summary").click()
+    shown = [
+        " ".join(text.split())
+        for text in row.locator("li.poll-result").all_inner_texts()
+    ]
+    assert shown == ["0% Snape", "100% Nobody (your choice)"]
