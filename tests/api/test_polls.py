@@ -431,3 +431,37 @@ def test_a_closed_poll_is_a_poll_notification_for_its_voters_and_author():
         assert status["id"] == str(sid) and status["poll"]["expired"] is True
         assert status["poll"]["options"][1]["votes_count"] == 1
     assert _api(bob).get("/api/v1/notifications?exclude_types[]=poll").json() == []
+
+
+def test_a_vote_reads_as_no_bookmark_pin_nor_mute_on_any_path():
+    # The viewer's vote sits among their like, repost, bookmark, pin and mute in
+    # a read's row: a vote must not read as any of the others, nor they as it.
+    alice, bob = make_user("alice"), make_user("bob")
+    _follow(bob, alice)
+    sid = _poll_post(_api(alice))["id"]
+    client = _api(bob)
+    assert _vote(client, sid, 1).status_code == 200
+    reblog = client.post(f"/api/v1/statuses/{sid}/reblog").json()["id"]
+    run_jobs()
+    shown = [
+        client.get(f"/api/v1/statuses/{sid}").json(),
+        client.get(f"/api/v1/statuses/{reblog}").json(),
+        *client.get("/api/v1/timelines/home").json(),
+        *client.get(f"/api/v1/accounts/{alice.id}/statuses").json(),
+        *client.get(f"/api/v1/accounts/{bob.id}/statuses").json(),
+    ]
+    for entity in shown:
+        for status in (entity, entity["reblog"]):
+            if status is None:
+                continue
+            assert (status["bookmarked"], status["pinned"], status["muted"]) == (
+                False,
+                False,
+                False,
+            )
+            assert status["poll"]["own_votes"] == [1]
+    client.post(f"/api/v1/statuses/{sid}/bookmark")
+    client.post(f"/api/v1/statuses/{sid}/mute")
+    (marked,) = client.get("/api/v1/bookmarks").json()
+    assert marked["bookmarked"] and marked["muted"] and not marked["pinned"]
+    assert marked["poll"]["own_votes"] == [1]

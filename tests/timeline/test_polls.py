@@ -22,7 +22,7 @@ from tests.helpers import (
 )
 from tests.roundtrips import RoundTripCounter
 from tests.timeline.test_filters import folded
-from timeline import edits, filters, keys, polls, privacy, services, social
+from timeline import blocks, edits, filters, keys, polls, privacy, services, social
 from timeline.domain import NotFound
 from timeline.filters import KeywordChange
 
@@ -532,3 +532,40 @@ def test_a_duration_off_the_menu_is_said_or_ignored_without_a_poll(r, people):
     run_jobs()
     markup = page(logged_in_client("bob"), "/")
     assert "Q?" in markup and 'class="poll"' not in markup
+
+
+def test_no_vote_where_the_voter_may_not_see_and_none_revives_a_deleted_status(
+    r, people
+):
+    alice, bob, carol = people
+    dave = make_user("dave")
+    sid = ask(alice)
+    # A block either way.
+    blocks.block_create(blocker=alice, blocked_id=bob.id)
+    blocks.block_create(blocker=carol, blocked_id=alice.id)
+    run_jobs()
+    for user in (bob, carol):
+        with pytest.raises(NotFound):
+            polls.poll_vote(user=user, sid=sid, choices=[0])
+    # A direct message's poll: for its audience only.
+    dm = services.status_create(
+        author=alice,
+        text="@dave which?",
+        direct=True,
+        poll=polls.poll_make(["Tea", "Coffee"], 3600),
+    ).id
+    run_jobs()
+    eve = make_user("eve")
+    with pytest.raises(NotFound):
+        polls.poll_vote(user=eve, sid=dm, choices=[0])
+    assert (
+        logged_in_client("eve").post(f"/s/{dm}/vote/", {"choice": "0"}).status_code
+        == 404
+    )
+    polls.poll_vote(user=dave, sid=dm, choices=[1])
+    # A deleted status: refused, and its hash is not written again.
+    services.status_delete(user=alice, sid=dm)
+    with pytest.raises(NotFound):
+        polls.poll_vote(user=eve, sid=dm, choices=[0])
+    assert not r.exists(keys.status(dm))
+    assert r.hget(keys.status(sid), "tally") is None  # nobody's vote counted
