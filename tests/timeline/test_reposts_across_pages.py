@@ -268,3 +268,25 @@ def test_the_check_against_pulled_outboxes_costs_no_round_trip(r, pulled_origina
         "api": 3,
         "api up": 3,
     }
+
+
+def test_a_repost_of_a_pulled_reply_to_someone_followed_shows_once(r, pulled_original):
+    # Alice's reply to carol, whom dave follows, is in dave's home (the reply rule
+    # lets it in, as the fan-out would have), three of alice's statuses below bob's
+    # repost of it (within the falloff, on the next page): the repost is left out
+    # and dave reads the reply once, as itself.
+    dave, alice, bob, _, _, _ = pulled_original
+    carol = make_user("carol")
+    services.follow_create(follower=dave, followee_id=carol.id)
+    run_jobs()
+    asked = services.status_create(author=carol, text="a question")
+    time.sleep(0.003)  # the reply numbered above carol's question
+    reply = services.status_create(author=alice, text="an answer", reply_to=asked)
+    more = [services.status_create(author=alice, text=f"more {i}") for i in range(3)]
+    time.sleep(0.003)
+    social.status_repost(user=bob, sid=reply.id)
+    run_jobs()
+    expected = [(s.id, s.id) for s in [*reversed(more), reply, asked]]
+    for walk in (_walk_site(dave), _walk_api(dave, ""), _walk_api(dave, "min_id=1")):
+        assert walk[:5] == expected, walk
+        assert [o for _, o in walk].count(reply.id) == 1, walk
