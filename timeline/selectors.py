@@ -311,11 +311,27 @@ end
 # does one that the outbox of a pulled author the home merges keeps (`pulled`,
 # nil: none; `pulled.outbox[author]`, the outbox of the original's `author` if
 # pulled), its distance counted in every pulled author's posts too
-# (`pulled.posts`; a reply the home leaves out counted too: a bound); then the
-# answer is the original's outbox entry, not true, for the caller to apply the
-# reply rule a merge applies (`_again_queue`: a reply the home leaves out is not
-# held). The window's script knows no pulled author (nil).
+# (`pulled.posts`; a reply the home leaves out counted too: a bound), if the
+# merge shows it: a reply to someone other than its author and the reader
+# (`pulled.viewer`) only while the reader follows them (`pulled.following`; the
+# reply rule, `Status.reply_follow_decides`), so the repost of one the home
+# leaves out shows and one the home shows is left out. A damaged entry is not
+# held. The window's script knows no pulled author (nil); nor does a Cluster's
+# `_AGAIN`, whose caller asks the outbox apart and applies the rule
+# (`_again_queue`).
 _AGAIN_LUA = """
+local function merge_shows(entry, pulled)
+  local ok, fields = pcall(cjson.decode, entry)
+  local author = ok and type(fields) == 'table' and fields[pulled.uid_at]
+  if type(author) ~= 'string' then return false end
+  local to = fields[pulled.reply_at]
+  if type(to) ~= 'string' or to == '' or to == '0' or to == author
+      or to == pulled.viewer then
+    return true
+  end
+  return redis.call('ZSCORE', pulled.following, to) ~= false
+end
+
 local function seen_below(home, tags, sid, original, falloff, author, pulled)
   local low, high = '(' .. original, '(' .. sid
   if redis.call('ZSCORE', home, original) then
@@ -327,7 +343,8 @@ local function seen_below(home, tags, sid, original, falloff, author, pulled)
   end
   local posts = {}
   if not held and pulled and pulled.outbox[author] then
-    held, posts = redis.call('HGET', pulled.outbox[author], original), pulled.posts
+    local entry = redis.call('HGET', pulled.outbox[author], original)
+    held, posts = entry and merge_shows(entry, pulled), pulled.posts
   end
   if not held then return false end
   local n = redis.call('ZCOUNT', home, low, high)
@@ -337,7 +354,7 @@ local function seen_below(home, tags, sid, original, falloff, author, pulled)
       n = n + redis.call('ZCOUNT', key, low, high)
     end
   end
-  return n < falloff and held
+  return n < falloff
 end
 """
 
@@ -1035,17 +1052,18 @@ def _refused_queue(
     return reads.queue(build, parse)
 
 
-# KEYS: a home. ARGV: its repost falloff, how many followed tags' timelines follow
-# and their keys, how many pulled authors the home merges and their uids, the
-# halves of a posts key and of an outbox key around a uid (the tags' timelines and
-# the authors' keys one server only: read undeclared, as `_STATUSES_READ` reads
-# its user keys; none on a Cluster), then 'pairs' and the sid of each repost, of
-# its original and of the original's author, or (one server only: the status keys
-# built in Lua) 'ids', the halves of a status key around its id, the status hash's
-# `repost_of` and `repost_uid` fields, then statuses' ids. Returns, for each
-# repost among them that the home shows as its original (`_AGAIN_LUA`), its sid and
-# '' or (the original held by a pulled author's outbox alone) that entry: for the
-# statuses that a window's script did not check.
+# KEYS: a home and its owner's following zset. ARGV: its repost falloff, how many
+# followed tags' timelines follow and their keys, how many pulled authors the home
+# merges and their uids, the halves of a posts key and of an outbox key around a
+# uid, the home's owner and where an outbox entry holds its author's uid and its
+# `reply_uid` (the tags' timelines and the authors' keys one server only: read
+# undeclared, as `_STATUSES_READ` reads its user keys; none on a Cluster), then
+# 'pairs' and the sid of each repost, of its original and of the original's
+# author, or (one server only: the status keys built in Lua) 'ids', the halves of
+# a status key around its id, the status hash's `repost_of` and `repost_uid`
+# fields, then statuses' ids. Returns the reposts among them that the home shows
+# as their originals (`_AGAIN_LUA`): for the statuses that a window's script did
+# not check.
 _AGAIN = LuaScript(
     _AGAIN_LUA
     + """
@@ -1055,19 +1073,20 @@ local tags = {unpack(ARGV, 3, 2 + t)}
 local p = tonumber(ARGV[3 + t])
 local pulled
 if p > 0 then
-  local pp, ps, bp, bs = unpack(ARGV, 4 + t + p, 7 + t + p)
-  pulled = {posts = {}, outbox = {}}
+  local pp, ps, bp, bs, viewer, uid_at, reply_at = unpack(ARGV, 4 + t + p, 10 + t + p)
+  pulled = {
+    posts = {}, outbox = {}, following = KEYS[2], viewer = viewer,
+    uid_at = tonumber(uid_at), reply_at = tonumber(reply_at),
+  }
   for i = 4 + t, 3 + t + p do
     pulled.posts[#pulled.posts + 1] = pp .. ARGV[i] .. ps
     pulled.outbox[ARGV[i]] = bp .. ARGV[i] .. bs
   end
 end
-local a = 8 + t + p
+local a = 11 + t + p
 local function check(sid, original, author)
-  local seen = seen_below(home, tags, sid, original, falloff, author, pulled)
-  if seen then
+  if seen_below(home, tags, sid, original, falloff, author, pulled) then
     out[#out + 1] = sid
-    out[#out + 1] = seen == true and '' or seen
   end
 end
 if ARGV[a] == 'ids' then
@@ -1087,6 +1106,17 @@ return out
 )
 
 
+@dataclass(frozen=True, slots=True)
+class _Again:
+    """What `_again_queue` found: the reposts the home shows as their originals,
+    and (a Cluster's) those whose original, a pulled author's reply held by its
+    outbox alone, the home holds only while the reader follows whom it answers:
+    (repost, that user) each, asked by `_again_known`."""
+
+    shown: frozenset[int]
+    deciding: tuple[tuple[int, int], ...] = ()
+
+
 def _again_queue(
     reads: ReadBatch,
     uid: int,
@@ -1095,16 +1125,19 @@ def _again_queue(
     sids: Iterable[int] = (),
     tags: Iterable[str] = (),
     pulled: Iterable[int] = (),
-) -> Deferred[frozenset[int]] | None:
+) -> Deferred[_Again] | None:
     """Queue the check of which reposts the home of `uid` shows as their originals
     (`_AGAIN_LUA`), among these statuses, or (one server only) among the statuses
     of these ids, read by the script; `tags`: the timelines (keys) of the followed
     tags the home merges, and `pulled`: the pulled authors it merges, whose
-    statuses count as the home's (a pulled reply that the home leaves out,
-    `Status.reply_follow_decides`, does not: its repost shows). None: nothing to
+    statuses count as the home's where the merge shows them (a pulled reply to
+    someone other than its author and the reader only while the reader follows
+    them, `Status.reply_follow_decides`: else its repost shows). None: nothing to
     check. On a Cluster the tags' timelines and the authors' keys, in other slots,
-    are asked in the same round trip, command by command (`_again_apart`)."""
-    home = [keys.home(uid)]
+    are asked in the same round trip, command by command (`_again_apart`), and the
+    follow that decides a pulled reply's place once its entry is read
+    (`_again_known`)."""
+    home = [keys.home(uid), keys.following(uid)]
     falloff = settings.HOME_REPOST_FALLOFF
     triples = [(s.id, s.repost_of, s.repost_uid or 0) for s in statuses if s.repost_of]
     ids = list(sids)
@@ -1127,6 +1160,9 @@ def _again_queue(
         *inline_authors,
         *keys.around_id(keys.posts),
         *keys.around_id(keys.outbox),
+        uid,
+        Status.IMMUTABLE.index("uid") + 1,
+        Status.IMMUTABLE.index("reply_uid") + 1,
         *mode,
     ]
     # On a Cluster, a repost whose original a tag's timeline or its author's
@@ -1147,24 +1183,66 @@ def _again_queue(
                 for each in authors:
                     pipe.zcount(keys.posts(each), f"({original}", f"({sid}")
 
-    def parse(replies: list) -> frozenset[int]:
-        seen = dict(zip(replies[0][0::2], replies[0][1::2], strict=True))
-        found = {int(sid): row or None for sid, row in seen.items()}
-        found |= _again_apart(asked, replies[1:], len(tags), pulled_set, falloff)
-        return frozenset(
-            sid for sid, row in found.items() if row is None or _shown_pulled(row, uid)
-        )
+    def parse(replies: list) -> _Again:
+        shown = {int(sid) for sid in replies[0]}
+        deciding: list[tuple[int, int]] = []
+        apart = _again_apart(asked, replies[1:], len(tags), pulled_set, falloff)
+        for sid, row in apart.items():
+            status = _entry(row) if row is not None else None
+            if row is not None and status is None:
+                continue  # a damaged entry: not held (the merge shows nothing)
+            # The reply rule, as `_pulled_checked` applies it to the merge.
+            decides = status.reply_follow_decides(uid) if status is not None else None
+            if decides is None:
+                shown.add(sid)
+            else:
+                deciding.append((sid, decides))
+        return _Again(frozenset(shown), tuple(deciding))
 
     return reads.queue(build, parse)
 
 
-def _shown_pulled(row: str, uid: int) -> bool:
-    """Whether the home of `uid` shows a pulled author's status, from its outbox
-    entry, as far as the reply rule goes (`_pulled_checked`'s): a reply to someone
-    else than its author and the reader depends on whom the reader follows, not
-    asked here, so it holds no place in the falloff (its reposts show)."""
-    status = Status.from_json(0, row)
-    return status is not None and status.reply_follow_decides(uid) is None
+def _entry(row: str) -> Status | None:
+    """A pulled author's status from its outbox entry; None if it is damaged."""
+    try:
+        return Status.from_json(0, row)
+    except (ValueError, TypeError, AttributeError):
+        return None
+
+
+def _again_known(
+    reads: PageReads,
+    uid: int,
+    again: list[Deferred[_Again] | Deferred[frozenset[int]] | frozenset[int] | None],
+    among: Iterable[int],
+) -> list[Deferred[frozenset[int]] | frozenset[int]]:
+    """The reposts each check found the home of `uid` shows as their originals
+    (the window's script's, `_again_queue`'s), for `_without_again`, with those
+    whose original's place a follow decides (a Cluster's: `_Again.deciding`)
+    queued for the next round trip: one the client API takes anyway when the
+    checks are known before it (`_related_checked`), else one more, only for a
+    page with such a repost (`among`: the page's ids, the merge's cut done; one
+    read but cut needs no answer). Again on its own answer: the same."""
+    known: list[Deferred[frozenset[int]] | frozenset[int]] = []
+    deciding: list[tuple[int, int]] = []
+    for part in again:
+        value = part.value if isinstance(part, Deferred) else part
+        if isinstance(value, _Again):
+            known.append(value.shown)
+            deciding += [(sid, to) for sid, to in value.deciding if sid in among]
+        elif value is not None:
+            known.append(part if isinstance(part, Deferred) else value)
+    if deciding:
+        ask = sorted({to for _, to in deciding})
+        known.append(
+            reads.queue(
+                lambda pipe: pipe.zmscore(keys.following(uid), ask),
+                lambda replies: frozenset(
+                    sid for sid, to in deciding if replies[0][ask.index(to)] is not None
+                ),
+            )
+        )
+    return known
 
 
 def _again_apart(
@@ -1551,11 +1629,21 @@ def _home_read(
     # A Cluster's check of reposts rides with its cards, or with the client API's
     # accounts and originals (`_related_checked`).
     own_cards = _cards_later(reads, own) if not related else None
+    # The follows that decide a Cluster's pulled replies ride with the client
+    # API's accounts when the checks are in already (sending nothing early).
+    on_page = set(page_ids)
+    if all(not isinstance(part, Deferred) or part.done for part in again):
+        again = _again_known(reads, uid, again, on_page)
     if related:
         page_found, read = _related_checked(reads, read, page_found, refused)
     else:
         page_found = _without_refused(page_found, refused)
-    page_found = _without_again(page_found, *again, floor=kept_from, unshown=listed)
+    page_found = _without_again(
+        page_found,
+        *_again_known(reads, uid, again, on_page),
+        floor=kept_from,
+        unshown=listed,
+    )
     # Fan-out keeps them out of the home; what raced a block or mute goes here.
     page_found = _without_hidden(reads, hidden, page_found, mentions=True)
     # Statuses of the members of the viewer's exclusive lists (`timeline.lists`),

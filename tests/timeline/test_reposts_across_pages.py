@@ -290,3 +290,33 @@ def test_a_repost_of_a_pulled_reply_to_someone_followed_shows_once(r, pulled_ori
     for walk in (_walk_site(dave), _walk_api(dave, ""), _walk_api(dave, "min_id=1")):
         assert walk[:5] == expected, walk
         assert [o for _, o in walk].count(reply.id) == 1, walk
+
+
+@pytest.mark.real_redis
+def test_the_follow_deciding_a_pulled_replys_place_costs_no_round_trip(
+    r, pulled_original
+):
+    # Bob's repost of alice's reply to carol (whom dave follows) tops dave's home:
+    # on one server the check's script asks dave's follow of carol itself; on a
+    # Cluster the reply's entry comes from alice's slot, and the follow is asked
+    # in a round trip the page takes anyway (the site's cards, the client API's
+    # accounts), only where the repost is on the page (not read upwards here).
+    # The counts are those the pages cost before the check (measured on the code
+    # before it): the site's one more than the fixture's alone on one server, the
+    # merge asking whether dave follows carol (`_pulled_checked`).
+    dave, alice, bob, _, _, _ = pulled_original
+    carol = make_user("carol")
+    services.follow_create(follower=dave, followee_id=carol.id)
+    run_jobs()
+    asked = services.status_create(author=carol, text="a question")
+    reply = services.status_create(author=alice, text="an answer", reply_to=asked)
+    for i in range(3):
+        services.status_create(author=alice, text=f"more {i}")
+    time.sleep(0.003)
+    social.status_repost(user=bob, sid=reply.id)
+    run_jobs()
+    assert _round_trips(dave) == {
+        "site": 4 if is_cluster() else 3,
+        "api": 4 if is_cluster() else 3,
+        "api up": 3,
+    }
