@@ -14,11 +14,11 @@ import pytest
 
 from accounts.selectors import PageReads
 from accounts.services import session_create
-from config.redis import is_cluster
+from config.redis import get_redis, is_cluster
 from tests.api.helpers import api_client, token_for
 from tests.helpers import logged_in_client, make_user, run_jobs
 from tests.roundtrips import RoundTripCounter
-from timeline import selectors, services, social
+from timeline import keys, selectors, services, social
 
 
 @pytest.fixture(autouse=True)
@@ -235,6 +235,20 @@ def test_a_repost_of_a_pulled_reply_the_home_leaves_out_shows(r, pulled_original
     for walk in (_walk_site(dave), _walk_api(dave, ""), _walk_api(dave, "min_id=1")):
         assert walk[0] == (repost.id, reply.id), walk
         assert [o for _, o in walk].count(reply.id) == 1, walk
+
+
+def test_a_damaged_outbox_entry_leaves_its_status_out_and_the_pages_read(
+    r, pulled_original
+):
+    # The outbox entry of alice's original is damaged (not JSON): the home's pages
+    # still read (a damaged field fails no page, as elsewhere), without the status
+    # it cannot read; bob's repost of it, not held below, shows it at the top.
+    dave, alice, _, original, later, repost = pulled_original
+    get_redis().hset(keys.outbox(alice.id), original, "not json{")
+    expected = [(repost, original)] + [(sid, sid) for sid in later]
+    assert _walk_site(dave) == expected
+    assert _walk_api(dave, "") == expected
+    assert _walk_api(dave, "min_id=1") == expected
 
 
 def _round_trips(dave) -> dict[str, int]:
