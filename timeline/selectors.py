@@ -499,12 +499,22 @@ def _pulled_queue(
             floor = max(floor, int(reply[1]) + 1 if int(reply[1]) else 0)
             kept_from = max(kept_from, int(reply[2]) + 1 if int(reply[2]) else 0)
             for sid, row in zip(reply[3::2], reply[4::2], strict=True):
-                status = Status.from_json(int(sid), row)
+                # A damaged entry is left out rather than failing the page.
+                status = _outbox_status(int(sid), row)
                 if status is not None:
                     statuses.append(status)
         return floor, statuses, kept_from
 
     return reads.queue(build, parse)
+
+
+def _outbox_status(sid: int, row: str) -> Status | None:
+    """A pulled author's status from its outbox entry; None if it is damaged (not
+    the JSON list `Status.to_json` writes), as a damaged field fails no page."""
+    try:
+        return Status.from_json(sid, row)
+    except (ValueError, TypeError, AttributeError):
+        return None
 
 
 def _merged(
@@ -1188,7 +1198,7 @@ def _again_queue(
         deciding: list[tuple[int, int]] = []
         apart = _again_apart(asked, replies[1:], len(tags), pulled_set, falloff)
         for sid, row in apart.items():
-            status = _entry(row) if row is not None else None
+            status = _outbox_status(0, row) if row is not None else None
             if row is not None and status is None:
                 continue  # a damaged entry: not held (the merge shows nothing)
             # The reply rule, as `_pulled_checked` applies it to the merge.
@@ -1200,14 +1210,6 @@ def _again_queue(
         return _Again(frozenset(shown), tuple(deciding))
 
     return reads.queue(build, parse)
-
-
-def _entry(row: str) -> Status | None:
-    """A pulled author's status from its outbox entry; None if it is damaged."""
-    try:
-        return Status.from_json(0, row)
-    except (ValueError, TypeError, AttributeError):
-        return None
 
 
 def _again_known(
