@@ -610,7 +610,16 @@ def scheduled_status(entry, *, locked: bool) -> dict:
         "scheduled_at": iso(entry.at),
         "params": {
             "text": entry.text,
-            "poll": None,
+            # Mastodon's keeps the poll's parameters as sent (`expires_in` a
+            # string of seconds).
+            "poll": {
+                "options": list(entry.poll.options),
+                "expires_in": str(int(entry.poll.expires)),
+                "multiple": entry.poll.multiple,
+                "hide_totals": entry.poll.hide_totals,
+            }
+            if entry.poll is not None
+            else None,
             "media_ids": None,
             "sensitive": bool(entry.spoiler),
             "spoiler_text": entry.spoiler or None,

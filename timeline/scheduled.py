@@ -44,7 +44,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 from accounts import keys as account_keys
@@ -395,14 +395,7 @@ def status_schedule(
         raise ScheduleRefused(_all_full())
     if n == -2:
         raise ScheduleRefused(_day_full())
-    return Scheduled(
-        id=int(n),
-        at=at,
-        text=text,
-        spoiler=spoiler,
-        unlisted=unlisted,
-        reply_to=reply_to,
-    )
+    return replace(entry, id=int(n))
 
 
 def scheduled_list(*, user: User) -> list[Scheduled]:
@@ -453,14 +446,7 @@ def scheduled_move(*, user: User, n: int, at: float) -> Scheduled:
     if value is None:
         raise NotFound(n)
     old = Scheduled.from_json(n, value)
-    moved = Scheduled(
-        id=n,
-        at=at,
-        text=old.text,
-        spoiler=old.spoiler,
-        unlisted=old.unlisted,
-        reply_to=old.reply_to,
-    )
+    moved = replace(old, at=at)  # its poll too: open its time from its posting
     slot = keys.slot_of_user(user.id)
     day_start, day_end = _day_of(at)
     done = _RESCHEDULE(

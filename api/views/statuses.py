@@ -121,7 +121,6 @@ def _sent(values, name: str) -> bool:
     return any(value not in (None, "", [], {}) for value in sent)
 
 
-POLL_UNSCHEDULED = "A poll cannot be scheduled: post it now"
 POLL_UNCHANGED = (
     "A poll cannot be changed on this site: edit the text, or delete the status "
     "and post it again"
@@ -132,8 +131,6 @@ def _unsupported(values, user) -> str | None:
     """What a post asks for that the site cannot honour (422 rather than ignored)."""
     if param_list(values, "media_ids"):
         return "Media attachments are not supported on this site"
-    if param(values, "scheduled_at") and poll_asked(values) is not None:
-        return POLL_UNSCHEDULED
     return _visibility_problem(values, user)
 
 
@@ -168,10 +165,11 @@ def _poll_options(asked: dict) -> list[str]:
     return options
 
 
-def poll_of(values) -> Poll | None:
+def poll_of(values, *, draft: bool = False) -> Poll | None:
     """The poll a post asks for (`poll_asked`), made to the site's rules
-    (`timeline.polls.poll_make`: Mastodon's limits); None for none; 422 saying
-    what is wrong."""
+    (`timeline.polls.poll_make`: Mastodon's limits; `draft`: a scheduled
+    status's, open its seconds once posted, `poll_draft`); None for none; 422
+    saying what is wrong."""
     asked = poll_asked(values)
     if asked is None:
         return None
@@ -183,7 +181,7 @@ def poll_of(values) -> Poll | None:
             "Poll expires_in must be the seconds the poll stays open"
         ) from None
     try:
-        return polls.poll_make(
+        return (polls.poll_draft if draft else polls.poll_make)(
             options,
             expires_in,
             multiple=flag(asked, "multiple"),
@@ -389,6 +387,7 @@ def _schedule(request, values, user, receipt: scheduled.Receipt | None = None) -
             reply_to=int(reply_to) if reply_to else None,
             limit=limits.post(user.id),
             receipt=receipt,
+            poll=poll_of(values, draft=True),
         )
     except NotFound as error:
         raise ApiError(404, IN_REPLY_NOT_FOUND) from error

@@ -137,22 +137,63 @@ def test_a_bad_poll_is_a_422_and_nothing_is_posted():
     assert get_redis().zcard(keys.posts(alice.id)) == 0
 
 
-def test_a_poll_cannot_be_scheduled():
-    alice = make_user("alice")
+def test_a_scheduled_poll_is_kept_and_opens_when_posted():
+    from timeline import fanout, jobs, scheduled
+
+    alice, bob = make_user("alice"), make_user("bob")
     later = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + 3600))
     response = _json_post(
         _api(alice),
         {
             "status": "later",
             "scheduled_at": later,
-            "poll": {"options": ["a", "b"], "expires_in": 3600},
+            "poll": {"options": ["a", "b"], "expires_in": 600, "multiple": True},
         },
     )
-    assert response.status_code == 422
-    assert response.json() == {
-        "error": "Validation failed: A poll cannot be scheduled: post it now"
+    assert response.status_code == 200, response.content
+    params = response.json()["params"]
+    assert params["poll"] == {
+        "options": ["a", "b"],
+        "expires_in": "600",
+        "multiple": True,
+        "hide_totals": False,
     }
-    assert _api(alice).get("/api/v1/scheduled_statuses").json() == []
+    listed = _api(alice).get("/api/v1/scheduled_statuses").json()
+    assert listed[0]["params"]["poll"] == params["poll"]
+    # Moved to another time, it keeps its poll.
+    sooner = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + 1800))
+    moved = _api(alice).put(
+        f"/api/v1/scheduled_statuses/{listed[0]['id']}",
+        {"scheduled_at": sooner},
+        content_type="application/json",
+    )
+    assert moved.status_code == 200, moved.content
+    assert moved.json()["params"]["poll"] == params["poll"]
+    # A bad poll is refused as a post's, nothing scheduled.
+    bad = _json_post(
+        _api(alice),
+        {
+            "status": "x",
+            "scheduled_at": later,
+            "poll": {"options": ["a"], "expires_in": 600},
+        },
+    )
+    assert bad.status_code == 422 and "at least 2 options" in bad.json()["error"]
+    # Its job runs (made due now, as at its time): open 600 s from its posting.
+    (entry,) = scheduled.scheduled_list(user=alice)
+    jid = scheduled.schedule_job_id(alice.id, entry.id)
+    get_redis().zadd(
+        keys.job_queue(keys.slot_of_user(alice.id)), {jid: jobs.now_ms()}, xx=True
+    )
+    fanout.run_pending(sweep=True)
+    posted = time.time()
+    (status,) = _api(bob).get(f"/api/v1/accounts/{alice.id}/statuses").json()
+    poll = status["poll"]
+    assert [o["title"] for o in poll["options"]] == ["a", "b"] and poll["multiple"]
+    closes = time.mktime(time.strptime(poll["expires_at"][:19], "%Y-%m-%dT%H:%M:%S"))
+    closes -= time.timezone
+    assert posted + 540 < closes <= posted + 600
+    assert _vote(_api(bob), status["id"], 0, 1).status_code == 200
 
 
 def test_voting_answers_the_poll_with_the_voters_choices_and_counts():
