@@ -506,3 +506,39 @@ def test_a_vote_reads_as_no_bookmark_pin_nor_mute_on_any_path():
     (marked,) = client.get("/api/v1/bookmarks").json()
     assert marked["bookmarked"] and marked["muted"] and not marked["pinned"]
     assert marked["poll"]["own_votes"] == [1]
+
+
+def test_a_private_authors_poll_notification_reaches_only_who_may_see_the_status():
+    # Told before she turned private: shown to her follower and to herself, not
+    # to a voter who does not follow her (the status is a 404 to him); one who
+    # voted before she turned private is not told once it closes.
+    alice, bob, dave, eve = (make_user(n) for n in ("alice", "bob", "dave", "eve"))
+    _follow(bob, alice)
+    told = polls.poll_make(["tea", "coffee"], 300, now=time.time() - 299.2)
+    sid = services.status_create(author=alice, text="Which one?", poll=told).id
+    later = polls.poll_make(["tea", "coffee"], 300, now=time.time() - 297.0)
+    other = services.status_create(author=alice, text="And now?", poll=later).id
+    run_jobs()
+    for user, status in ((bob, sid), (dave, sid), (eve, other)):
+        assert _vote(_api(user), status, 1).status_code == 200
+    time.sleep(0.9)
+    run_jobs(sweep=True)
+    assert [n["type"] for n in _api(dave).get("/api/v1/notifications").json()] == [
+        "poll"
+    ]
+    privacy.account_privacy_set(user=alice, private=True)
+    run_jobs(sweep=True)
+    time.sleep(max(0.0, later.expires - time.time()) + 0.1)  # the later one closes
+    run_jobs(sweep=True)
+
+    def polls_told(user, path="/api/v1/notifications?types[]=poll"):
+        return [n["status"]["id"] for n in _api(user).get(path).json()]
+
+    assert _api(dave).get(f"/api/v1/statuses/{sid}").status_code == 404
+    assert polls_told(dave) == []
+    assert polls_told(eve) == []
+    assert _api(eve).get("/api/v2/notifications/unread_count").json() == {"count": 0}
+    assert polls_told(bob) == [str(sid)]
+    assert polls_told(alice) == [str(other), str(sid)]
+    grouped = _api(dave).get("/api/v2/notifications").json()
+    assert grouped["notification_groups"] == []

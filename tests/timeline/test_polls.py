@@ -569,3 +569,53 @@ def test_no_vote_where_the_voter_may_not_see_and_none_revives_a_deleted_status(
         polls.poll_vote(user=eve, sid=dm, choices=[0])
     assert not r.exists(keys.status(dm))
     assert r.hget(keys.status(sid), "tally") is None  # nobody's vote counted
+
+
+def test_a_private_authors_poll_end_is_told_to_those_who_may_see_it(r, people):
+    # A voter who may no longer see the poll (its author turned private, and they
+    # do not follow her) is not told it has ended, nor shown its text: its page
+    # is a 404 to them. Her followers and a direct message's audience still are.
+    alice, bob, carol = people
+    dave, eve = make_user("dave"), make_user("eve")
+    sid = closing_soon(alice)
+    dm = services.status_create(
+        author=alice,
+        text="@eve which?",
+        direct=True,
+        poll=polls.poll_make(["Tea", "Coffee"], 300, now=time.time() - 299.2),
+    ).id
+    run_jobs()
+    polls.poll_vote(user=bob, sid=sid, choices=[0])
+    polls.poll_vote(user=dave, sid=sid, choices=[1])
+    polls.poll_vote(user=eve, sid=dm, choices=[1])
+    privacy.account_privacy_set(user=alice, private=True)
+    run_jobs(sweep=True)
+    closed()
+    bo, dav, ev = (logged_in_client(n) for n in ("bob", "dave", "eve"))
+    assert dav.get(f"/s/{sid}/").status_code == 404
+    assert notifications_shown(dav) == []
+    assert not re.search(
+        r'href="/notifications/"[^>]*>Notifications <span', page(dav, "/")
+    )
+    assert notifications_shown(bo) == ["@alice's poll has ended. Which one?"]
+    assert notifications_shown(ev) == [
+        "@alice's poll has ended. @eve which?",
+        "@alice mentioned you. @eve which?",
+    ]
+
+
+def test_a_poll_end_told_before_its_author_turned_private_is_no_longer_shown(r, people):
+    # As a mention by a private author: her followers only see it.
+    alice, bob, _ = people
+    dave = make_user("dave")
+    sid = closing_soon(alice)
+    polls.poll_vote(user=bob, sid=sid, choices=[0])
+    polls.poll_vote(user=dave, sid=sid, choices=[1])
+    closed()
+    dav, bo, ali = (logged_in_client(n) for n in ("dave", "bob", "alice"))
+    assert notifications_shown(dav) == ["@alice's poll has ended. Which one?"]
+    privacy.account_privacy_set(user=alice, private=True)
+    run_jobs(sweep=True)
+    assert notifications_shown(dav) == []
+    assert notifications_shown(bo) == ["@alice's poll has ended. Which one?"]
+    assert notifications_shown(ali)[0] == "Your poll has ended. Which one?"
