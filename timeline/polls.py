@@ -23,9 +23,13 @@ notification): the status's post job queues its `poll:<sid>` job, due when the
 poll closes, in the status's slot (`poll_end_queue`); the job tells the author,
 then walks the voters (`poll_voters:{status:<sid>}`, written by the vote script
 with the `v:` field), a batch a round trip, resumable from its cursor; each
-telling is idempotent. A deleted status tells nothing more: its `unlink` job
-walks the voters to take back what was told (`timeline.social.status_unlink`),
-and a batch told while it was being deleted is taken back by the job itself.
+telling is idempotent. A private author's voters are told only while they follow
+her (a direct message's audience always): a voter who does not may no longer see
+the status, and the page leaves out what was told before she turned private, as
+it does a private author's mentions. A deleted status tells nothing more: its
+`unlink` job walks the voters to take back what was told
+(`timeline.social.status_unlink`), and a batch told while it was being deleted is
+taken back by the job itself.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from dataclasses import replace
 
 from accounts import limits
 from accounts.domain import User
+from accounts.selectors import user_get
 from config.pipelines import LuaScript, pipeline_run
 from config.redis import get_redis
 from timeline import jobs, keys, notifications, social
@@ -211,7 +216,16 @@ def poll_end_queue(pipe, *, status: Status) -> None:
     )
 
 
-def _tell_queue(pipe, status: Status, recipients: list[int], at_ms: int) -> None:
+def _tell_queue(
+    pipe,
+    status: Status,
+    recipients: list[int],
+    at_ms: int,
+    *,
+    followers_only: bool = False,
+) -> None:
+    """Queue the telling of these recipients; `followers_only`: of those among
+    them who follow its author at that moment (checked in each one's slot)."""
     for uid in recipients:
         notifications.notify_queue(
             pipe,
@@ -221,6 +235,7 @@ def _tell_queue(pipe, status: Status, recipients: list[int], at_ms: int) -> None
             sid=status.id,
             at_ms=at_ms,
             conversation=status.conversation_id,
+            if_following=status.author_id if followers_only else None,
         )
 
 
@@ -238,6 +253,14 @@ def poll_job_run(job: jobs.Job) -> None:
     at = round(status.poll.expires * 1000)
     if jobs.now_ms() < at:
         raise jobs.Deferred(at)
+    author = user_get(uid=status.author_id)
+    if author is None:
+        return  # a deleted account's statuses go with it: nothing to tell
+    # A private author's status is for her followers (a direct message: for its
+    # audience, who alone could vote in it): a voter who no longer follows her
+    # may not see it, so is not told of it (`selectors`, the page's rule, hides
+    # what was told before she turned private).
+    followers_only = author.private and not status.direct
     told = int(job.cursor)
     if told == 0:
         pipeline_run(lambda pipe: _tell_queue(pipe, status, [status.author_id], at))
@@ -248,7 +271,7 @@ def poll_job_run(job: jobs.Job) -> None:
         told += len(voters)
 
         def tell(pipe, voters=voters, told=told) -> None:
-            _tell_queue(pipe, status, voters, at)
+            _tell_queue(pipe, status, voters, at, followers_only=followers_only)
             pipe.barrier()
             jobs.progress_queue(pipe, job, cursor=str(told))
             pipe.exists(keys.status(sid))

@@ -3020,9 +3020,9 @@ return out
 # around an id, the claimed viewer's following key, how many user fields, the user
 # fields, then the status fields. Returns one JSON string: the read mark, the newest
 # place ('' for none), the group, place, row triples, then uid, row pairs of the
-# groups' actors, sid, row pairs of their statuses, and those authors of mentions
-# and replies whom the viewer follows: the page in the request's first round trip,
-# used once the auth check in the same round trip proved the viewer.
+# groups' actors, sid, row pairs of their statuses, and those authors of mentions,
+# replies and poll ends whom the viewer follows: the page in the request's first
+# round trip, used once the auth check in the same round trip proved the viewer.
 _NOTIFICATIONS_PAGE = LuaScript(
     _JSON_LUA
     + """
@@ -3054,7 +3054,7 @@ for i = 1, #rows, 2 do
       statuses[#statuses + 1] = sid
       statuses[#statuses + 1] = hash_row(sp .. sid .. ss, status_fields)
     end
-    local says = g.k == 'mention' or g.k == 'reply'
+    local says = g.k == 'mention' or g.k == 'reply' or g.k == 'poll'  -- _AUTHORED
     for _, actor in ipairs(type(g.a) == 'table' and g.a or {}) do
       local uid = id_of(actor)
       if uid and not seen['u' .. uid] then
@@ -3118,7 +3118,7 @@ def _notifications_page_queue(
 class _NotificationData:
     """What a notifications page shows of its groups' actors and statuses, read
     with the groups (`_NOTIFICATIONS_PAGE`): users and statuses by id, and the
-    authors of mentions and replies whom the viewer follows."""
+    authors of mentions, replies and poll ends whom the viewer follows."""
 
     people: dict[int, User]
     found: dict[int, Status]
@@ -3255,8 +3255,8 @@ def notifications_get(
     viewer's blocks and mutes); on a Cluster two: the groups, then the actors'
     names and the statuses. Groups about a status that is gone, and actors who are
     deleted, blocked either way or muted, are left out at read (a GET writes
-    nothing); so are mentions and replies by a private author the viewer does not
-    follow."""
+    nothing); so are mentions, replies and poll ends by a private author the viewer
+    does not follow (`_AUTHORED`)."""
     vid = reads.claimed_uid
     if vid is None:
         return None
@@ -4277,7 +4277,7 @@ def _notification_data_queue(
 ) -> Deferred[_NotificationData]:
     """Queue the reads of the groups' actors, their statuses (with their counts and
     the viewer's state when `counted`), and whom the viewer follows among the
-    authors of mentions and replies."""
+    authors of mentions, replies and poll ends."""
     vid = reads.proven_uid()
     sids = sorted({g.sid for g in shown if g.sid is not None})
     users = users_queue(reads, uids=actors)
@@ -4291,9 +4291,7 @@ def _notification_data_queue(
             Status.IMMUTABLE,
             Status.from_read,
         )
-    authors = sorted(
-        {a for g in shown if g.kind in ("mention", "reply") for a in g.actors}
-    )
+    authors = sorted({a for g in shown if g.kind in _AUTHORED for a in g.actors})
     follows = (
         reads.queue(
             lambda pipe: pipe.zmscore(keys.following(vid), authors),
@@ -4316,6 +4314,11 @@ def _notification_data_queue(
     return reads.queue(lambda pipe: None, made)
 
 
+# The kinds whose actor is the author of the status they are about: shown only to
+# those who may see it when the author is private (a poll's end: its author).
+_AUTHORED = ("mention", "reply", "poll")
+
+
 def _notification_items(
     reads: PageReads,
     hidden: Deferred[_Hidden] | None,
@@ -4330,7 +4333,7 @@ def _notification_items(
     most `named` actors: one round trip (the actors' names, the statuses, whom the
     viewer follows among mentioning authors). Groups about a status that is gone,
     and actors who are deleted, blocked either way or muted, are left out; so are
-    mentions and replies by a private author the viewer does not follow. The
+    mentions, replies and poll ends by a private author the viewer does not follow. The
     statuses come with their counts and the viewer's state when `counted` (the
     client API shows them); else their rows alone (the page shows their text)."""
     actors = sorted({a for g in shown for a in g.actors})
@@ -4351,15 +4354,17 @@ def _notification_items(
         visible = [people[a] for a in g.actors if a in people and a not in hide]
         if not visible:
             continue
-        if status is not None and g.kind in ("mention", "reply"):
+        if status is not None and g.kind in _AUTHORED:
             author = people.get(status.author_id)
             if author is None or (
                 author.private
                 and author.id not in followed
+                and author.id != reads.proven_uid()
                 and not (status.direct and status.visible_to(reads.proven_uid()))
             ):
                 # A private author's status, for their followers only (a direct
-                # message: for its audience, whoever they follow).
+                # message: for its audience, whoever they follow; her own poll's
+                # end: for her).
                 continue
         names = visible[:named]
         others = g.count - (len(g.actors) - len(visible)) - len(names)
