@@ -619,3 +619,33 @@ def test_a_poll_end_told_before_its_author_turned_private_is_no_longer_shown(r, 
     assert notifications_shown(dav) == []
     assert notifications_shown(bo) == ["@alice's poll has ended. Which one?"]
     assert notifications_shown(ali)[0] == "Your poll has ended. Which one?"
+
+
+def test_a_poll_deleted_as_its_job_tells_leaves_its_author_nothing_unread(
+    r, people, monkeypatch
+):
+    # The delete (and its unlink job) lands after the job read the status and
+    # before it told the author: no voter batch follows to notice it.
+    alice, _, _ = people
+    sid = closing_soon(alice)
+    ali = logged_in_client("alice")
+    up_to = re.search(
+        r'name="up_to" value="(\d+)"', page(ali, "/notifications/")
+    ).group(1)
+    ali.post("/notifications/read/", {"up_to": up_to})  # the follows read
+    assert not re.search(
+        r'href="/notifications/"[^>]*>Notifications <span', page(ali, "/")
+    )
+    read = polls.user_get
+
+    def deleted_meanwhile(*, uid):
+        services.status_delete(user=alice, sid=sid)
+        run_jobs(sweep=True)
+        return read(uid=uid)
+
+    monkeypatch.setattr(polls, "user_get", deleted_meanwhile)
+    closed()
+    assert notifications_shown(ali) == ["@carol and @bob followed you"]
+    assert not re.search(
+        r'href="/notifications/"[^>]*>Notifications <span', page(ali, "/")
+    )
