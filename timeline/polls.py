@@ -263,7 +263,22 @@ def poll_job_run(job: jobs.Job) -> None:
     followers_only = author.private and not status.direct
     told = int(job.cursor)
     if told == 0:
-        pipeline_run(lambda pipe: _tell_queue(pipe, status, [status.author_id], at))
+
+        def tell_author(pipe) -> None:
+            _tell_queue(pipe, status, [status.author_id], at)
+            pipe.barrier()
+            pipe.exists(keys.status(sid))
+
+        *_, standing = pipeline_run(tell_author)
+        if not standing:
+            # Deleted since it was read: its unlink job may have forgotten the
+            # author's notifications before this one was told.
+            pipeline_run(
+                lambda pipe: notifications.notifications_forget_status_queue(
+                    pipe, recipient=status.author_id, sid=sid
+                )
+            )
+            return
     while voters := [
         int(uid)
         for uid in r.zrange(keys.poll_voters(sid), told, told + POLL_JOB_BATCH - 1)
