@@ -170,3 +170,16 @@ def test_suggestions_cost_two_round_trips(people):
         with RoundTripCounter() as counter:
             assert bob.get(path).status_code == 200
         assert counter.count == 2, path
+
+
+def test_the_v2_path_dismisses_nothing_as_on_mastodon(people, r):
+    """Mastodon routes the dismissal under v1 only (`config/routes/api.rb`: v2's
+    `suggestions` is `only: [:index]`, though its v2 controller has a `destroy`):
+    `DELETE /api/v2/suggestions/:id` is its JSON 404, and nobody is dismissed."""
+    bob = client_of(people["bob"])
+    erin = people["erin"]
+    response = bob.delete(f"/api/v2/suggestions/{erin.id}")
+    assert response.status_code == 404
+    assert "error" in response.json()
+    assert "erin" in names(bob.get("/api/v2/suggestions").json())
+    assert r.zcard(keys.suggestions_dismissed(people["bob"].id)) == 0
