@@ -11,6 +11,7 @@ import pytest
 
 from tests.api.helpers import api_client, token_for
 from tests.helpers import make_user, run_jobs
+from tests.roundtrips import RoundTripCounter
 from timeline import blocks, notifications, services, social
 
 T0 = 1_800_000_000_000  # a fixed time (ms)
@@ -168,6 +169,69 @@ def test_unread_count_counts_the_groups_above_the_read_mark():
     assert api_client().get("/api/v2/notifications").status_code == 401
     reader = api_client(token_for(alice, scopes=("read:statuses",)))
     assert reader.get("/api/v2/notifications").status_code == 403
+
+
+def _unread(client, query: str = "") -> int:
+    response = client.get("/api/v2/notifications/unread_count" + query)
+    assert response.status_code == 200, response.content
+    return response.json()["count"]
+
+
+def _three_kinds_unread(alice):
+    """alice's unread groups: a like, a mention (a reply too) and a follow."""
+    bob, carol = make_user("bob"), make_user("carol")
+    status = services.status_create(author=alice, text="x")
+    notifications.notify(
+        recipient=alice.id, kind="like", actor=bob.id, sid=status.id, at_ms=T0
+    )
+    notifications.notify(
+        recipient=alice.id, kind="like", actor=carol.id, sid=status.id, at_ms=T0 + 1
+    )
+    hi = services.status_create(author=bob, text="@alice hi")
+    notifications.notify(
+        recipient=alice.id, kind="mention", actor=bob.id, sid=hi.id, at_ms=T0 + 2
+    )
+    notifications.notify(
+        recipient=alice.id, kind="follow", actor=carol.id, at_ms=T0 + 3
+    )
+
+
+def test_unread_count_counts_only_the_types_asked_for():
+    """Mastodon's v2 unread count takes `types[]` and `exclude_types[]`, as the
+    list does (an app's badge for mentions alone); they were ignored here, so a
+    badge of mentions counted likes and follows too."""
+    alice = make_user("alice")
+    _three_kinds_unread(alice)
+    client = api_client(token_for(alice))
+    assert _unread(client) == 3
+    assert _unread(client, "?types[]=mention") == 1
+    assert _unread(client, "?types[]=favourite&types[]=follow") == 2
+    assert _unread(client, "?exclude_types[]=favourite") == 2
+    assert _unread(client, "?types[]=mention&exclude_types[]=mention") == 0
+    # A type the site never sends matches nothing; an unknown one is ignored.
+    assert _unread(client, "?types[]=admin.sign_up") == 0
+    assert _unread(client, "?types[]=nonsense") == 3
+    # The list agrees: the groups it shows for the same filter.
+    listed, _ = grouped(client, "?types[]=mention")
+    assert [g["type"] for g in listed["notification_groups"]] == ["mention"]
+    # Still from the read mark.
+    notifications.notifications_mark_read(user=alice, up_to=T0 + 2)
+    assert _unread(client, "?types[]=mention") == 0
+    assert _unread(client, "?exclude_types[]=mention") == 1
+
+
+@pytest.mark.real_redis
+def test_unread_count_with_types_costs_what_it_did_without():
+    alice = make_user("alice")
+    _three_kinds_unread(alice)
+    client = api_client(token_for(alice))
+    _unread(client)
+    with RoundTripCounter() as plain:
+        assert _unread(client) == 3
+    with RoundTripCounter() as typed:
+        assert _unread(client, "?types[]=mention&exclude_types[]=follow") == 1
+    assert plain.most_per_node <= 1 and typed.most_per_node <= 1
+    assert typed.count == plain.count
 
 
 def test_pages_go_on_past_a_read_whose_groups_are_all_hidden():
