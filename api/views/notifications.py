@@ -488,8 +488,12 @@ def notifications_unread_count_v1(request) -> dict:
 
 def notifications_unread_count(request) -> dict:
     """How many groups arrived since the viewer last read them (above the page's
-    read mark, as its badge counts: the notifications marker too)."""
-    unread = notifications_unread_queue(request.reads)
+    read mark, as its badge counts: the notifications marker too); only those of
+    the types `types[]` and `exclude_types[]` leave, as the list's."""
+    kinds = _kinds(request.GET)
+    # Nothing left out: every group, as the badge counts them (the fast count).
+    wanted = None if set(kinds) == set(TYPE_OF) else kinds
+    unread = notifications_unread_queue(request.reads, kinds=wanted)
     if unread is None or request.reads.proven_uid() is None:
         raise ApiError(401, "The access token is invalid")
     return {"count": unread.value}
