@@ -84,6 +84,31 @@ def test_following_is_said_on_every_tag_the_api_shows(r, people):
     assert not any(t["following"] for t in visitor.get("/api/v1/trends/tags").json())
 
 
+def test_every_tag_has_its_case_folded_name_for_id(r, people):
+    """Mastodon 4.x gives a Tag an `id` (a string; apps key lists by it). The site
+    keeps tags by their case-folded name and has no other id: that name is it, the
+    same on every Tag the API shows whatever case was asked for. A status's `tags`
+    stay Mastodon's name and url alone (its Status::Tag has no id)."""
+    _, bob, carol = people
+    sid = post(carol, "#Django #python")
+    mine = api_client(token_for(bob))
+    followed = mine.post("/api/v1/tags/DJANGO/follow").json()
+    assert followed["id"] == "django" and followed["name"] == "django"
+    assert mine.get("/api/v1/tags/Django").json()["id"] == "django"
+    assert api_client().get("/api/v1/tags/python").json()["id"] == "python"
+    assert [t["id"] for t in mine.get("/api/v1/followed_tags").json()] == ["django"]
+    found = mine.get("/api/v2/search?q=django&type=hashtags").json()["hashtags"]
+    assert [t["id"] for t in found] == ["django"]
+    trending = mine.get("/api/v1/trends/tags").json()
+    assert sorted(t["id"] for t in trending) == ["django", "python"]
+    assert all(t["id"] == t["name"] for t in trending)
+    gone = mine.post("/api/v1/tags/Django/unfollow").json()
+    assert gone["id"] == "django"
+    status = mine.get(f"/api/v1/statuses/{sid}").json()
+    assert sorted(t["name"] for t in status["tags"]) == ["django", "python"]
+    assert all(set(t) == {"name", "url"} for t in status["tags"])
+
+
 def test_the_scopes_are_mastodons(r, people):
     _, bob, _ = people
     reader = api_client(token_for(bob, scopes=("read",)))

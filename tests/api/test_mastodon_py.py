@@ -445,6 +445,10 @@ def test_mastodon_py_follows_tags_and_reads_them_in_the_home(site):
     lea, stranger = _signed_in(site, "lea"), _signed_in(site, "max")
     followed = lea.tag_follow("Gardening")
     assert followed["name"] == "gardening" and followed["following"] is True
+    # Its id (Mastodon 4.x's, a string) is the case-folded name; the library reads
+    # it as Tag.id and, handed the Tag back, asks by its name.
+    assert followed["id"] == "gardening" and followed.id == "gardening"
+    assert lea.tag(followed)["name"] == "gardening"
     lea.tag_follow("birds")
     assert lea.tag("gardening")["following"] is True
     first = lea.followed_tags(limit=1)
