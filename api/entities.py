@@ -181,8 +181,14 @@ def tag(
     name: str, urls: Urls, *, history: list | None = None, following: bool = False
 ) -> dict:
     """A Tag (name case folded, as the site keeps tags); `following`: whether the
-    signed-in viewer follows it (`timeline.tagfollows`; false for a visitor)."""
+    signed-in viewer follows it (`timeline.tagfollows`; false for a visitor).
+
+    Its `id` (Mastodon 4.x's, a string) is that name: the site stores no tag
+    records, and the case-folded name is what every key, page and route names a
+    tag by, so it is stable and unique. A status's `tags` are Mastodon's
+    Status::Tag, name and url alone (`status` below)."""
     return {
+        "id": name,
         "name": name,
         "url": urls("timeline:tag", name),
         "history": history or [],
