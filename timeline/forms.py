@@ -62,24 +62,9 @@ class StatusForm(AccessibleForm):
     scheduled_at = forms.CharField(label="Post it at", required=False)
     tz = forms.IntegerField(required=False, min_value=-16 * 60, max_value=16 * 60)
 
-    # A poll (`timeline.polls`): posted only while its tick box (`poll`) is ticked,
-    # from the options filled in, in order (blank ones are left out).
-    poll = forms.BooleanField(label="Add a poll", required=False)
-    # Checked with the poll (`_poll_clean`): a field error of its own would refuse
-    # a status without a poll, and say nothing (the page shows the poll's errors).
-    poll_expires = forms.CharField(label="Open for", required=False, initial="86400")
-    poll_multiple = forms.BooleanField(label="Several choices", required=False)
-    poll_hide_totals = forms.BooleanField(
-        label="Hide the results until it closes", required=False
-    )
-
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["text"].widget.attrs["data-max"] = settings.STATUS_MAX_LENGTH
-        for n in range(1, POLL_OPTIONS_MAX + 1):
-            self.fields[f"option{n}"] = forms.CharField(
-                label=f"Option {n}", required=False, strip=False
-            )
 
     def clean_scheduled_at(self) -> float | None:
         """When to post it (unix seconds), when scheduled; None for now."""
@@ -105,6 +90,45 @@ class StatusForm(AccessibleForm):
         if not self.cleaned_data.get("cw"):
             return ""
         return normalize_spoiler(self.cleaned_data.get("spoiler") or "")
+
+    def clean(self):
+        cleaned = super().clean()
+        if cleaned.get("direct") and cleaned.get("scheduled_at") is not None:
+            self.add_error(
+                "scheduled_at", "A direct message cannot be scheduled: post it now."
+            )
+        text = cleaned.get("text")
+        if text is not None:
+            # The service's own rule (timeline.domain), so the form and the service
+            # agree: the text and its warning counted together, as the counter
+            # counts them (a text too long alone is told its length with both).
+            problem = text_problem(text, cleaned.get("spoiler") or "")
+            if problem:
+                self.add_error("text", problem)
+        return cleaned
+
+
+class ComposeForm(StatusForm):
+    """The compose box's form: a status, and the poll it may ask (the reply and
+    edit boxes ask none, and their pages build no poll fields: a page that shows
+    a reply box builds its form on every request)."""
+
+    # A poll (`timeline.polls`): posted only while its tick box (`poll`) is ticked,
+    # from the options filled in, in order (blank ones are left out).
+    poll = forms.BooleanField(label="Add a poll", required=False)
+    # Checked with the poll (`_poll_clean`): a field error of its own would refuse
+    # a status without a poll, and say nothing (the page shows the poll's errors).
+    poll_expires = forms.CharField(label="Open for", required=False, initial="86400")
+    poll_multiple = forms.BooleanField(label="Several choices", required=False)
+    poll_hide_totals = forms.BooleanField(
+        label="Hide the results until it closes", required=False
+    )
+
+    # The options, as many as a poll may have (POLL_OPTIONS_MAX).
+    option1 = forms.CharField(label="Option 1", required=False, strip=False)
+    option2 = forms.CharField(label="Option 2", required=False, strip=False)
+    option3 = forms.CharField(label="Option 3", required=False, strip=False)
+    option4 = forms.CharField(label="Option 4", required=False, strip=False)
 
     def _poll_clean(self, cleaned: dict) -> None:
         """The poll the form asks for (`cleaned["poll"]`: None for none), or its
@@ -137,19 +161,14 @@ class StatusForm(AccessibleForm):
     def clean(self):
         cleaned = super().clean()
         self._poll_clean(cleaned)
-        if cleaned.get("direct") and cleaned.get("scheduled_at") is not None:
-            self.add_error(
-                "scheduled_at", "A direct message cannot be scheduled: post it now."
-            )
-        text = cleaned.get("text")
-        if text is not None:
-            # The service's own rule (timeline.domain), so the form and the service
-            # agree: the text and its warning counted together, as the counter
-            # counts them (a text too long alone is told its length with both).
-            problem = text_problem(text, cleaned.get("spoiler") or "")
-            if problem:
-                self.add_error("text", problem)
         return cleaned
+
+
+# Every option a poll may have is a field of the compose box (its template shows
+# POLL_OPTIONS_MAX of them).
+assert {f"option{n}" for n in range(1, POLL_OPTIONS_MAX + 1)} <= set(
+    ComposeForm.base_fields
+)
 
 
 # How long a keyword filter lasts (seconds; "": for good), as Mastodon's menu

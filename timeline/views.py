@@ -50,7 +50,7 @@ from timeline.domain import (
     Page,
     Status,
 )
-from timeline.forms import FilterForm, ListForm, StatusForm
+from timeline.forms import ComposeForm, FilterForm, ListForm, StatusForm
 from timeline.richtext import tag_wanted
 from timeline.scheduled import ScheduleRefused
 from timeline.trends import trends_queue
@@ -67,7 +67,7 @@ def _filtered(request, page: Page, context: str) -> Page:
     return replace(page, statuses=kept, filtered=folded, hidden=hidden)
 
 
-def home(request, form: StatusForm | None = None, status: int = 400):
+def home(request, form: ComposeForm | None = None, status: int = 400):
     """The home timeline for a signed-in user; the welcome page for a visitor.
 
     With `form`, the home again after a compose error, at the compose box's target:
@@ -98,7 +98,7 @@ def home(request, form: StatusForm | None = None, status: int = 400):
 @login_required
 def post_status(request):
     """Post from a compose box; after an error, show it again with what was typed."""
-    form = StatusForm(request.POST)
+    form = ComposeForm(request.POST)
     later = None
     if form.is_valid():
         text = richtext.local_handles(form.cleaned_data["text"], request.get_host())
