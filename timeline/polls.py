@@ -216,29 +216,6 @@ def poll_end_queue(pipe, *, status: Status) -> None:
     )
 
 
-def _tell_queue(
-    pipe,
-    status: Status,
-    recipients: list[int],
-    at_ms: int,
-    *,
-    followers_only: bool = False,
-) -> None:
-    """Queue the telling of these recipients; `followers_only`: of those among
-    them who follow its author at that moment (checked in each one's slot)."""
-    for uid in recipients:
-        notifications.notify_queue(
-            pipe,
-            recipient=uid,
-            kind="poll",
-            actor=status.author_id,
-            sid=status.id,
-            at_ms=at_ms,
-            conversation=status.conversation_id,
-            if_following=status.author_id if followers_only else None,
-        )
-
-
 def poll_job_run(job: jobs.Job) -> None:
     """Run a `poll` job (`poll_job_id`): tell the author and every voter that the
     poll has closed, once it has; a batch of voters a round trip, the cursor (how
@@ -262,45 +239,64 @@ def poll_job_run(job: jobs.Job) -> None:
     # what was told before she turned private).
     followers_only = author.private and not status.direct
     told = int(job.cursor)
-    if told == 0:
-
-        def tell_author(pipe) -> None:
-            _tell_queue(pipe, status, [status.author_id], at)
-            pipe.barrier()
-            pipe.exists(keys.status(sid))
-
-        *_, standing = pipeline_run(tell_author)
-        if not standing:
-            # Deleted since it was read: its unlink job may have forgotten the
-            # author's notifications before this one was told.
-            pipeline_run(
-                lambda pipe: notifications.notifications_forget_status_queue(
-                    pipe, recipient=status.author_id, sid=sid
-                )
-            )
-            return
+    if told == 0 and not _told(status, [status.author_id], at):
+        return
     while voters := [
         int(uid)
         for uid in r.zrange(keys.poll_voters(sid), told, told + POLL_JOB_BATCH - 1)
     ]:
         told += len(voters)
-
-        def tell(pipe, voters=voters, told=told) -> None:
-            _tell_queue(pipe, status, voters, at, followers_only=followers_only)
-            pipe.barrier()
-            jobs.progress_queue(pipe, job, cursor=str(told))
-            pipe.exists(keys.status(sid))
-
-        *_, kept, standing = pipeline_run(tell)
-        if not kept:
-            raise jobs.LeaseLost(job.id)
-        if not standing:
-            pipeline_run(
-                lambda pipe, voters=voters: [
-                    notifications.notifications_forget_status_queue(
-                        pipe, recipient=uid, sid=sid
-                    )
-                    for uid in [status.author_id, *voters]
-                ]
-            )
+        if not _told(
+            status, voters, at, followers_only=followers_only, job=job, cursor=told
+        ):
             return
+
+
+def _told(
+    status: Status,
+    recipients: list[int],
+    at: int,
+    *,
+    followers_only: bool = False,
+    job: jobs.Job | None = None,
+    cursor: int = 0,
+) -> bool:
+    """Tell `recipients` that the poll of `status` closed (with `job`, recording
+    `cursor` with it: LeaseLost when the job is no longer this worker's), then
+    whether the status still stands. When it does not (deleted since the job read
+    it: its unlink job may have walked the voters before this telling), take back
+    what was told, from them and the author, and answer False."""
+
+    def tell(pipe) -> None:
+        for uid in recipients:
+            notifications.notify_queue(
+                pipe,
+                recipient=uid,
+                kind="poll",
+                actor=status.author_id,
+                sid=status.id,
+                at_ms=at,
+                conversation=status.conversation_id,
+                # A private author's: only to those who follow her at that moment
+                # (checked in each one's slot).
+                if_following=status.author_id if followers_only else None,
+            )
+        pipe.barrier()
+        if job is not None:
+            jobs.progress_queue(pipe, job, cursor=str(cursor))
+        pipe.exists(keys.status(status.id))
+
+    *_, kept, standing = pipeline_run(tell)
+    if job is not None and not kept:
+        raise jobs.LeaseLost(job.id)
+    if standing:
+        return True
+    pipeline_run(
+        lambda pipe: [
+            notifications.notifications_forget_status_queue(
+                pipe, recipient=uid, sid=status.id
+            )
+            for uid in dict.fromkeys([status.author_id, *recipients])
+        ]
+    )
+    return False

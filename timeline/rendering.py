@@ -414,11 +414,9 @@ def _row_maker(
                 status.replies,
                 status.liked,
                 status.reposted,
-                *(
-                    ()
-                    if status.poll is None
-                    else (status.voters, status.votes, status.voted)
-                ),
+                status.voters,
+                status.votes,
+                status.voted,
                 status.poll is not None and status.poll.expired(now),
             ),
             cards.get(status.shown_author_id),
