@@ -334,3 +334,66 @@ def test_the_follow_deciding_a_pulled_replys_place_costs_no_round_trip(
         "api": 4 if is_cluster() else 3,
         "api up": 3,
     }
+
+
+def _replies_between(settings, follows_carol: bool):
+    """Alice (pulled) posts the original, three replies to carol, then three more;
+    bob reposts the original. Dave follows carol or not."""
+    settings.FANOUT_PUSH_MAX = 2
+    settings.HOME_REPOST_FALLOFF = 5
+    alice, bob, dave = make_user("alice"), make_user("bob"), make_user("dave")
+    carol = make_user("carol")
+    for fan in [dave, make_user("fan1"), make_user("fan2")]:
+        services.follow_create(follower=fan, followee_id=alice.id)
+    services.follow_create(follower=dave, followee_id=bob.id)
+    if follows_carol:
+        services.follow_create(follower=dave, followee_id=carol.id)
+    run_jobs()
+    asked = services.status_create(author=carol, text="a question")
+    time.sleep(0.003)  # the original numbered above carol's question
+    original = services.status_create(author=alice, text="worth a repost").id
+    answers = [
+        services.status_create(author=alice, text=f"answer {i}", reply_to=asked)
+        for i in range(3)
+    ]
+    later = [services.status_create(author=alice, text=f"later {i}") for i in range(3)]
+    time.sleep(0.003)
+    repost = social.status_repost(user=bob, sid=original).id
+    run_jobs()
+    return (
+        dave,
+        asked.id,
+        original,
+        [s.id for s in answers],
+        [s.id for s in later],
+        repost,
+    )
+
+
+def test_a_pulled_authors_replies_the_home_leaves_out_do_not_push_a_repost_up(
+    r, settings
+):
+    # The replies to carol, whom dave does not follow, stay out of dave's home (the
+    # reply rule), so bob's repost comes three entries above the original there,
+    # within the falloff (the original on the next page): left out, the original
+    # shown once.
+    dave, _, original, _, later, _ = _replies_between(settings, follows_carol=False)
+    expected = [(sid, sid) for sid in reversed(later)] + [(original, original)]
+    assert _walk_site(dave) == expected
+    assert _walk_api(dave, "") == expected
+    assert _walk_api(dave, "min_id=1") == expected
+
+
+def test_a_pulled_authors_replies_the_home_shows_count_in_the_falloff(r, settings):
+    # Dave follows carol: the three replies are in his home, so the original is six
+    # entries below bob's repost, beyond the falloff: the repost shows at the top
+    # and the original again where it falls (Mastodon's rule).
+    dave, asked, original, answers, later, repost = _replies_between(
+        settings, follows_carol=True
+    )
+    expected = [(repost, original)]
+    expected += [(sid, sid) for sid in [*reversed(later), *reversed(answers)]]
+    expected += [(original, original), (asked, asked)]
+    assert _walk_site(dave) == expected
+    assert _walk_api(dave, "") == expected
+    assert _walk_api(dave, "min_id=1") == expected
