@@ -40,3 +40,60 @@ def test_control_a_pushed_authors_reply_to_a_stranger_stays_out(r):
     html = page(logged_in_client("fan0"), "/")
     assert "a plain post" in html
     assert "an answer to a stranger" not in html
+
+
+def _walk(user, size: int) -> dict[str, list[str]]:
+    """Every page of the user's home, on the site and through the client API read
+    downwards: the statuses' texts, newest first."""
+    from accounts.selectors import PageReads
+    from accounts.services import session_create
+    from tests.api.helpers import api_client, token_for
+    from timeline import selectors
+
+    site, max_id = [], None
+    for _ in range(30):
+        home = selectors.home_get(
+            reads=PageReads(session_create(uid=user.id)), max_id=max_id
+        )
+        site += [s.text for s in home.page.statuses]
+        max_id = home.page.next_max_id
+        if max_id is None:
+            break
+    client = api_client(token_for(user))
+    api, url = [], f"/api/v1/timelines/home?limit={size}"
+    for _ in range(30):
+        response = client.get(url)
+        api += [s["content"] for s in response.json()]
+        link = response.headers.get("Link", "")
+        if 'rel="next"' not in link:
+            break
+        url = link.split(">")[0].lstrip("<").split("testserver")[-1]
+    return {"site": site, "api": api}
+
+
+def test_a_pulled_authors_replies_left_out_do_not_end_the_home(r, settings):
+    # Star's replies to a stranger stay out of fan0's home; the page whose one past
+    # its size is such a reply still says there is more, and the next page reads
+    # on below the replies: fan0 reads every plain post, on the site and the API.
+    settings.FANOUT_PUSH_MAX = 1
+    settings.TIMELINE_PAGE_SIZE = 3
+    settings.RATE_LIMIT_POST = "off"
+    settings.RATE_LIMIT_API = "off"
+    star, stranger = make_user("star"), make_user("stranger")
+    fans = [make_user(f"fan{i}") for i in range(3)]
+    for fan in fans:
+        services.follow_create(follower=fan, followee_id=star.id)
+    run_jobs()
+    assert r.get(keys.fanout_mode(star.id)) == "pull"
+    parent = services.status_create(author=stranger, text="a question")
+    services.status_create(author=star, text="first post")
+    for i in range(4):
+        social.status_reply(author=star, sid=parent.id, text=f"answer {i}")
+    for i in range(3):
+        services.status_create(author=star, text=f"post {i}")
+    run_jobs()
+    walked = _walk(fans[0], 3)
+    assert walked["site"] == ["post 2", "post 1", "post 0", "first post"]
+    assert [t.removeprefix("<p>").removesuffix("</p>") for t in walked["api"]] == (
+        walked["site"]
+    )
