@@ -523,6 +523,7 @@ def _merged(
     pulled: tuple[int, list[Status]],
     size: int | None = None,
     ascending: bool = False,
+    left_out: Iterable[int] = (),
 ) -> tuple[list[int], list[Status | None]]:
     """Merge a home page's ids (one past the size) with pulled authors' statuses.
 
@@ -531,11 +532,17 @@ def _merged(
     author was pulled) shows once; nothing below an outbox's floor is shown, so a
     page never skips a pulled status that an outbox no longer keeps. Read upwards
     (`ascending`, above a `min_id`), the oldest of the union are the exact ones.
+    `left_out`: pulled statuses read but not shown (the reply rule,
+    `_pulled_checked`), None in the merge: they take their place in the union, so
+    one past the page still says there is more and the next page starts below them.
     """
     floor, statuses = pulled
-    if not statuses and not floor:
+    left_out = list(left_out)
+    if not statuses and not floor and not left_out:
         return ids, found
     by_id: dict[int, Status | None] = dict(zip(ids, found, strict=True))
+    for sid in left_out:
+        by_id.setdefault(sid, None)  # one the home holds was let in by the fan-out
     for status in statuses:
         by_id[status.id] = status
     size = settings.TIMELINE_PAGE_SIZE if size is None else size
@@ -1612,7 +1619,7 @@ def _home_read(
                 pulled=pulled_authors,
             )
         )
-        pulled_statuses, more_cards = _pulled_checked(
+        pulled_statuses, replies_out, more_cards = _pulled_checked(
             reads, uid, pulled_statuses, set(pulled_authors)
         )
         if fresh is not None:
@@ -1626,7 +1633,12 @@ def _home_read(
                 named={**(own.named or {}), **(fresh.value.named or {})},
             )
         page_ids, page_found = _merged(
-            page_ids, page_found, (floor, pulled_statuses), size, ascending
+            page_ids,
+            page_found,
+            (floor, pulled_statuses),
+            size,
+            ascending,
+            left_out=replies_out,
         )
     # A Cluster's check of reposts rides with its cards, or with the client API's
     # accounts and originals (`_related_checked`).
@@ -1697,11 +1709,12 @@ def _ids_union(
 
 def _pulled_checked(
     reads: PageReads, vid: int, statuses: list[Status], carded: set[int]
-) -> tuple[list[Status], Deferred[dict[int, Card]] | None]:
+) -> tuple[list[Status], set[int], Deferred[dict[int, Card]] | None]:
     """Pulled authors' statuses as the fan-out would have let them in: a reply to
     someone the viewer does not follow (not the author, not the viewer) stays out
-    (`Status.reply_follow_decides`, Mastodon's rule). Asking whom the viewer follows,
-    and reading the cards of the authors reposted there, cost one more round trip,
+    (`Status.reply_follow_decides`, Mastodon's rule); with the ids of those left
+    out (`_merged` keeps their places). Asking whom the viewer follows, and
+    reading the cards of the authors reposted there, cost one more round trip,
     only for a home that merges such statuses."""
     deciding = [s.reply_follow_decides(vid) for s in statuses]
     ask = sorted({uid for uid in deciding if uid is not None})
@@ -1718,13 +1731,15 @@ def _pulled_checked(
     missing = {s.shown_author_id for s in statuses} - carded
     cards = _cards_queue(reads, missing) if missing else None
     if followed is None:
-        return statuses, cards
-    kept = [
-        s
-        for s, uid in zip(statuses, deciding, strict=True)
-        if uid is None or uid in followed.value
-    ]
-    return kept, cards
+        return statuses, set(), cards
+    kept: list[Status] = []
+    left_out: set[int] = set()
+    for s, uid in zip(statuses, deciding, strict=True):
+        if uid is None or uid in followed.value:
+            kept.append(s)
+        else:
+            left_out.add(s.id)
+    return kept, left_out, cards
 
 
 # A list's timeline (`timeline.lists`): the newest statuses of the members the
