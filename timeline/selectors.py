@@ -311,25 +311,55 @@ end
 # does one that the outbox of a pulled author the home merges keeps (`pulled`,
 # nil: none; `pulled.outbox[author]`, the outbox of the original's `author` if
 # pulled), its distance counted in every pulled author's posts too
-# (`pulled.posts`; a reply the home leaves out counted too: a bound), if the
-# merge shows it: a reply to someone other than its author and the reader
-# (`pulled.viewer`) only while the reader follows them (`pulled.following`; the
-# reply rule, `Status.reply_follow_decides`), so the repost of one the home
-# leaves out shows and one the home shows is left out. A damaged entry is not
-# held. The window's script knows no pulled author (nil); nor does a Cluster's
-# `_AGAIN`, whose caller asks the outbox apart and applies the rule
-# (`_again_queue`).
+# (`pulled.posts`, with their outboxes `pulled.boxes`), the entries the merge
+# shows only (`shown_between`), if the merge shows it: a reply to someone other
+# than its author and the reader (`pulled.viewer`) only while the reader follows
+# them (`pulled.following`; the reply rule, `Status.reply_follow_decides`), so the
+# repost of one the home leaves out shows and one the home shows is left out. A
+# damaged entry is not held. The window's script knows no pulled author (nil); nor
+# does a Cluster's `_AGAIN`, whose caller asks the outbox apart, each pulled
+# author's entries with `_SHOWN_BETWEEN`, and applies the rule (`_again_queue`).
+# `reply_to(entry, uid_at, reply_at, viewer)`: '' when the merge shows an outbox
+# entry whatever the reader follows, the user whose follow decides (the rule), or
+# nil for a damaged entry (the merge shows nothing).
+# `shown_between(posts, outbox, low, high, budget, to)`: how many of a pulled
+# author's statuses between the two the merge shows, reading at most `budget` of
+# their outbox entries (the oldest; the rest counted as shown, as is one the outbox
+# no longer keeps: a bound), each entry's deciding user given to `to(user)`, which
+# answers whether it counts; and how many entries it read.
+REPOST_FALLOFF_SCAN = 2  # a repost's check reads this many times the falloff at most
 _AGAIN_LUA = """
-local function merge_shows(entry, pulled)
+local function reply_to(entry, uid_at, reply_at, viewer)
   local ok, fields = pcall(cjson.decode, entry)
-  local author = ok and type(fields) == 'table' and fields[pulled.uid_at]
-  if type(author) ~= 'string' then return false end
-  local to = fields[pulled.reply_at]
+  local author = ok and type(fields) == 'table' and fields[uid_at]
+  if type(author) ~= 'string' then return nil end
+  local to = fields[reply_at]
   if type(to) ~= 'string' or to == '' or to == '0' or to == author
-      or to == pulled.viewer then
-    return true
+      or to == viewer then
+    return ''
   end
-  return redis.call('ZSCORE', pulled.following, to) ~= false
+  return to
+end
+
+local function follows(pulled, to)
+  return to == '' or redis.call('ZSCORE', pulled.following, to) ~= false
+end
+
+local function merge_shows(entry, pulled)
+  local to = reply_to(entry, pulled.uid_at, pulled.reply_at, pulled.viewer)
+  return to ~= nil and follows(pulled, to)
+end
+
+local function shown_between(posts, outbox, low, high, budget, to)
+  local total = redis.call('ZCOUNT', posts, low, high)
+  if total == 0 or budget < 1 then return total, 0 end
+  local ids = redis.call('ZRANGEBYSCORE', posts, low, high, 'LIMIT', 0, budget)
+  local entries = redis.call('HMGET', outbox, unpack(ids))
+  local n = total - #ids
+  for i = 1, #ids do
+    if not entries[i] or to(entries[i]) then n = n + 1 end
+  end
+  return n, #ids
 end
 
 local function seen_below(home, tags, sid, original, falloff, author, pulled)
@@ -348,15 +378,20 @@ local function seen_below(home, tags, sid, original, falloff, author, pulled)
   end
   if not held then return false end
   local n = redis.call('ZCOUNT', home, low, high)
-  for _, merged in ipairs({tags, posts}) do
-    for _, key in ipairs(merged) do
-      if n >= falloff then return false end
-      n = n + redis.call('ZCOUNT', key, low, high)
-    end
+  for _, key in ipairs(tags) do
+    if n >= falloff then return false end
+    n = n + redis.call('ZCOUNT', key, low, high)
+  end
+  local budget = SCAN * falloff
+  local function shows(entry) return merge_shows(entry, pulled) end
+  for i, key in ipairs(posts) do
+    if n >= falloff then return false end
+    local shown, read = shown_between(key, pulled.boxes[i], low, high, budget, shows)
+    n, budget = n + shown, budget - read
   end
   return n < falloff
 end
-"""
+""".replace("SCAN", str(REPOST_FALLOFF_SCAN))
 
 _WINDOW_READ = LuaScript(
     _ROWS_LUA
@@ -1092,12 +1127,13 @@ local pulled
 if p > 0 then
   local pp, ps, bp, bs, viewer, uid_at, reply_at = unpack(ARGV, 4 + t + p, 10 + t + p)
   pulled = {
-    posts = {}, outbox = {}, following = KEYS[2], viewer = viewer,
+    posts = {}, boxes = {}, outbox = {}, following = KEYS[2], viewer = viewer,
     uid_at = tonumber(uid_at), reply_at = tonumber(reply_at),
   }
   for i = 4 + t, 3 + t + p do
     pulled.posts[#pulled.posts + 1] = pp .. ARGV[i] .. ps
-    pulled.outbox[ARGV[i]] = bp .. ARGV[i] .. bs
+    pulled.boxes[#pulled.boxes + 1] = bp .. ARGV[i] .. bs
+    pulled.outbox[ARGV[i]] = pulled.boxes[#pulled.boxes]
   end
 end
 local a = 11 + t + p
@@ -1123,15 +1159,54 @@ return out
 )
 
 
+# A Cluster's count, in one pulled author's slot, of their statuses between a
+# repost and its original that the home shows (`shown_between`). KEYS: the
+# author's posts and outbox. ARGV: the bounds, how many entries to read at most,
+# where a row's author and the user it answers sit, the reader. Returns how many
+# the merge shows whatever the reader follows, then the users whose follows decide
+# the others (one an entry).
+_SHOWN_BETWEEN = LuaScript(
+    _AGAIN_LUA
+    + """
+local uid_at, reply_at, viewer = tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6]
+local decided = {}
+local function to(entry)
+  local user = reply_to(entry, uid_at, reply_at, viewer)
+  if user and user ~= '' then decided[#decided + 1] = user end
+  return user == ''
+end
+local n = shown_between(KEYS[1], KEYS[2], ARGV[1], ARGV[2], tonumber(ARGV[3]), to)
+return {n, unpack(decided)}
+"""
+)
+
+
+@dataclass(frozen=True, slots=True)
+class _Deciding:
+    """A Cluster's repost whose place the reader's follows decide: left out when
+    its original is held (`to`, the user the original, a pulled author's reply
+    held by its outbox alone, answers, is followed; None: held whatever) and fewer
+    than `room` of the pulled replies between the two that `users` answer are
+    shown (one an entry, each shown while its user is followed)."""
+
+    sid: int
+    to: int | None
+    room: int
+    users: tuple[int, ...] = ()
+
+    def left_out(self, followed: Callable[[int], bool]) -> bool:
+        held = self.to is None or followed(self.to)
+        return held and sum(1 for u in self.users if followed(u)) < self.room
+
+
 @dataclass(frozen=True, slots=True)
 class _Again:
     """What `_again_queue` found: the reposts the home shows as their originals,
-    and (a Cluster's) those whose original, a pulled author's reply held by its
-    outbox alone, the home holds only while the reader follows whom it answers:
-    (repost, that user) each, asked by `_again_known`."""
+    and (a Cluster's) those whose place the reader's follows decide, asked by
+    `_again_known`."""
 
     shown: frozenset[int]
-    deciding: tuple[tuple[int, int], ...] = ()
+    deciding: tuple[_Deciding, ...] = ()
 
 
 def _again_queue(
@@ -1151,9 +1226,10 @@ def _again_queue(
     someone other than its author and the reader only while the reader follows
     them, `Status.reply_follow_decides`: else its repost shows). None: nothing to
     check. On a Cluster the tags' timelines and the authors' keys, in other slots,
-    are asked in the same round trip, command by command (`_again_apart`), and the
-    follow that decides a pulled reply's place once its entry is read
-    (`_again_known`)."""
+    are asked in the same round trip, command by command (`_again_apart`; each
+    pulled author's entries between a repost and its original by
+    `_SHOWN_BETWEEN`), and the follows that decide a pulled reply's place, and
+    whether the replies between count, once the entries are read (`_again_known`)."""
     home = [keys.home(uid), keys.following(uid)]
     falloff = settings.HOME_REPOST_FALLOFF
     triples = [(s.id, s.repost_of, s.repost_uid or 0) for s in statuses if s.repost_of]
@@ -1161,6 +1237,8 @@ def _again_queue(
     tags = list(tags)
     authors = list(pulled)
     apart = is_cluster() and bool(tags or authors)
+    # Where an outbox entry's author and the user it answers sit (`reply_to`).
+    fields_at = [Status.IMMUTABLE.index(f) + 1 for f in ("uid", "reply_uid")]
     inline_tags, inline_authors = ([], []) if apart else (tags, authors)
     if triples:
         mode = ["pairs", *(sid for triple in triples for sid in triple)]
@@ -1178,14 +1256,16 @@ def _again_queue(
         *keys.around_id(keys.posts),
         *keys.around_id(keys.outbox),
         uid,
-        Status.IMMUTABLE.index("uid") + 1,
-        Status.IMMUTABLE.index("reply_uid") + 1,
+        *fields_at,
         *mode,
     ]
     # On a Cluster, a repost whose original a tag's timeline or its author's
     # outbox (pulled) may hold: asked apart (one the home holds: by the script).
     pulled_set = set(authors)
     asked = [t for t in triples if tags or t[2] in pulled_set] if apart else []
+    # Each pulled author's share of the entries a repost's check reads.
+    scan = -(-REPOST_FALLOFF_SCAN * falloff // max(len(authors), 1))
+    rule = [*fields_at, uid]  # `_SHOWN_BETWEEN`'s reply rule
 
     def build(pipe) -> None:
         _AGAIN.queue(pipe, keys=home, args=args)
@@ -1198,22 +1278,26 @@ def _again_queue(
             if author in pulled_set:
                 pipe.hget(keys.outbox(author), original)
                 for each in authors:
-                    pipe.zcount(keys.posts(each), f"({original}", f"({sid}")
+                    _SHOWN_BETWEEN.queue(
+                        pipe,
+                        keys=[keys.posts(each), keys.outbox(each)],
+                        args=[f"({original}", f"({sid}", scan, *rule],
+                    )
 
     def parse(replies: list) -> _Again:
         shown = {int(sid) for sid in replies[0]}
-        deciding: list[tuple[int, int]] = []
+        deciding: list[_Deciding] = []
         apart = _again_apart(asked, replies[1:], len(tags), pulled_set, falloff)
-        for sid, row in apart.items():
+        for sid, (row, counted, users) in apart.items():
             status = _outbox_status(0, row) if row is not None else None
             if row is not None and status is None:
                 continue  # a damaged entry: not held (the merge shows nothing)
             # The reply rule, as `_pulled_checked` applies it to the merge.
             decides = status.reply_follow_decides(uid) if status is not None else None
-            if decides is None:
+            if decides is None and not users:
                 shown.add(sid)
             else:
-                deciding.append((sid, decides))
+                deciding.append(_Deciding(sid, decides, falloff - counted, users))
         return _Again(frozenset(shown), tuple(deciding))
 
     return reads.queue(build, parse)
@@ -1227,29 +1311,36 @@ def _again_known(
 ) -> list[Deferred[frozenset[int]] | frozenset[int]]:
     """The reposts each check found the home of `uid` shows as their originals
     (the window's script's, `_again_queue`'s), for `_without_again`, with those
-    whose original's place a follow decides (a Cluster's: `_Again.deciding`)
+    whose place follows decide (a Cluster's: `_Again.deciding`)
     queued for the next round trip: one the client API takes anyway when the
     checks are known before it (`_related_checked`), else one more, only for a
     page with such a repost (`among`: the page's ids, the merge's cut done; one
     read but cut needs no answer). Again on its own answer: the same."""
     known: list[Deferred[frozenset[int]] | frozenset[int]] = []
-    deciding: list[tuple[int, int]] = []
+    deciding: list[_Deciding] = []
     for part in again:
         value = part.value if isinstance(part, Deferred) else part
         if isinstance(value, _Again):
             known.append(value.shown)
-            deciding += [(sid, to) for sid, to in value.deciding if sid in among]
+            deciding += [d for d in value.deciding if d.sid in among]
         elif value is not None:
             known.append(part if isinstance(part, Deferred) else value)
     if deciding:
-        ask = sorted({to for _, to in deciding})
-        known.append(
-            reads.queue(
-                lambda pipe: pipe.zmscore(keys.following(uid), ask),
-                lambda replies: frozenset(
-                    sid for sid, to in deciding if replies[0][ask.index(to)] is not None
-                ),
+        ask = sorted(
+            {d.to for d in deciding if d.to is not None}
+            | {u for d in deciding for u in d.users}
+        )
+
+        def parse(replies: list) -> frozenset[int]:
+            followed = {
+                u for u, score in zip(ask, replies[0], strict=True) if score is not None
+            }
+            return frozenset(
+                d.sid for d in deciding if d.left_out(followed.__contains__)
             )
+
+        known.append(
+            reads.queue(lambda pipe: pipe.zmscore(keys.following(uid), ask), parse)
         )
     return known
 
@@ -1260,14 +1351,16 @@ def _again_apart(
     tags: int,
     pulled: set[int],
     falloff: int,
-) -> dict[int, str | None]:
+) -> dict[int, tuple[str | None, int, tuple[int, ...]]]:
     """`seen_below`'s answer through followed tags and pulled authors
     (`_AGAIN_LUA`), from a Cluster's replies: for each (repost, original, its
     author), the home's score of the original and count between the two, then
     each tag timeline's, then (the original's author pulled) the original's outbox
-    entry and each pulled author's posts' count. The value: the reposts seen
-    below, each with None or (held by an outbox alone) that entry."""
-    out: dict[int, str | None] = {}
+    entry and each pulled author's `_SHOWN_BETWEEN`. The value: the reposts that
+    may be seen below, each with None or (held by an outbox alone) that entry, how
+    many entries between the two the home shows whatever the reader follows, and
+    the users whose follows decide the others (`_Deciding`)."""
+    out: dict[int, tuple[str | None, int, tuple[int, ...]]] = {}
     replies = iter(replies)
     for sid, _original, author in triples:
         scored = [next(replies) for _ in range(2 * (tags + 1))]
@@ -1277,10 +1370,13 @@ def _again_apart(
         tagged = any(score is not None for score in scores[1:])
         if scores[0] is not None or not (tagged or row):
             continue
+        counted = sum(int(c) for c in counts)
+        users: tuple[int, ...] = ()
         if not tagged:
-            counts += posts
-        if sum(int(c) for c in counts) < falloff:
-            out[sid] = None if tagged else row
+            counted += sum(int(shown[0]) for shown in posts)
+            users = tuple(int(u) for shown in posts for u in shown[1:])
+        if counted < falloff:
+            out[sid] = (None if tagged else row, counted, users)
     return out
 
 

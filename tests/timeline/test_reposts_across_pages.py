@@ -397,3 +397,18 @@ def test_a_pulled_authors_replies_the_home_shows_count_in_the_falloff(r, setting
     assert _walk_site(dave) == expected
     assert _walk_api(dave, "") == expected
     assert _walk_api(dave, "min_id=1") == expected
+
+
+@pytest.mark.real_redis
+@pytest.mark.parametrize("follows_carol", [False, True])
+def test_counting_the_replies_the_home_shows_costs_no_round_trip(
+    r, settings, follows_carol
+):
+    # The replies between bob's repost and alice's original are read and their
+    # follows asked in the round trips the page took before (measured on the code
+    # before): on one server the check's script asks them itself; on a Cluster
+    # each pulled author's count rides with the outbox reads, and the follows with
+    # the cards (the site's) or the accounts (the client API's).
+    dave = _replies_between(settings, follows_carol=follows_carol)[0]
+    trips = 4 if is_cluster() else 3
+    assert _round_trips(dave) == {"site": trips, "api": trips, "api up": trips}
