@@ -9,6 +9,7 @@ import html
 import re
 import threading
 import time
+import types
 
 import pytest
 from django.test import Client
@@ -648,4 +649,44 @@ def test_a_poll_deleted_as_its_job_tells_leaves_its_author_nothing_unread(
     assert notifications_shown(ali) == ["@carol and @bob followed you"]
     assert not re.search(
         r'href="/notifications/"[^>]*>Notifications <span', page(ali, "/")
+    )
+
+
+def test_a_vote_is_closed_by_the_servers_clock_not_the_web_servers(
+    r, people, monkeypatch
+):
+    # The poll closed a second ago by Redis's clock; this web server's clock runs
+    # ten seconds behind. Its closing job (`poll:<sid>`) may have walked the voters
+    # already: a vote it lets in is never told of the closing.
+    alice, bob, _ = people
+    sid = ask(alice, seconds=300, ago=301)
+    behind = types.SimpleNamespace(time=lambda: time.time() - 10)
+    monkeypatch.setattr(polls, "time", behind)
+    with pytest.raises(polls.PollRefused, match="This poll has closed."):
+        polls.poll_vote(user=bob, sid=sid, choices=[0])
+    part = poll_of(page(logged_in_client("bob"), f"/s/{sid}/"), sid)
+    assert results(part) == [("0%", "Tea", False), ("0%", "Coffee", False)]
+    assert "0 people" in part
+
+
+def test_a_vote_before_the_close_by_the_servers_clock_is_told_whatever_the_workers(
+    r, people, monkeypatch
+):
+    # The worker's clock runs five seconds ahead: its closing job must not decide
+    # the poll closed (and walk its voters) while Redis still takes votes in it.
+    from timeline import jobs
+
+    alice, bob, _ = people
+    sid = ask(alice, seconds=300, ago=298.8)  # closes in 1.2 s by Redis's clock
+    real = jobs.now_ms
+    monkeypatch.setattr(jobs, "now_ms", lambda: real() + 5000)
+    run_jobs(sweep=True)
+    polls.poll_vote(user=bob, sid=sid, choices=[1])  # still open: taken
+    time.sleep(1.4)
+    run_jobs(sweep=True)
+    assert notifications_shown(logged_in_client("bob")) == [
+        "@alice's poll has ended. Which one?"
+    ]
+    assert notifications_shown(logged_in_client("alice"))[0] == (
+        "Your poll has ended. Which one?"
     )
