@@ -23,7 +23,10 @@ notification): the status's post job queues its `poll:<sid>` job, due when the
 poll closes, in the status's slot (`poll_end_queue`); the job tells the author,
 then walks the voters (`poll_voters:{status:<sid>}`, written by the vote script
 with the `v:` field), a batch a round trip, resumable from its cursor; each
-telling is idempotent. A private author's voters are told only while they follow
+telling is idempotent. Both the vote script and the job decide "closed" by one
+clock, the `TIME` of the server that holds the status: a web server's or a
+worker's clock that runs off would let in a vote after the voters were walked.
+A private author's voters are told only while they follow
 her (a direct message's audience always): a voter who does not may no longer see
 the status, and the page leaves out what was told before she turned private, as
 it does a private author's mentions. A deleted status tells nothing more: its
@@ -122,16 +125,22 @@ def poll_asked(draft: Poll, now: float | None = None) -> Poll:
 
 
 # KEYS: the status hash, its voters. ARGV: the voter's uid, their choices (option
-# indexes, ascending, space-separated), now (unix s). Returns 1 once voted, -1 when
-# the status has no poll (or is gone: nothing is written then), -2 when the poll
-# has closed, -3 when the voter has voted already.
+# indexes, ascending, space-separated). Returns 1 once voted, -1 when the status
+# has no poll (or is gone: nothing is written then), -2 when the poll has closed,
+# -3 when the voter has voted already. Closed by the clock of the server that
+# holds the status (`TIME`), which its closing job reads too (`_CLOSING_READ`):
+# a web server's clock running behind would let in a vote after the job walked
+# the voters, never told of the closing. (TIME before a write: Redis 5+ replicate
+# a script's effects, not the script.)
 _VOTE = LuaScript(
     """
 local poll = redis.call('HGET', KEYS[1], 'poll')
 if not poll then return -1 end
 local ok, found = pcall(cjson.decode, poll)
 if not ok or type(found) ~= 'table' or type(found.o) ~= 'table' then return -1 end
-if tonumber(found.x) <= tonumber(ARGV[3]) then return -2 end
+local t = redis.call('TIME')
+local now_ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+if tonumber(found.x) * 1000 <= now_ms then return -2 end
 if redis.call('HSETNX', KEYS[1], 'v:' .. ARGV[1], ARGV[2]) == 0 then return -3 end
 local tally, old = {}, redis.call('HGET', KEYS[1], 'tally')
 if old then
@@ -145,7 +154,7 @@ for n in string.gmatch(ARGV[2], '%d+') do
 end
 for i = 1, #tally do tally[i] = string.format('%d', tally[i]) end
 redis.call('HSET', KEYS[1], 'tally', table.concat(tally, ' '))
-redis.call('ZADD', KEYS[2], math.floor(tonumber(ARGV[3]) * 1000), ARGV[1])
+redis.call('ZADD', KEYS[2], now_ms, ARGV[1])
 return 1
 """
 )
@@ -186,7 +195,7 @@ def poll_vote(
     picked = choices_clean(poll, choices)
     done = _VOTE(
         keys=[keys.status(target.id), keys.poll_voters(target.id)],
-        args=[user.id, " ".join(map(str, picked)), f"{time.time():.3f}"],
+        args=[user.id, " ".join(map(str, picked))],
     )
     if done == -1:
         raise NotFound(sid)
@@ -216,6 +225,20 @@ def poll_end_queue(pipe, *, status: Status) -> None:
     )
 
 
+# KEYS: the status hash. ARGV: the fields read (`Status.IMMUTABLE`). Returns the
+# server's time (ms) and the fields: the closing job decides the poll closed by
+# the clock the vote script refuses votes by, the one of the server holding the
+# status (a worker's clock running ahead would walk the voters while votes are
+# still taken; a call in the status's slot reads that server's on a Cluster).
+_CLOSING_READ = LuaScript(
+    """
+local t = redis.call('TIME')
+local now_ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+return {string.format('%d', now_ms), redis.call('HMGET', KEYS[1], unpack(ARGV))}
+"""
+)
+
+
 def poll_job_run(job: jobs.Job) -> None:
     """Run a `poll` job (`poll_job_id`): tell the author and every voter that the
     poll has closed, once it has; a batch of voters a round trip, the cursor (how
@@ -224,12 +247,15 @@ def poll_job_run(job: jobs.Job) -> None:
     the voters before that batch was told)."""
     (sid,) = job.args
     r = get_redis()
-    status = Status.from_fields(sid, r.hmget(keys.status(sid), Status.IMMUTABLE))
+    server_ms, fields = _CLOSING_READ(keys=[keys.status(sid)], args=Status.IMMUTABLE)
+    status = Status.from_fields(sid, fields)
     if status is None or status.poll is None:
         return
     at = round(status.poll.expires * 1000)
-    if jobs.now_ms() < at:
-        raise jobs.Deferred(at)
+    if (early := at - int(server_ms)) > 0:
+        # Due again when the server's clock reaches the close: the queue runs on
+        # the workers' clocks, so that moment on this one's.
+        raise jobs.Deferred(jobs.now_ms() + early)
     author = user_get(uid=status.author_id)
     if author is None:
         return  # a deleted account's statuses go with it: nothing to tell
