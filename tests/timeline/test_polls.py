@@ -690,3 +690,29 @@ def test_a_vote_before_the_close_by_the_servers_clock_is_told_whatever_the_worke
     assert notifications_shown(logged_in_client("alice"))[0] == (
         "Your poll has ended. Which one?"
     )
+
+
+def test_a_post_job_run_again_after_the_close_tells_no_poll_end_again(r, people):
+    # Jobs run at least once: the post job, retried from its start after the poll
+    # closed (it died after queuing the closing job and before recording its
+    # cursor), queues that job again, which must not tell again what was told
+    # and dismissed since.
+    from timeline import fanout, jobs, notifications
+
+    alice, bob, _ = people
+    sid = closing_soon(alice)
+    polls.poll_vote(user=bob, sid=sid, choices=[0])
+    closed()
+    bo, ali = logged_in_client("bob"), logged_in_client("alice")
+    assert notifications_shown(bo) == ["@alice's poll has ended. Which one?"]
+    assert notifications_shown(ali)[0] == "Your poll has ended. Which one?"
+    for user in (bob, alice):
+        assert notifications.notification_dismiss(
+            user=user, kind="poll", actor=alice.id, sid=sid
+        )
+    jobs.enqueue(
+        slot=keys.slot_of_user(alice.id), jid=services.fanout_job_id(alice.id, sid)
+    )
+    fanout.run_pending(sweep=True)
+    assert notifications_shown(bo) == []
+    assert notifications_shown(ali) == ["@carol and @bob followed you"]
