@@ -381,6 +381,9 @@ class Status:
     # What an edit changes (`timeline.edits`), in the hash and in every copy.
     EDITABLE: ClassVar[tuple[str, ...]] = ("text", "spoiler", "mentions", "edited")
     COUNTS: ClassVar[tuple[str, ...]] = ("likes", "reposts", "replies", "tally")
+    # `1` once its poll's closing job was queued (`timeline.polls.poll_end_queue`):
+    # queued once, however often its post job runs.
+    POLL_JOB_FIELD: ClassVar[str] = "poll_job"
     FIELDS: ClassVar[tuple[str, ...]] = IMMUTABLE + COUNTS
 
     @classmethod

@@ -30,7 +30,8 @@ account's job (`account:<uid>`) deletes every per-user key of both tables
 |                      |        | a repost carries its original's), tally   | tally absent until the first vote;        |
 |                      |        | (`<voters> <votes of each option>`), and  | one `v:` field a voter (as one likes      |
 |                      |        | `v:<uid>` -> a voter's choices            | member a liker), deleted with the status  |
-|                      |        | (`timeline.polls`)                        |                                           |
+|                      |        | (`timeline.polls`); poll_job (`1` once    | poll_job absent until the post job queued |
+|                      |        | its closing job was queued: once)         | the closing job (older hashes: none)      |
 | `edits:{status:<sid>}` | list | the versions an edit replaced, oldest     | EDITS_MAX (20): past it, edits are        |
 |                      |        | first, each JSON {text, spoiler, mentions,| refused with a message; deleted with the  |
 |                      |        | at} (`timeline.edits`)                    | status by its `unlink` job                |

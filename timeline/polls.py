@@ -23,9 +23,11 @@ notification): the status's post job queues its `poll:<sid>` job, due when the
 poll closes, in the status's slot (`poll_end_queue`); the job tells the author,
 then walks the voters (`poll_voters:{status:<sid>}`, written by the vote script
 with the `v:` field), a batch a round trip, resumable from its cursor; each
-telling is idempotent. Both the vote script and the job decide "closed" by one
-clock, the `TIME` of the server that holds the status: a web server's or a
-worker's clock that runs off would let in a vote after the voters were walked.
+telling is idempotent, and the job is queued once a status (its `poll_job`
+field), so a post job run again after it finished tells nothing again. Both
+the vote script and the job decide "closed" by one clock, the `TIME` of the
+server that holds the status: a web server's or a worker's clock that runs off
+would let in a vote after the voters were walked.
 A private author's voters are told only while they follow
 her (a direct message's audience always): a voter who does not may no longer see
 the status, and the page leaves out what was told before she turned private, as
@@ -213,15 +215,39 @@ def poll_job_id(sid: int) -> str:
     return jobs.job_id("poll", sid)
 
 
+# KEYS: the status hash, then the job queue and data of its slot (`jobs.slot_keys`).
+# ARGV: the status hash's field that records the queuing (`Status.POLL_JOB_FIELD`),
+# the job id, when it is due (ms). Queues the closing job once a status: the post
+# job runs at least once, and run again from its start after the closing job
+# finished (its id gone, so queued anew: from its start) it would tell every voter
+# and the author again, among them those who dismissed it. Nothing for a status
+# gone (HSETNX would make its hash anew). Returns 1 when queued.
+_POLL_END_QUEUE = LuaScript(
+    jobs.ENQUEUE
+    + """
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+if redis.call('HSETNX', KEYS[1], ARGV[1], '1') == 0 then return 0 end
+enqueue(KEYS[2], KEYS[3], ARGV[2], ARGV[3], ARGV[3])
+return 1
+"""
+)
+
+
 def poll_end_queue(pipe, *, status: Status) -> None:
     """Queue the job that tells the poll's voters and author it has closed, due
-    then, in the status's slot (queued again, it keeps its place: once)."""
+    then, in the status's slot: once a status, however often this is asked."""
     assert status.poll is not None
-    jobs.enqueue_queue(
+    _POLL_END_QUEUE.queue(
         pipe,
-        slot=social._status_slot(status.id),
-        jid=poll_job_id(status.id),
-        due=round(status.poll.expires * 1000),
+        keys=[
+            keys.status(status.id),
+            *jobs.slot_keys(social._status_slot(status.id)),
+        ],
+        args=[
+            Status.POLL_JOB_FIELD,
+            poll_job_id(status.id),
+            round(status.poll.expires * 1000),
+        ],
     )
 
 
