@@ -242,16 +242,34 @@ def test_a_reblog_carries_its_originals_poll_with_the_viewers_vote():
     alice, bob, carol = make_user("alice"), make_user("bob"), make_user("carol")
     _follow(carol, bob)
     sid = _poll_post(_api(alice))["id"]
-    reblog = _api(bob).post(f"/api/v1/statuses/{sid}/reblog").json()
+    _api(bob).post(f"/api/v1/statuses/{sid}/reblog").json()
     run_jobs()
     client = _api(carol)
-    assert _vote(client, reblog["id"], 0).status_code == 200
+    (shown,) = [s for s in client.get("/api/v1/timelines/home").json()]
+    # The reblog's own `poll` is its original's, as Mastodon's: its id the one
+    # an app votes by.
+    assert shown["poll"] == shown["reblog"]["poll"]
+    assert _vote(client, shown["poll"]["id"], 0).status_code == 200
     (shown,) = [s for s in client.get("/api/v1/timelines/home").json()]
     assert shown["reblog"]["id"] == sid
     assert shown["reblog"]["poll"]["own_votes"] == [0]
     assert shown["reblog"]["poll"]["votes_count"] == 1
-    # The reblog's own `poll` is its original's, as Mastodon's.
-    assert shown["poll"] == shown["reblog"]["poll"]
+
+
+def test_a_reblogs_id_is_no_polls():
+    # Mastodon: a poll's id is its own (here its status's); a reblog has no poll.
+    alice, bob, carol = make_user("alice"), make_user("bob"), make_user("carol")
+    sid = _poll_post(_api(alice))["id"]
+    reblog = _api(bob).post(f"/api/v1/statuses/{sid}/reblog").json()
+    run_jobs()
+    client = _api(carol)
+    assert client.get(f"/api/v1/polls/{reblog['id']}").status_code == 404
+    response = _vote(client, reblog["id"], 1)
+    assert response.status_code == 404
+    assert response.json() == {"error": "Record not found"}
+    poll = client.get(f"/api/v1/polls/{sid}").json()
+    assert poll["voters_count"] == 0 and poll["voted"] is False
+    assert _vote(client, sid, 1).status_code == 200
 
 
 def test_votes_that_cannot_count_are_422s_and_change_nothing():
