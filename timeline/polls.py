@@ -179,10 +179,17 @@ def choices_clean(poll: Poll, choices: list) -> list[int]:
 
 
 def poll_vote(
-    *, user: User, sid: int, choices: list, limit: limits.Limit | None = None
+    *,
+    user: User,
+    sid: int,
+    choices: list,
+    limit: limits.Limit | None = None,
+    through_repost: bool = True,
 ) -> Status:
-    """Vote in the poll of status `sid` (a repost's original): the status voted
-    in. NotFound when it is gone, has no poll, or the user may not see it;
+    """Vote in the poll of status `sid` (a repost's original, unless not
+    `through_repost`: the client API's, where a reblog's id is no poll's, as
+    Mastodon's): the status voted in. NotFound when it is gone, has no poll, the
+    user may not see it, or it is a repost and not `through_repost`;
     PollRefused when the choices are wrong, the poll has closed, the user wrote
     it or voted already; with `limit` (`limits.like`), taken first or refused with
     TooManyAttempts."""
@@ -190,7 +197,7 @@ def poll_vote(
         limits.take(limit)
     target = social.status_target(user=user, sid=sid)
     poll = target.poll
-    if poll is None:
+    if poll is None or (target.id != sid and not through_repost):
         raise NotFound(sid)
     if target.author_id == user.id:
         raise PollRefused("You cannot vote in your own poll.")

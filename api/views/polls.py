@@ -2,7 +2,10 @@
 
 A poll's id is its status's (a poll is made with its status and never changes), so
 a poll is seen exactly as its status is: hidden from the viewer, gone, or a status
-without one, it is a 404."""
+without one, it is a 404. A reblog's id is a 404 too, as on Mastodon, where a poll
+has an id of its own and a reblog none: the `poll` a reblog shows is its
+original's, with the original's id (the site's pages vote through a repost's row
+by the original's id as well)."""
 
 from __future__ import annotations
 
@@ -13,9 +16,11 @@ from timeline import polls, selectors
 
 
 def _poll(request, sid: int) -> dict:
-    """The poll of status `sid` (a repost's: its original's) as the viewer may see
-    it, with its tally and their vote; else 404."""
+    """The poll of status `sid` as the viewer may see it, with its tally and their
+    vote; else 404 (a repost's id too)."""
     found = selectors.status_get(reads=request.reads, sid=sid)
+    if found is not None and found.repost_of is not None:
+        raise not_found()
     shown = entities_of(request, [found]) if found is not None else []
     poll = shown[0]["poll"] if shown else None
     if poll is None:
@@ -36,6 +41,7 @@ def poll_vote(request, id: str) -> dict:
         sid=int(id),
         choices=param_list(params(request), "choices"),
         limit=limits.like(request.user.id),
+        through_repost=False,
     )
     return _poll(request, voted.id)
 
