@@ -219,8 +219,9 @@ def _people(n: int) -> str:
 def _poll_html(status: Status, form_head: str | None, url, own: bool, expired: bool):
     """A poll's options: a form to vote for a signed-in reader who may vote (not
     its author, not voted yet, still open: read with the row), else its results,
-    each option's share (hidden until it closes when its author asked, but to the
-    author); where the row was read without the tally (a repost's row, a pulled
+    each option's share (hidden until it closes when its author asked, from her
+    too, as Mastodon's: its API gives no one the counts, so its app shows her
+    none); where the row was read without the tally (a repost's row, a pulled
     author's status) its options, with its page one click away."""
     poll = status.poll
     assert poll is not None
@@ -251,7 +252,7 @@ def _poll_html(status: Status, form_head: str | None, url, own: bool, expired: b
             '<p class="poll-meta"><button type="submit" class="button">Vote</button>'
             f" {voters} · {meta}</p></form>"
         )
-    hidden = poll.hide_totals and not expired and not own
+    hidden = poll.hide_totals and not expired
     # Each option's share of the people who voted, as Mastodon's apps show it
     # (`voters_count`): in a poll of several choices the shares add up to more
     # than 100%, and an option everyone chose shows 100%.
