@@ -392,3 +392,70 @@ def test_v1_unread_count_counts_the_unread_events():
     notifications.notifications_mark_read(user=alice, up_to=T0 + 100)
     assert client.get("/api/v1/notifications/unread_count").json() == {"count": 0}
     assert api_client().get("/api/v1/notifications/unread_count").status_code == 401
+
+
+def _v1_unread(client, query: str = "") -> int:
+    response = client.get("/api/v1/notifications/unread_count" + query)
+    assert response.status_code == 200, response.content
+    return response.json()["count"]
+
+
+def test_v1_unread_count_counts_only_the_types_asked_for_up_to_limit():
+    """Mastodon's v1 count takes `types[]`, `exclude_types[]` and `limit`, as its
+    list does: they were ignored but `limit`, so a badge of mentions counted
+    every like and follow."""
+    alice = make_user("alice")
+    _three_kinds_unread(alice)  # two likes of one status, a mention, a follow
+    client = api_client(token_for(alice))
+    assert _v1_unread(client) == 4
+    assert _v1_unread(client, "?types[]=mention") == 1
+    assert _v1_unread(client, "?types[]=favourite") == 2
+    assert _v1_unread(client, "?exclude_types[]=favourite") == 2
+    assert _v1_unread(client, "?types[]=favourite&types[]=follow&limit=2") == 2
+    assert _v1_unread(client, "?exclude_types[]=mention&limit=1") == 1
+    assert _v1_unread(client, "?types[]=admin.sign_up") == 0
+    assert _v1_unread(client, "?limit=3") == 3
+    # The v1 list agrees: the events it shows for the same filter.
+    listed = client.get("/api/v1/notifications?exclude_types[]=favourite").json()
+    assert len(listed) == 2
+    notifications.notifications_mark_read(user=alice, up_to=T0 + 2)
+    assert _v1_unread(client, "?types[]=mention") == 0
+    assert _v1_unread(client, "?types[]=follow") == 1
+
+
+def test_v2_unread_count_takes_limit_and_grouped_types_as_the_list_groups():
+    """Mastodon's v2 count counts the entries its list would show from the mark:
+    a group of a type `grouped_types[]` leaves out counts its every event, and
+    it stops at `limit` (100 unless said, at most 1000). Both were ignored."""
+    alice = make_user("alice")
+    _three_kinds_unread(alice)
+    client = api_client(token_for(alice))
+    for query, count in (
+        ("", 3),
+        ("?limit=2", 2),
+        ("?grouped_types[]=follow", 4),  # the two likes each an entry
+        ("?grouped_types[]=favourite", 3),
+        ("?grouped_types[]=follow&types[]=favourite", 2),
+        ("?grouped_types[]=reblog&limit=3", 3),
+    ):
+        assert _unread(client, query) == count, query
+        if "limit" not in query:
+            listed, _ = grouped(client, query)
+            assert len(listed["notification_groups"]) == count, query
+
+
+@pytest.mark.real_redis
+def test_unread_counts_with_limit_and_grouping_cost_what_they_did_without():
+    alice = make_user("alice")
+    _three_kinds_unread(alice)
+    client = api_client(token_for(alice))
+    _unread(client)
+    with RoundTripCounter() as plain:
+        assert _unread(client) == 3
+    with RoundTripCounter() as v2:
+        assert _unread(client, "?grouped_types[]=follow&limit=3") == 3
+    with RoundTripCounter() as v1:
+        assert _v1_unread(client, "?types[]=favourite&limit=5") == 2
+    for counted in (plain, v2, v1):
+        assert counted.most_per_node <= 1
+        assert counted.count == plain.count
