@@ -3244,39 +3244,27 @@ return redis.call('ZCOUNT', KEYS[1], '(' .. mark, '+inf')
 """
 )
 
-# KEYS: the places, the groups, the read mark. ARGV: at most how many. The events
-# of the groups above the mark (each group's count: its older actors too), up to
-# that many: the client API's v1 unread count. Reads no more groups than that.
-_NOTIFICATION_EVENTS_UNREAD = LuaScript(
+# KEYS: the places, the groups, the read mark. ARGV: at most how many, `all` when
+# no kind is left out (a damaged row then counts one, and no more groups are read
+# than that many: each counts one at least), then a kind and how its group counts
+# (`1`: as one; `n`: as its every event, older actors too), for each kind counted.
+# How many there are above the mark, up to that many: the client API's unread
+# counts, v1's (events) and v2's (groups, but a type `grouped_types[]` leaves out:
+# its events, as its list shows them), of the types they ask. Stops once it
+# reached that many; O(unread groups) at most, at most NOTIFICATIONS_CAP.
+_NOTIFICATIONS_UNREAD_COUNTED = LuaScript(
     """
+local most, all = tonumber(ARGV[1]), ARGV[2] == 'all'
+local how = {}
+for i = 3, #ARGV - 1, 2 do how[ARGV[i]] = ARGV[i + 1] end
 local mark = redis.call('GET', KEYS[3]) or '0'
-local most = tonumber(ARGV[1])
-local groups = redis.call(
-  'ZRANGEBYSCORE', KEYS[1], '(' .. mark, '+inf', 'LIMIT', 0, most)
-if #groups == 0 then return 0 end
-local n = 0
-for _, row in ipairs(redis.call('HMGET', KEYS[2], unpack(groups))) do
-  if row then
-    local ok, g = pcall(cjson.decode, row)
-    n = n + ((ok and tonumber(g.n)) or 1)
-    if n >= most then return most end
-  end
+local groups
+if all then
+  groups = redis.call(
+    'ZRANGEBYSCORE', KEYS[1], '(' .. mark, '+inf', 'LIMIT', 0, most)
+else
+  groups = redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. mark, '+inf')
 end
-return n
-"""
-)
-
-# KEYS: the places, the groups, the read mark. ARGV: the kinds counted. How many
-# groups of those kinds are above the mark: the client API's v2 unread count with
-# `types[]`/`exclude_types[]`. Reads each unread group's row (its kind, as the
-# window's script reads it), so O(unread groups), at most NOTIFICATIONS_CAP.
-_NOTIFICATIONS_UNREAD_OF_KINDS = LuaScript(
-    """
-if #ARGV == 0 then return 0 end
-local kinds = {}
-for i = 1, #ARGV do kinds[ARGV[i]] = true end
-local mark = redis.call('GET', KEYS[3]) or '0'
-local groups = redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. mark, '+inf')
 local n = 0
 for from = 1, #groups, 256 do
   local rows = redis.call(
@@ -3284,7 +3272,17 @@ for from = 1, #groups, 256 do
   for _, row in ipairs(rows) do
     if row then
       local ok, g = pcall(cjson.decode, row)
-      if ok and type(g) == 'table' and kinds[g.k] then n = n + 1 end
+      if ok and type(g) == 'table' then
+        local counts = how[g.k]
+        if counts == '1' then
+          n = n + 1
+        elseif counts == 'n' then
+          n = n + math.max(1, tonumber(g.n) or 1)
+        end
+      elseif all then
+        n = n + 1
+      end
+      if n >= most then return most end
     end
   end
 end
@@ -3295,51 +3293,40 @@ return n
 NOTIFICATION_ACTORS_SHOWN = 3
 
 
-def notification_events_unread_queue(
-    reads: PageReads, most: int
+def notifications_unread_counted_queue(
+    reads: PageReads, *, most: int, counts: dict[str, bool], every_kind: bool
 ) -> Deferred[int] | None:
-    """Queue the count of the claimed viewer's unread notification events (the
-    events of the groups above the read mark), at most `most`; None for a
-    visitor. Trust it once the viewer is proven. One script call."""
+    """Queue how many unread notifications the claimed viewer has, at most `most`
+    (None for a visitor): of the kinds in `counts` only, each group counted as
+    one or (`counts[kind]` True) as its every event; `every_kind` when no kind is
+    left out. Trust it once the viewer is proven. One script call in their slot,
+    O(unread groups) at most."""
     vid = reads.claimed_uid
     if vid is None:
         return None
+    args: list = [int(most), "all" if every_kind else ""]
+    for kind, each in sorted(counts.items()):
+        args += [kind, "n" if each else "1"]
     return reads.queue(
-        lambda pipe: _NOTIFICATION_EVENTS_UNREAD.queue(
+        lambda pipe: _NOTIFICATIONS_UNREAD_COUNTED.queue(
             pipe,
             keys=[
                 keys.notifications(vid),
                 keys.notification_groups(vid),
                 keys.notifications_read(vid),
             ],
-            args=[int(most)],
+            args=args,
         ),
         lambda replies: int(replies[0]),
     )
 
 
-def notifications_unread_queue(
-    reads: PageReads, *, kinds: Iterable[str] | None = None
-) -> Deferred[int] | None:
-    """Queue the count of the claimed viewer's unread notification groups, only of
-    `kinds` when given (None for a visitor); trust it once the viewer is proven.
-    One script call: O(log n), or with `kinds` O(unread groups)."""
+def notifications_unread_queue(reads: PageReads) -> Deferred[int] | None:
+    """Queue the count of the claimed viewer's unread notification groups (None for
+    a visitor); trust it once the viewer is proven. One script call, O(log n)."""
     vid = reads.claimed_uid
     if vid is None:
         return None
-    if kinds is not None:
-        return reads.queue(
-            lambda pipe: _NOTIFICATIONS_UNREAD_OF_KINDS.queue(
-                pipe,
-                keys=[
-                    keys.notifications(vid),
-                    keys.notification_groups(vid),
-                    keys.notifications_read(vid),
-                ],
-                args=sorted(set(kinds)),
-            ),
-            lambda replies: int(replies[0]),
-        )
     return reads.queue(
         lambda pipe: _NOTIFICATIONS_UNREAD.queue(
             pipe,

@@ -42,9 +42,8 @@ from timeline import notifications as store
 from timeline.domain import NotificationItem, NotificationsWindow
 from timeline.selectors import (
     accounts_queue,
-    notification_events_unread_queue,
     notification_place_queue,
-    notifications_unread_queue,
+    notifications_unread_counted_queue,
     notifications_window,
 )
 
@@ -268,10 +267,14 @@ def _grouped_types(values) -> set[str]:
     return set(asked) if asked else set(GROUPED_BY_DEFAULT)
 
 
-def _together(item: NotificationItem, grouped: set[str]) -> bool:
-    """Whether a stored group is one entry (a groupable kind of a type
+def _kind_together(kind: str, grouped: set[str]) -> bool:
+    """Whether a stored group of `kind` is one entry (a groupable kind of a type
     `grouped_types[]` groups), rather than one entry an event."""
-    return item.kind in GROUPED and TYPE_OF[item.kind] in grouped
+    return kind in GROUPED and TYPE_OF[kind] in grouped
+
+
+def _together(item: NotificationItem, grouped: set[str]) -> bool:
+    return _kind_together(item.kind, grouped)
 
 
 def _groups(window: NotificationsWindow, grouped: set[str]) -> list[list[Event]]:
@@ -474,29 +477,39 @@ def notification_group_dismiss(request, group_key: str) -> dict:
     return {}
 
 
-def notifications_unread_count_v1(request) -> dict:
-    """How many events arrived since the viewer last read them (the events of
-    the groups above the page's read mark, which is the notifications marker:
-    `api.views.markers`), at most `limit` (100, at most 1000), as Mastodon 4.3's
-    v1 count counts from its marker."""
+def _unread_count(request, counts: dict[str, bool], every_kind: bool) -> dict:
+    """`{"count": n}`: the viewer's unread notifications (above the page's read
+    mark, which is the notifications marker: `api.views.markers`), counted as
+    `counts` says (`notifications_unread_counted_queue`), at most `limit` (100,
+    at most 1000), as Mastodon's count from its marker."""
     most = Window.of(request, default=100, maximum=1000).limit
-    unread = notification_events_unread_queue(request.reads, most)
+    unread = notifications_unread_counted_queue(
+        request.reads, most=most, counts=counts, every_kind=every_kind
+    )
     if unread is None or request.reads.proven_uid() is None:
         raise ApiError(401, "The access token is invalid")
     return {"count": unread.value}
+
+
+def notifications_unread_count_v1(request) -> dict:
+    """How many events arrived since the viewer last read them (each group's
+    events, its older actors too), of the types `types[]` and `exclude_types[]`
+    leave, as the list's; at most `limit`, as Mastodon 4.3's v1 count."""
+    kinds = _kinds(request.GET)
+    return _unread_count(
+        request, {k: True for k in kinds}, every_kind=set(kinds) == set(TYPE_OF)
+    )
 
 
 def notifications_unread_count(request) -> dict:
-    """How many groups arrived since the viewer last read them (above the page's
-    read mark, as its badge counts: the notifications marker too); only those of
-    the types `types[]` and `exclude_types[]` leave, as the list's."""
+    """How many entries the v2 list would show that arrived since the viewer
+    last read them: a group of a type `grouped_types[]` groups is one, another's
+    each event, as the list shows them; of the types `types[]` and
+    `exclude_types[]` leave; at most `limit`, as Mastodon's."""
     kinds = _kinds(request.GET)
-    # Nothing left out: every group, as the badge counts them (the fast count).
-    wanted = None if set(kinds) == set(TYPE_OF) else kinds
-    unread = notifications_unread_queue(request.reads, kinds=wanted)
-    if unread is None or request.reads.proven_uid() is None:
-        raise ApiError(401, "The access token is invalid")
-    return {"count": unread.value}
+    grouped = _grouped_types(request.GET)
+    counts = {k: not _kind_together(k, grouped) for k in kinds}
+    return _unread_count(request, counts, every_kind=set(kinds) == set(TYPE_OF))
 
 
 index = endpoint(GET=Op(notifications_list, scope="read:notifications"))
