@@ -533,3 +533,32 @@ def test_mastodon_py_posts_a_poll_votes_and_reads_the_results(site):
         poll=nia.make_poll(["yes", "no"], expires_in=600, hide_totals=True),
     )
     assert [o.votes_count for o in oto.poll(hidden.poll.id).options] == [None, None]
+
+
+def test_mastodon_py_votes_through_a_reblogs_poll_and_counts_unread_by_type(site):
+    """Mastodon.py, unmodified: a reblog's id is no poll's (404, as Mastodon's),
+    its `poll` is the original's and takes the vote; the grouped unread count
+    with `types`, `grouped_types` and `limit`."""
+    for name in ("pia", "quin", "rue"):
+        make_user(name)
+    pia, quin, rue = (_signed_in(site, n) for n in ("pia", "quin", "rue"))
+    asked = pia.status_post("Left or right?", poll=pia.make_poll(["l", "r"], 3600))
+    reblog = quin.status_reblog(asked.id)
+    with pytest.raises(MastodonNotFoundError):
+        rue.poll(reblog.id)
+    with pytest.raises(MastodonNotFoundError):
+        rue.poll_vote(reblog.id, [1])
+    assert str(reblog.poll.id) == str(asked.id)
+    voted = rue.poll_vote(reblog.poll, [1])
+    assert [o.votes_count for o in voted.options] == [0, 1]
+    # Pia's unread: a favourite group of two, a reblog, a mention.
+    quin.status_favourite(asked.id)
+    rue.status_favourite(asked.id)
+    quin.status_post("@pia which did you pick?")
+    _run_jobs()
+    assert pia.unread_grouped_notifications_count() == 3
+    assert pia.unread_grouped_notifications_count(types=["mention"]) == 1
+    assert pia.unread_grouped_notifications_count(exclude_types=["mention"]) == 2
+    assert pia.unread_grouped_notifications_count(grouped_types=["reblog"]) == 4
+    assert pia.unread_grouped_notifications_count(limit=2) == 2
+    assert pia.notifications_unread_count().count == 4
