@@ -76,3 +76,34 @@ def test_a_warned_poll_opens_with_its_warning(new_page):
         for text in row.locator("li.poll-result").all_inner_texts()
     ]
     assert shown == ["0% Snape", "100% Nobody (your choice)"]
+
+
+def test_hidden_totals_stay_hidden_from_the_asker_until_the_poll_closes(new_page):
+    # As Mastodon's: no one sees the shares of a poll that hides them while it is
+    # open, its author included; everyone does once it has closed.
+    alice, bob = make_user("alice"), make_user("bob")
+    services.follow_create(follower=bob, followee_id=alice.id)
+    run_jobs()
+    asker = new_page()
+    log_in(asker, "alice")
+    asker.get_by_label("What's happening?").fill("Secret ballot")
+    asker.get_by_label("Add a poll").check()
+    asker.get_by_placeholder("Option 1", exact=True).fill("Yes")
+    asker.get_by_placeholder("Option 2", exact=True).fill("No")
+    asker.get_by_label("Open for").select_option(label="1 hour")
+    asker.get_by_label("Hide the results until it closes").check()
+    navigating(asker, asker.get_by_role("button", name="Post", exact=True).click)
+    assert asker.get_by_text("Posted.").is_visible()
+    run_jobs()
+    voter = new_page()
+    log_in(voter, "bob")
+    poll = voter.locator("li.status form.poll")
+    poll.get_by_label("No").check()
+    navigating(voter, poll.get_by_role("button", name="Vote").click)
+    assert voter.get_by_text("Voted.").is_visible()
+    shown = voter.locator("li.status div.poll").inner_text()
+    assert "Results when it closes" in shown and "%" not in shown
+    asker.goto("/")
+    mine = asker.locator("li.status div.poll").inner_text()
+    assert "1 person" in mine and "Results when it closes" in mine
+    assert "%" not in mine
