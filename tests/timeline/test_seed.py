@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import io
 import re
+import time
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -279,3 +280,56 @@ def test_a_post_during_the_seeders_reservation_does_not_start_it_over(r, monkeyp
     assert sent == ["reserve"]  # reserved on the first try
     (posted,) = ids.status_ids_take(author_id=7)
     assert posted > (base + 999) * keys.ID_SHARDS  # every later id is larger
+
+
+def test_a_seed_writes_polls_open_and_closed_with_their_votes(r):
+    # One status in 20 asks a poll (`--polls`): some still open, some closed
+    # (their voters and author told, as the closing job would have), with votes
+    # written as the vote script writes them.
+    from tests.helpers import notifications_shown
+    from timeline import jobs, polls, services, social
+
+    run_seed("--users", "60", "--follows-per-user", "5", "--statuses-per-user", "4")
+    sids = [int(s) for u in range(1, 61) for s in r.zrange(keys.posts(u), 0, -1)]
+    asked = [s for s in services.statuses_read(sids) if s.poll is not None]
+    assert len(asked) == 240 // 20
+    now = time.time()
+    open_, closed = (
+        [s for s in asked if s.poll.expires > now],
+        [s for s in asked if s.poll.expires <= now],
+    )
+    assert open_ and closed
+    for status in asked:
+        voters = r.zrange(keys.poll_voters(status.id), 0, -1)
+        fields = r.hgetall(keys.status(status.id))
+        tally = [int(n) for n in fields.get("tally", "").split()]
+        tally = tally or [0] * (len(status.poll.options) + 1)
+        assert tally[0] == len(voters) == sum(f.startswith("v:") for f in fields)
+        chosen = [int(c) for v in voters for c in fields[f"v:{v}"].split()]
+        assert tally[1:] == [chosen.count(i) for i in range(len(tally) - 1)]
+        assert str(status.author_id) not in voters
+    told = [s for s in closed if r.zcard(keys.poll_voters(s.id))]
+    assert told
+    # An open poll's closing job waits for it; a closed one's told its voters.
+    for status in open_:
+        queue = keys.job_queue(social._status_slot(status.id))
+        assert r.zscore(queue, polls.poll_job_id(status.id)) == round(
+            status.poll.expires * 1000
+        )
+    told = told[0]
+    voter = int(r.zrange(keys.poll_voters(told.id), 0, 0)[0])
+    name = user_get(uid=voter).username
+    assert f"@{told.author}'s poll has ended." in " ".join(
+        notifications_shown(logged_in_client(name, DEMO_PASSWORD))
+    )
+    author = logged_in_client(told.author, DEMO_PASSWORD)
+    assert any(
+        n.startswith("Your poll has ended.") for n in notifications_shown(author)
+    )
+    # A seeded poll takes a vote as any other, and its page shows the results.
+    who = make_user("newcomer")
+    open_poll = next(s for s in open_)
+    polls.poll_vote(user=who, sid=open_poll.id, choices=[0])
+    page = logged_in_client("newcomer").get(f"/s/{open_poll.id}/").content.decode()
+    assert "(your choice)" in page
+    assert not jobs.failed_ids()
