@@ -28,9 +28,16 @@ from accounts.domain import User
 from accounts.services import active_queue, names_index_queue, seen_stamp_queue
 from config.pipelines import pipeline_run
 from config.redis import get_redis
-from timeline import keys
+from timeline import keys, notifications, polls
 from timeline.counts import counts_recount
-from timeline.domain import Status
+from timeline.domain import (
+    POLL_EXPIRES_MAX,
+    POLL_EXPIRES_MIN,
+    POLL_OPTIONS_MAX,
+    POLL_OPTIONS_MIN,
+    Poll,
+    Status,
+)
 from timeline.ids import shard_of, tick_block_reserve
 from timeline.services import POPULAR_CAP, global_add_queue
 
@@ -101,6 +108,13 @@ WORDS = [
 
 DAY = 86400
 
+# Polls (`timeline.polls`): one status in SEED_POLL_SHARE asks one, at most
+# SEED_POLLS_MAX a run, every other one still open; each takes the votes of up to
+# SEED_POLL_VOTERS_MAX of its author's followers.
+SEED_POLL_SHARE = 20
+SEED_POLLS_MAX = 2000
+SEED_POLL_VOTERS_MAX = 12
+
 
 @dataclass
 class SeedReport:
@@ -109,6 +123,7 @@ class SeedReport:
     users: int = 0
     follows: int = 0
     statuses: int = 0
+    polls: int = 0
     home_entries: int = 0
     commands: int = 0
     seconds: float = 0.0
@@ -317,6 +332,12 @@ def seed(
     by_author: dict[int, list[int]] = {}
     by_partition: dict[str, list[int]] = {}
     writer = _Writer(report)
+    # A random of its own: the rest of the data stays what this seed gave before.
+    poll_rng = random.Random(random_seed + 1)
+    asking = set(
+        poll_rng.sample(range(total), min(total // SEED_POLL_SHARE, SEED_POLLS_MAX))
+    )
+    asked: list[Status] = []
     for i, (created, author) in enumerate(zip(times, authors, strict=True)):
         sid = (first_tick + i) * keys.ID_SHARDS + shard_of(author)
         status = Status(
@@ -325,7 +346,10 @@ def seed(
             author=names[author],
             text=_text(rng),
             created=created,
+            poll=_poll(poll_rng, created, now, len(asked)) if i in asking else None,
         )
+        if status.poll is not None:
+            asked.append(status)
         writer.hset(keys.status(sid), mapping=status.to_hash())
         by_author.setdefault(author, []).append(sid)
         by_partition.setdefault(keys.global_partition(sid), []).append(sid)
@@ -352,6 +376,16 @@ def seed(
     progress.finish("statuses", total, time.monotonic() - phase_start)
     report.phases["statuses"] = time.monotonic() - phase_start
 
+    # --- polls: votes, and what their closing did or will do ------------------------
+    phase_start = time.monotonic()
+    writer = _Writer(report, batch=500)
+    for status in asked:
+        _votes(writer, poll_rng, status, followers.get(status.author_id, {}), now)
+    writer.flush()
+    report.polls = len(asked)
+    progress.finish("polls", len(asked), time.monotonic() - phase_start)
+    report.phases["polls"] = time.monotonic() - phase_start
+
     # --- homes: what fan-out would have left, newest HOME_TIMELINE_CAP -------------
     phase_start = time.monotonic()
     writer = _Writer(report, batch=200)
@@ -373,6 +407,80 @@ def seed(
 
     report.seconds = time.monotonic() - started
     return report
+
+
+def _poll(rng: random.Random, created: float, now: float, n: int) -> Poll:
+    """A poll asked at `created`: two to four options, open from five minutes to
+    a week; every other one (`n`: how many were asked before) still open now, when
+    its status is recent enough for that, else closed."""
+    options = rng.sample(WORDS, rng.randint(POLL_OPTIONS_MIN, POLL_OPTIONS_MAX))
+    age = now - created
+    if n % 2 == 0 and age + 3600 <= POLL_EXPIRES_MAX:
+        seconds = age + rng.uniform(3600, min(3 * DAY, POLL_EXPIRES_MAX - age))
+    elif age > POLL_EXPIRES_MIN + 1:
+        seconds = rng.uniform(POLL_EXPIRES_MIN, min(7 * DAY, age - 1))
+    else:  # too recent to have closed: open a while yet
+        seconds = POLL_EXPIRES_MIN + rng.uniform(0, 3600)
+    return Poll(
+        options=tuple(o.capitalize() for o in options),
+        expires=round(created + seconds, 3),
+        multiple=rng.random() < 0.25,
+        hide_totals=rng.random() < 0.2,
+    )
+
+
+def _votes(
+    writer: _Writer,
+    rng: random.Random,
+    status: Status,
+    followers: dict[int, int],
+    now: float,
+) -> None:
+    """Queue a poll's votes (a few of its author's followers), as the vote script
+    writes them (`timeline.polls._VOTE`: `v:<uid>`, `tally`, `poll_voters`), and
+    what its closing owes: an open poll's job, due when it closes
+    (`polls.poll_end_queue`, which marks it queued), a closed one's notifications
+    to its author and voters, as that job tells them, and its mark."""
+    poll = status.poll
+    assert poll is not None
+    pool = sorted(followers)
+    voters = rng.sample(pool, rng.randint(0, min(len(pool), SEED_POLL_VOTERS_MAX)))
+    tally = [0] * (len(poll.options) + 1)
+    start_ms = int(status.created * 1000)
+    end_ms = int(min(poll.expires, now) * 1000) - 1
+    fields: dict[str, str] = {}
+    voted: dict[int, int] = {}
+    for uid in voters:
+        if poll.multiple:
+            picked = sorted(
+                rng.sample(range(len(poll.options)), rng.randint(1, len(poll.options)))
+            )
+        else:
+            picked = [rng.randrange(len(poll.options))]
+        fields[f"v:{uid}"] = " ".join(map(str, picked))
+        tally[0] += 1
+        for choice in picked:
+            tally[choice + 1] += 1
+        voted[uid] = rng.randint(start_ms, max(start_ms, end_ms))
+    if voters:
+        fields["tally"] = " ".join(map(str, tally))
+        writer.hset(keys.status(status.id), mapping=fields)
+        writer.zadd(keys.poll_voters(status.id), voted)
+    if poll.expires > now:
+        polls.poll_end_queue(writer, status=status)
+        return
+    writer.hset(keys.status(status.id), Status.POLL_JOB_FIELD, "1")
+    at_ms = round(poll.expires * 1000)
+    for uid in (status.author_id, *voters):
+        notifications.notify_queue(
+            writer,
+            recipient=uid,
+            kind="poll",
+            actor=status.author_id,
+            sid=status.id,
+            at_ms=at_ms,
+            conversation=status.conversation_id,
+        )
 
 
 def _claim_names(

@@ -202,15 +202,17 @@ def test_seed_prints_progress_of_each_phase_then_the_summary(capsys):
     out = io.StringIO()
     call_command("seed", "--users", "20", stdout=out, stderr=io.StringIO())
     lines = out.getvalue().splitlines()
-    assert [line.split()[0] for line in lines[:4]] == [
+    assert [line.split()[0] for line in lines[:5]] == [
         "users",
         "follows",
         "statuses",
+        "polls",
         "homes",
     ]
     assert re.fullmatch(r"users +20 in [\d.]+s", lines[0].rstrip())
-    assert lines[4].startswith("Seeded 20 users, ")
-    assert "password 'retwis-demo-password'" in lines[5]
+    assert lines[5].startswith("Seeded 20 users, ")
+    assert "(10 with a poll)" in lines[5]
+    assert "password 'retwis-demo-password'" in lines[6]
     assert capsys.readouterr() == ("", "")  # nothing beside the command's own output
 
 

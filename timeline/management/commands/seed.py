@@ -129,7 +129,8 @@ class Command(StoreCommand):
         if verbosity >= 1:
             self.stdout.write(
                 f"Seeded {report.users} users, {report.follows} follows, "
-                f"{report.statuses} statuses and {report.home_entries} home timeline "
+                f"{report.statuses} statuses ({report.polls} with a poll) and "
+                f"{report.home_entries} home timeline "
                 f"entries in {report.seconds:.1f}s: {report.commands} Redis commands, "
                 f"{report.commands_per_second:,.0f} commands/s.\n"
                 f"Log in as any user<id> (e.g. user{1 if not opts['append'] else 'N'}) "
