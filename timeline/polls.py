@@ -27,14 +27,13 @@ telling is idempotent, and the job is queued once a status (its `poll_job`
 field), so a post job run again after it finished tells nothing again. Both
 the vote script and the job decide "closed" by one clock, the `TIME` of the
 server that holds the status: a web server's or a worker's clock that runs off
-would let in a vote after the voters were walked.
-A private author's voters are told only while they follow
-her (a direct message's audience always): a voter who does not may no longer see
-the status, and the page leaves out what was told before she turned private, as
-it does a private author's mentions. A deleted status tells nothing more: its
-`unlink` job walks the voters to take back what was told
-(`timeline.social.status_unlink`), and a batch told while it was being deleted is
-taken back by the job itself.
+would let in a vote after the voters were walked. A private author's voters are
+told only while they follow her (a direct message's audience always): a voter who
+does not may no longer see the status, and the page leaves out what was told
+before she turned private, as it does a private author's mentions. A deleted
+status tells nothing more: its `unlink` job walks the voters to take back what
+was told (`timeline.social.status_unlink`), and a batch told while it was being
+deleted is taken back by the job itself.
 """
 
 from __future__ import annotations
@@ -142,7 +141,8 @@ local ok, found = pcall(cjson.decode, poll)
 if not ok or type(found) ~= 'table' or type(found.o) ~= 'table' then return -1 end
 local t = redis.call('TIME')
 local now_ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-if tonumber(found.x) * 1000 <= now_ms then return -2 end
+-- In whole ms, as the job rounds it: one instant for both.
+if math.floor(tonumber(found.x) * 1000 + 0.5) <= now_ms then return -2 end
 if redis.call('HSETNX', KEYS[1], 'v:' .. ARGV[1], ARGV[2]) == 0 then return -3 end
 local tally, old = {}, redis.call('HGET', KEYS[1], 'tally')
 if old then
