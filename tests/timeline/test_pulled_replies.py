@@ -86,14 +86,18 @@ def test_a_pulled_authors_replies_left_out_do_not_end_the_home(r, settings):
     run_jobs()
     assert r.get(keys.fanout_mode(star.id)) == "pull"
     parent = services.status_create(author=stranger, text="a question")
-    services.status_create(author=star, text="first post")
+    first = services.status_create(author=star, text="first post")
     for i in range(4):
         social.status_reply(author=star, sid=parent.id, text=f"answer {i}")
-    for i in range(3):
-        services.status_create(author=star, text=f"post {i}")
+    posts = [services.status_create(author=star, text=f"post {i}") for i in range(3)]
     run_jobs()
     walked = _walk(fans[0], 3)
     assert walked["site"] == ["post 2", "post 1", "post 0", "first post"]
     assert [t.removeprefix("<p>").removesuffix("</p>") for t in walked["api"]] == (
         walked["site"]
     )
+    # Read upwards (min_id), window by window, the same statuses.
+    from tests.timeline.test_reposts_across_pages import _walk_api
+
+    expected = [(s.id, s.id) for s in [*reversed(posts), first]]
+    assert _walk_api(fans[0], "min_id=1") == expected
