@@ -412,3 +412,34 @@ def test_counting_the_replies_the_home_shows_costs_no_round_trip(
     dave = _replies_between(settings, follows_carol=follows_carol)[0]
     trips = 4 if is_cluster() else 3
     assert _round_trips(dave) == {"site": trips, "api": trips, "api up": trips}
+
+
+def test_one_pulled_authors_many_left_out_replies_count_as_on_one_server(r, settings):
+    # Alice and erin are both pulled; between alice's original and bob's repost of
+    # it erin answers carol, whom dave does not follow, four times: none of it is
+    # in dave's home, so the original comes right below the repost (within the
+    # falloff, 2): the repost is left out, the original shown once. The check reads
+    # REPOST_FALLOFF_SCAN x 2 = 4 entries, erin's four, on one server as on a
+    # Cluster (whose share for each pulled author read only 2 of them, counting the
+    # other two as shown: the repost at the top and the original again below).
+    settings.FANOUT_PUSH_MAX = 2
+    settings.HOME_REPOST_FALLOFF = 2
+    alice, erin, bob = make_user("alice"), make_user("erin"), make_user("bob")
+    dave, carol = make_user("dave"), make_user("carol")
+    for fan in [dave, make_user("fan1"), make_user("fan2")]:
+        for busy in (alice, erin):
+            services.follow_create(follower=fan, followee_id=busy.id)
+    services.follow_create(follower=dave, followee_id=bob.id)
+    run_jobs()
+    asked = services.status_create(author=carol, text="a question")
+    time.sleep(0.003)
+    original = services.status_create(author=alice, text="worth a repost").id
+    for i in range(4):
+        services.status_create(author=erin, text=f"answer {i}", reply_to=asked)
+    time.sleep(0.003)
+    social.status_repost(user=bob, sid=original)
+    run_jobs()
+    expected = [(original, original)]
+    assert _walk_site(dave) == expected
+    assert _walk_api(dave, "") == expected
+    assert _walk_api(dave, "min_id=1") == expected
