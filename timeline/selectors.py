@@ -1159,24 +1159,33 @@ return out
 )
 
 
-# A Cluster's count, in one pulled author's slot, of their statuses between a
-# repost and its original that the home shows (`shown_between`). KEYS: the
-# author's posts and outbox. ARGV: the bounds, how many entries to read at most,
-# where a row's author and the user it answers sit, the reader. Returns how many
-# the merge shows whatever the reader follows, then the users whose follows decide
-# the others (one an entry).
+# A Cluster's read, in one pulled author's slot, of their statuses between a
+# repost and its original (`shown_between`'s, the budget applied by the caller,
+# `_again_apart`, across the authors in order, as the one server's script does).
+# KEYS: the author's posts and outbox. ARGV: the bounds, how many entries to read
+# at most (the whole budget: the authors before may have left it all), where a
+# row's author and the user it answers sit, the reader. Returns how many there
+# are, then one mark an entry read, oldest first: '' when the merge shows it
+# whatever the reader follows (an entry the outbox no longer keeps too), '-' for a
+# damaged one (shown nowhere), else the user whose follow decides it.
 _SHOWN_BETWEEN = LuaScript(
     _AGAIN_LUA
     + """
 local uid_at, reply_at, viewer = tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6]
-local decided = {}
-local function to(entry)
-  local user = reply_to(entry, uid_at, reply_at, viewer)
-  if user and user ~= '' then decided[#decided + 1] = user end
-  return user == ''
+local total = redis.call('ZCOUNT', KEYS[1], ARGV[1], ARGV[2])
+local out = {total}
+if total == 0 or tonumber(ARGV[3]) < 1 then return out end
+local ids = redis.call(
+  'ZRANGEBYSCORE', KEYS[1], ARGV[1], ARGV[2], 'LIMIT', 0, tonumber(ARGV[3]))
+local entries = redis.call('HMGET', KEYS[2], unpack(ids))
+for i = 1, #ids do
+  if not entries[i] then
+    out[#out + 1] = ''
+  else
+    out[#out + 1] = reply_to(entries[i], uid_at, reply_at, viewer) or '-'
+  end
 end
-local n = shown_between(KEYS[1], KEYS[2], ARGV[1], ARGV[2], tonumber(ARGV[3]), to)
-return {n, unpack(decided)}
+return out
 """
 )
 
@@ -1263,8 +1272,9 @@ def _again_queue(
     # outbox (pulled) may hold: asked apart (one the home holds: by the script).
     pulled_set = set(authors)
     asked = [t for t in triples if tags or t[2] in pulled_set] if apart else []
-    # Each pulled author's share of the entries a repost's check reads.
-    scan = -(-REPOST_FALLOFF_SCAN * falloff // max(len(authors), 1))
+    # The entries a repost's check reads, shared by the pulled authors in order
+    # (`shown_between`): each author's script reads up to all of it.
+    scan = REPOST_FALLOFF_SCAN * falloff
     rule = [*fields_at, uid]  # `_SHOWN_BETWEEN`'s reply rule
 
     def build(pipe) -> None:
@@ -1373,8 +1383,15 @@ def _again_apart(
         counted = sum(int(c) for c in counts)
         users: tuple[int, ...] = ()
         if not tagged:
-            counted += sum(int(shown[0]) for shown in posts)
-            users = tuple(int(u) for shown in posts for u in shown[1:])
+            # The one server's `seen_below`: a budget of entries read, shared by
+            # the authors in order; past it, an author's entries count as shown.
+            budget, deciding = REPOST_FALLOFF_SCAN * falloff, []
+            for total, *marks in posts:
+                read = marks[: max(budget, 0)]
+                counted += int(total) - len(read) + read.count("")
+                deciding += [int(u) for u in read if u not in ("", "-")]
+                budget -= len(read)
+            users = tuple(deciding)
         if counted < falloff:
             out[sid] = (None if tagged else row, counted, users)
     return out
