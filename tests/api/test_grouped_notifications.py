@@ -444,6 +444,26 @@ def test_v2_unread_count_takes_limit_and_grouped_types_as_the_list_groups():
             assert len(listed["notification_groups"]) == count, query
 
 
+def test_unread_counts_reach_their_limit_past_a_group_no_type_lists():
+    """ "Bob approved your follow request" has no Mastodon type: neither list shows
+    it, so neither count counts it, nor may it take a place of `limit`: with it
+    the oldest unread, then a like, `limit=1` counts the like (it counted 0, the
+    groups read stopping at `limit` whatever they counted)."""
+    alice, bob, carol = make_user("alice"), make_user("bob"), make_user("carol")
+    status = services.status_create(author=alice, text="x")
+    notifications.notify(
+        recipient=alice.id, kind="follow_approved", actor=bob.id, at_ms=T0
+    )
+    notifications.notify(
+        recipient=alice.id, kind="like", actor=carol.id, sid=status.id, at_ms=T0 + 1
+    )
+    client = api_client(token_for(alice))
+    assert _unread(client) == 1
+    assert _v1_unread(client) == 1
+    assert _unread(client, "?limit=1") == 1
+    assert _v1_unread(client, "?limit=1") == 1
+
+
 @pytest.mark.real_redis
 def test_unread_counts_with_limit_and_grouping_cost_what_they_did_without():
     alice = make_user("alice")
