@@ -3262,31 +3262,31 @@ return redis.call('ZCOUNT', KEYS[1], '(' .. mark, '+inf')
 )
 
 # KEYS: the places, the groups, the read mark. ARGV: at most how many, `all` when
-# no kind is left out (a damaged row then counts one, and no more groups are read
-# than that many: each counts one at least), then a kind and how its group counts
-# (`1`: as one; `n`: as its every event, older actors too), for each kind counted.
-# How many there are above the mark, up to that many: the client API's unread
-# counts, v1's (events) and v2's (groups, but a type `grouped_types[]` leaves out:
-# its events, as its list shows them), of the types they ask. Stops once it
-# reached that many; O(unread groups) at most, at most NOTIFICATIONS_CAP.
+# no kind is left out (a damaged row then counts one, as the badge counts it), then
+# a kind and how its group counts (`1`: as one; `n`: as its every event, older
+# actors too), for each kind counted. How many there are above the mark, up to
+# that many: the client API's unread counts, v1's (events) and v2's (groups, but a
+# type `grouped_types[]` leaves out: its events, as its list shows them), of the
+# types they ask. Reads the groups oldest first, a batch at a time (the places are
+# unique: the next batch starts above the last one read), and stops once it
+# reached that many: a group that counts nothing (a kind no Mastodon type lists, a
+# row gone) takes no place of the limit. O(unread groups) at most, at most
+# NOTIFICATIONS_CAP.
 _NOTIFICATIONS_UNREAD_COUNTED = LuaScript(
     """
 local most, all = tonumber(ARGV[1]), ARGV[2] == 'all'
 local how = {}
 for i = 3, #ARGV - 1, 2 do how[ARGV[i]] = ARGV[i + 1] end
-local mark = redis.call('GET', KEYS[3]) or '0'
-local groups
-if all then
-  groups = redis.call(
-    'ZRANGEBYSCORE', KEYS[1], '(' .. mark, '+inf', 'LIMIT', 0, most)
-else
-  groups = redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. mark, '+inf')
-end
+local above = '(' .. (redis.call('GET', KEYS[3]) or '0')
+local batch = math.max(1, math.min(most, 256))
 local n = 0
-for from = 1, #groups, 256 do
-  local rows = redis.call(
-    'HMGET', KEYS[2], unpack(groups, from, math.min(from + 255, #groups)))
-  for _, row in ipairs(rows) do
+while true do
+  local found = redis.call(
+    'ZRANGEBYSCORE', KEYS[1], above, '+inf', 'WITHSCORES', 'LIMIT', 0, batch)
+  if #found == 0 then return n end
+  local groups = {}
+  for i = 1, #found, 2 do groups[#groups + 1] = found[i] end
+  for _, row in ipairs(redis.call('HMGET', KEYS[2], unpack(groups))) do
     if row then
       local ok, g = pcall(cjson.decode, row)
       if ok and type(g) == 'table' then
@@ -3302,8 +3302,9 @@ for from = 1, #groups, 256 do
       if n >= most then return most end
     end
   end
+  if #groups < batch then return n end
+  above = '(' .. found[#found]
 end
-return n
 """
 )
 
