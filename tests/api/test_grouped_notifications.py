@@ -423,6 +423,24 @@ def test_v1_unread_count_counts_only_the_types_asked_for_up_to_limit():
     assert _v1_unread(client, "?types[]=follow") == 1
 
 
+def test_v1_unread_count_takes_account_id_as_its_list_does():
+    """Mastodon's v1 count counts what its list would show from the marker, and
+    the list takes `account_id` (that account's events alone): the count ignored
+    it, so an app's count of one account's notifications counted everyone's."""
+    alice = make_user("alice")
+    _three_kinds_unread(alice)  # bob: a like and a mention; carol: a like, a follow
+    client = api_client(token_for(alice))
+    listed = client.get("/api/v1/notifications").json()
+    by = {n["account"]["username"]: n["account"]["id"] for n in listed}
+    for name, count in (("bob", 2), ("carol", 2)):
+        query = f"?account_id={by[name]}"
+        assert _v1_unread(client, query) == count, name
+        assert len(client.get("/api/v1/notifications" + query).json()) == count
+    assert _v1_unread(client, f"?account_id={by['bob']}&types[]=favourite") == 1
+    assert _v1_unread(client, f"?account_id={by['bob']}&limit=1") == 1
+    assert _v1_unread(client, "?account_id=nobody") == 0
+
+
 def test_v2_unread_count_takes_limit_and_grouped_types_as_the_list_groups():
     """Mastodon's v2 count counts the entries its list would show from the mark:
     a group of a type `grouped_types[]` leaves out counts its every event, and
