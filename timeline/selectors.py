@@ -3262,8 +3262,10 @@ return redis.call('ZCOUNT', KEYS[1], '(' .. mark, '+inf')
 )
 
 # KEYS: the places, the groups, the read mark. ARGV: at most how many, `all` when
-# no kind is left out (a damaged row then counts one, as the badge counts it), then
-# a kind and how its group counts (`1`: as one; `n`: as its every event, older
+# no kind is left out (a damaged row then counts one, as the badge counts it), the
+# actor whose events alone count ('' for everyone's: a group then counts one if it
+# names them, as the v1 list with `account_id` shows it), then a kind and how its
+# group counts (`1`: as one; `n`: as its every event, older
 # actors too), for each kind counted. How many there are above the mark, up to
 # that many: the client API's unread counts, v1's (events) and v2's (groups, but a
 # type `grouped_types[]` leaves out: its events, as its list shows them), of the
@@ -3274,9 +3276,16 @@ return redis.call('ZCOUNT', KEYS[1], '(' .. mark, '+inf')
 # NOTIFICATIONS_CAP.
 _NOTIFICATIONS_UNREAD_COUNTED = LuaScript(
     """
-local most, all = tonumber(ARGV[1]), ARGV[2] == 'all'
+local most, all, actor = tonumber(ARGV[1]), ARGV[2] == 'all', ARGV[3]
 local how = {}
-for i = 3, #ARGV - 1, 2 do how[ARGV[i]] = ARGV[i + 1] end
+for i = 4, #ARGV - 1, 2 do how[ARGV[i]] = ARGV[i + 1] end
+local function names(g)
+  if type(g.a) ~= 'table' then return false end
+  for _, a in ipairs(g.a) do
+    if tostring(a) == actor then return true end
+  end
+  return false
+end
 local above = '(' .. (redis.call('GET', KEYS[3]) or '0')
 local batch = math.max(1, math.min(most, 256))
 local n = 0
@@ -3291,12 +3300,14 @@ while true do
       local ok, g = pcall(cjson.decode, row)
       if ok and type(g) == 'table' then
         local counts = how[g.k]
-        if counts == '1' then
+        if counts and actor ~= '' then
+          if names(g) then n = n + 1 end
+        elseif counts == '1' then
           n = n + 1
         elseif counts == 'n' then
           n = n + math.max(1, tonumber(g.n) or 1)
         end
-      elseif all then
+      elseif all and actor == '' then
         n = n + 1
       end
       if n >= most then return most end
@@ -3312,17 +3323,23 @@ NOTIFICATION_ACTORS_SHOWN = 3
 
 
 def notifications_unread_counted_queue(
-    reads: PageReads, *, most: int, counts: dict[str, bool], every_kind: bool
+    reads: PageReads,
+    *,
+    most: int,
+    counts: dict[str, bool],
+    every_kind: bool,
+    actor: int | None = None,
 ) -> Deferred[int] | None:
     """Queue how many unread notifications the claimed viewer has, at most `most`
     (None for a visitor): of the kinds in `counts` only, each group counted as
     one or (`counts[kind]` True) as its every event; `every_kind` when no kind is
-    left out. Trust it once the viewer is proven. One script call in their slot,
+    left out; with `actor`, that account's events alone (one a group that names
+    them). Trust it once the viewer is proven. One script call in their slot,
     O(unread groups) at most."""
     vid = reads.claimed_uid
     if vid is None:
         return None
-    args: list = [int(most), "all" if every_kind else ""]
+    args: list = [int(most), "all" if every_kind else "", actor or ""]
     for kind, each in sorted(counts.items()):
         args += [kind, "n" if each else "1"]
     return reads.queue(

@@ -477,14 +477,16 @@ def notification_group_dismiss(request, group_key: str) -> dict:
     return {}
 
 
-def _unread_count(request, counts: dict[str, bool], every_kind: bool) -> dict:
+def _unread_count(
+    request, counts: dict[str, bool], every_kind: bool, actor: int | None = None
+) -> dict:
     """`{"count": n}`: the viewer's unread notifications (above the page's read
     mark, which is the notifications marker: `api.views.markers`), counted as
     `counts` says (`notifications_unread_counted_queue`), at most `limit` (100,
     at most 1000), as Mastodon's count from its marker."""
     most = Window.of(request, default=100, maximum=1000).limit
     unread = notifications_unread_counted_queue(
-        request.reads, most=most, counts=counts, every_kind=every_kind
+        request.reads, most=most, counts=counts, every_kind=every_kind, actor=actor
     )
     if unread is None or request.reads.proven_uid() is None:
         raise ApiError(401, "The access token is invalid")
@@ -494,10 +496,19 @@ def _unread_count(request, counts: dict[str, bool], every_kind: bool) -> dict:
 def notifications_unread_count_v1(request) -> dict:
     """How many events arrived since the viewer last read them (each group's
     events, its older actors too), of the types `types[]` and `exclude_types[]`
-    leave, as the list's; at most `limit`, as Mastodon 4.3's v1 count."""
-    kinds = _kinds(request.GET)
+    leave and of the account `account_id` names (a name that is no id: none),
+    as the list's; at most `limit`, as Mastodon 4.3's v1 count."""
+    values = request.GET
+    kinds = _kinds(values)
+    raw_actor = param(values, "account_id")
+    if raw_actor is not None and not raw_actor.isdecimal():
+        kinds = []  # no such account: nothing of it, as the list
+    actor = int(raw_actor) if raw_actor and raw_actor.isdecimal() else None
     return _unread_count(
-        request, {k: True for k in kinds}, every_kind=set(kinds) == set(TYPE_OF)
+        request,
+        {k: True for k in kinds},
+        every_kind=set(kinds) == set(TYPE_OF),
+        actor=actor,
     )
 
 
