@@ -101,3 +101,39 @@ def test_a_pulled_authors_replies_left_out_do_not_end_the_home(r, settings):
 
     expected = [(s.id, s.id) for s in [*reversed(posts), first]]
     assert _walk_api(fans[0], "min_id=1") == expected
+
+
+def test_a_page_of_left_out_replies_reads_on_to_the_statuses_below(r, settings):
+    # Star's seven replies to a stranger fill more than a page of fan0's home, all
+    # left out: the page does not come back empty (an app stops at an empty page,
+    # as at the end of Mastodon's home), it reads on below them to the first post,
+    # on the site and through the client API read either way.
+    from accounts.selectors import PageReads
+    from accounts.services import session_create
+    from tests.api.helpers import api_client, token_for
+    from timeline import selectors
+
+    settings.FANOUT_PUSH_MAX = 1
+    settings.TIMELINE_PAGE_SIZE = 3
+    settings.RATE_LIMIT_POST = "off"
+    settings.RATE_LIMIT_API = "off"
+    star, stranger = make_user("star"), make_user("stranger")
+    fans = [make_user(f"fan{i}") for i in range(3)]
+    for fan in fans:
+        services.follow_create(follower=fan, followee_id=star.id)
+    run_jobs()
+    parent = services.status_create(author=stranger, text="a question")
+    first = services.status_create(author=star, text="first post")
+    for i in range(7):
+        social.status_reply(author=star, sid=parent.id, text=f"answer {i}")
+    last = services.status_create(author=star, text="last post")
+    run_jobs()
+    home = selectors.home_get(
+        reads=PageReads(session_create(uid=fans[0].id)), max_id=last.id - 1
+    )
+    assert [s.text for s in home.page.statuses] == ["first post"]
+    client = api_client(token_for(fans[0]))
+    below = client.get(f"/api/v1/timelines/home?limit=3&max_id={last.id}").json()
+    assert [s["id"] for s in below] == [str(first.id)]
+    above = client.get(f"/api/v1/timelines/home?limit=3&min_id={first.id}").json()
+    assert [s["id"] for s in above] == [str(last.id)]
