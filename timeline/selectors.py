@@ -1524,6 +1524,14 @@ def _reposts_once(found: list[Status | None]) -> list[Status | None]:
     return kept
 
 
+# A home page or window whose statuses were all left out (a pulled author's replies
+# to people the reader does not follow keep their places in the merge, `_merged`)
+# reads on past them, at most this many more times (each its round trips, only for
+# such a page): an app takes an empty window for the end of the home, as Mastodon's
+# holds only what it shows.
+HOME_EMPTY_READS = 4
+
+
 def home_get(*, reads: PageReads, max_id: int | None = None) -> Home | None:
     """The viewer's home timeline (and, when its first page is empty, people to
     follow); None when the request proves no viewer.
@@ -1540,11 +1548,22 @@ def home_get(*, reads: PageReads, max_id: int | None = None) -> Home | None:
     )
     if read is None:
         return None
+    page = _page(read.ids, read.found, read.size, cards=read.cards())
+    listed = read.listed
+    # A page all left out (a pulled author's replies, `_merged`) reads on below.
+    for _ in range(HOME_EMPTY_READS):
+        if page.statuses or page.next_max_id is None:
+            break
+        below = _home_read(reads, size=read.size, max_id=page.next_max_id)
+        if below is None:
+            break
+        page = _page(below.ids, below.found, below.size, cards=below.cards())
+        listed = listed or below.listed
     return Home(
-        page=_page(read.ids, read.found, read.size, cards=read.cards()),
+        page=page,
         suggestions=read.suggestions,
         catching_up=read.catching_up,
-        listed=read.listed,
+        listed=listed,
     )
 
 
@@ -4812,9 +4831,30 @@ def home_window(
     )
     if read is None:
         return None
-    return _window(
+    window = _window(
         read.ids, read.found, size, ascending=ascending, top=top, related=read.read
     )
+    # A window all left out reads on past it (`HOME_EMPTY_READS`): downwards from
+    # its `older`, upwards from its `newer` when it read one past its size; the
+    # cursor on the near side stays the first read's.
+    for _ in range(HOME_EMPTY_READS):
+        if window.statuses or len(read.ids) <= size:
+            break
+        if ascending:
+            top, low = _bounds(max_id, None, window.newer)[:2]
+        else:
+            top = _bounds(window.older, since_id, None)[0]
+        read = _home_read(
+            reads, size=size, max_id=top, low=low, ascending=ascending, related=True
+        )
+        if read is None:
+            break
+        further = _window(
+            read.ids, read.found, size, ascending=ascending, top=top, related=read.read
+        )
+        near = {"older": window.older} if ascending else {"newer": window.newer}
+        window = replace(further, **near)
+    return window
 
 
 def list_window(
