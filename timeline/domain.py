@@ -15,7 +15,7 @@ import functools
 import json
 import re
 import unicodedata
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import ClassVar
 
@@ -253,6 +253,90 @@ class Poll:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class Quote:
+    """The status a status quotes (Mastodon 4.5's quote posts, `timeline.quotes`): its
+    id and a copy of what its embed shows, its author's id and name, text, content
+    warning and time, and the id of the status it quotes in turn (shown as a link
+    only: one level is embedded, as Mastodon's). Stored as compact JSON in the
+    quoting status's `quote` field (`to_field`); the id and author never change,
+    the text and warning are refreshed by the quoted status's edit job
+    (`timeline.edits`), and a page checks the quoted status still stands and may
+    be seen by its reader in the round trip that reads the row
+    (`Status.quote_seen`)."""
+
+    id: int
+    author_id: int
+    author: str
+    text: str
+    created: float
+    spoiler: str = ""
+    quote_of: int | None = None
+
+    @classmethod
+    def of(cls, status: Status) -> Quote:
+        """The quote of `status` (not a repost: the caller quotes its original)."""
+        return cls(
+            id=status.id,
+            author_id=status.author_id,
+            author=status.author,
+            text=status.text,
+            created=status.created,
+            spoiler=status.spoiler,
+            quote_of=status.quote.id if status.quote is not None else None,
+        )
+
+    def to_field(self) -> str:
+        row: dict = {
+            "i": self.id,
+            "u": self.author_id,
+            "a": self.author,
+            "t": self.text,
+            "c": round(self.created, 3),
+        }
+        if self.spoiler:
+            row["s"] = self.spoiler
+        if self.quote_of is not None:
+            row["q"] = self.quote_of
+        return json.dumps(row, separators=(",", ":"), ensure_ascii=False)
+
+    @classmethod
+    def from_field(cls, value: str | None) -> Quote | None:
+        """The quote a `quote` field holds; None for none (or a damaged one: the
+        status reads as one without a quote rather than failing its page)."""
+        if not value:
+            return None
+        try:
+            row = json.loads(value)
+            return cls(
+                id=int(row["i"]),
+                author_id=int(row["u"]),
+                author=str(row["a"]),
+                text=str(row["t"]),
+                created=float(row["c"]),
+                spoiler=str(row.get("s") or ""),
+                quote_of=int(row["q"]) if row.get("q") else None,
+            )
+        except (ValueError, KeyError, TypeError):
+            return None
+
+    def edited(self, status: Status) -> Quote:
+        """This quote with the quoted status's current text and warning."""
+        return replace(self, text=status.text, spoiler=status.spoiler)
+
+    @property
+    def url(self) -> str:
+        return url_for("timeline:status_detail", self.id)
+
+    @property
+    def author_url(self) -> str:
+        return url_for("timeline:profile", self.author)
+
+    @property
+    def created_at(self) -> datetime:
+        return datetime.fromtimestamp(self.created, tz=UTC)
+
+
 def _tally_from(value: str | None, options: int) -> tuple[int, tuple[int, ...]]:
     """A poll's voters and each option's votes from its `tally` field (`<voters>
     <votes of option 0> ...`, written by `timeline.polls`'s vote script; absent:
@@ -340,9 +424,17 @@ class Status:
     edited: float | None = None
     to: tuple[int, ...] = ()
     poll: Poll | None = None
+    quote: Quote | None = None
+    # Whether the reader may see the quoted status (`quote`), as the read that
+    # brought the row checked it (`timeline.selectors`): True shows the embed,
+    # False "unavailable", None (not checked) too: a read that did not check shows
+    # nothing of the quoted status. Part of equality, so a rendered row's memo
+    # (`timeline.rendering`) tells a shown embed from a withheld one.
+    quote_seen: bool | None = None
     likes: int | None = field(default=None, compare=False)
     reposts: int | None = field(default=None, compare=False)
     replies: int | None = field(default=None, compare=False)
+    quotes: int | None = field(default=None, compare=False)
     liked: bool | None = field(default=None, compare=False)
     reposted: bool | None = field(default=None, compare=False)
     bookmarked: bool | None = field(default=None, compare=False)
@@ -377,10 +469,17 @@ class Status:
         "edited",
         "to",
         "poll",
+        "quote",
     )
     # What an edit changes (`timeline.edits`), in the hash and in every copy.
     EDITABLE: ClassVar[tuple[str, ...]] = ("text", "spoiler", "mentions", "edited")
-    COUNTS: ClassVar[tuple[str, ...]] = ("likes", "reposts", "replies", "tally")
+    COUNTS: ClassVar[tuple[str, ...]] = (
+        "likes",
+        "reposts",
+        "replies",
+        "tally",
+        "quotes",
+    )
     # `1` once its poll's closing job was queued (`timeline.polls.poll_end_queue`):
     # queued once, however often its post job runs.
     POLL_JOB_FIELD: ClassVar[str] = "poll_job"
@@ -399,8 +498,8 @@ class Status:
         values = list(values) + [None] * (len(cls.FIELDS) - len(values))
         uid, author, text, created, reply_to, reply_uid, reply_author = values[:7]
         thread, repost_of, repost_uid, repost_author, mentions = values[7:12]
-        unlisted, spoiler, conversation, edited, to, poll = values[12:18]
-        likes, reposts, replies, tally = values[18:]
+        unlisted, spoiler, conversation, edited, to, poll, quote = values[12:19]
+        likes, reposts, replies, tally, quotes = values[19:]
         if uid is None or text is None:
             return None
         reposted_row = bool(repost_of)
@@ -430,6 +529,8 @@ class Status:
             edited=float(edited) if edited else None,
             to=tuple(int(uid) for uid in to.split()) if to else (),
             poll=found_poll,
+            quote=Quote.from_field(quote),
+            quotes=int(quotes or 0) if counted and not reposted_row else None,
             # A repost row's own counts are not the original's: not shown.
             likes=int(likes or 0) if counted and not reposted_row else None,
             reposts=int(reposts or 0) if counted and not reposted_row else None,
@@ -497,6 +598,8 @@ class Status:
             row["to"] = " ".join(map(str, self.to))
         if self.poll is not None:
             row["poll"] = self.poll.to_field()
+        if self.quote is not None:
+            row["quote"] = self.quote.to_field()
         return row
 
     def to_json(self) -> str:

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from accounts import keys as account_keys
 from accounts import limits
@@ -154,6 +154,19 @@ _OUTBOX_SET = LuaScript(
     """
 if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then return 0 end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+return 1
+"""
+)
+
+
+# KEYS: a quoting status's hash. ARGV: its `quote` field as read, the field with
+# the quoted status's current version. Writes it while the hash holds what was
+# read (its quote's id and author never change: only an edit's copy does); returns
+# 1 when it did.
+_QUOTE_COPY = LuaScript(
+    """
+if redis.call('HGET', KEYS[1], 'quote') ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], 'quote', ARGV[2])
 return 1
 """
 )
@@ -316,7 +329,54 @@ def edit_job_run(job: jobs.Job) -> None:
         # global timeline keeps it where it is (an old status of an account that
         # turned public again stays out of it, as `timeline.privacy` has it).
         services.status_publish(status=status, everyone=False)
+    if not job.cursor or job.cursor == "0":
+        _quotes_copy(status)
     _reposts_copy(job, status)
+
+
+def _quotes_copy(status: Status) -> None:
+    """Copy the status's current text and warning into each status quoting it
+    (`timeline.quotes`) and their authors' outbox entries, EDIT_BATCH at a time
+    (at most QUOTES_MAX: the job's first round walks them all, and a rerun
+    writes them again, idempotent)."""
+    r = get_redis()
+    cursor = 0
+    while True:
+        cursor, rows = r.zscan(keys.quotes(status.id), cursor, count=EDIT_BATCH)
+        authors = {int(score): int(member.rpartition(":")[2]) for member, score in rows}
+        sids = list(authors)
+        if sids:
+            found = services.statuses_read(sids)
+            stale = [
+                q
+                for q in found
+                if q.quote is not None
+                and q.quote.id == status.id
+                and q.quote.edited(status) != q.quote
+            ]
+
+            def copy(pipe, stale=stale, authors=authors) -> None:
+                for q in stale:
+                    assert q.quote is not None
+                    _QUOTE_COPY.queue(
+                        pipe,
+                        keys=[keys.status(q.id)],
+                        args=[q.quote.to_field(), q.quote.edited(status).to_field()],
+                    )
+                pipe.barrier()
+                for q in stale:
+                    assert q.quote is not None
+                    fresh = replace(q, quote=q.quote.edited(status))
+                    _OUTBOX_SET.queue(
+                        pipe,
+                        keys=[keys.outbox(authors[q.id])],
+                        args=[q.id, fresh.to_json()],
+                    )
+
+            if stale:
+                pipeline_run(copy)
+        if cursor == 0:
+            return
 
 
 def _reposts_copy(job: jobs.Job, status: Status) -> None:

@@ -972,6 +972,7 @@ HANDLERS: dict[str, Callable[[jobs.Job], None]] = {
     "post": run_post,
     "delete": run_delete,
     "unlink": social.unlink_job_run,
+    "unlinkq": social.unlink_job_run,
     "undirect": direct.undirect_job_run,
     "edit": edits.edit_job_run,
     "schedule": scheduled.schedule_job_run,

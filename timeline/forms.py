@@ -7,6 +7,7 @@ from django.conf import settings
 
 from config.forms import AccessibleForm
 from timeline.domain import (
+    MAX_STATUS_ID,
     POLL_OPTIONS_MAX,
     normalize_spoiler,
     normalize_text,
@@ -112,6 +113,14 @@ class ComposeForm(StatusForm):
     """The compose box's form: a status, and the poll it may ask (the reply and
     edit boxes ask none, and their pages build no poll fields: a page that shows
     a reply box builds its form on every request)."""
+
+    # The status it quotes (`timeline.quotes`): the quote page's compose box sends it.
+    quote_of = forms.IntegerField(
+        required=False,
+        min_value=1,
+        max_value=MAX_STATUS_ID - 1,
+        widget=forms.HiddenInput,
+    )
 
     # A poll (`timeline.polls`): posted only while its tick box (`poll`) is ticked,
     # from the options filled in, in order (blank ones are left out).

@@ -32,6 +32,10 @@ account's job (`account:<uid>`) deletes every per-user key of both tables
 |                      |        | `v:<uid>` -> a voter's choices            | member a liker), deleted with the status  |
 |                      |        | (`timeline.polls`); poll_job (`1` once    | poll_job absent until the post job queued |
 |                      |        | its closing job was queued: once)         | the closing job (older hashes: none)      |
+|                      |        | quote (JSON: the quoted status's id,      | absent without one (older hashes: none, no|
+|                      |        | author id and name, text, warning, time,  | migration); a repost carries its          |
+|                      |        | the id it quotes in turn: `Quote`),       | original's; quotes: a count, HINCRBY with |
+|                      |        | quotes (how many quote it)                | `quotes:{status:<sid>}`                   |
 | `edits:{status:<sid>}` | list | the versions an edit replaced, oldest     | EDITS_MAX (20): past it, edits are        |
 |                      |        | first, each JSON {text, spoiler, mentions,| refused with a message; deleted with the  |
 |                      |        | at} (`timeline.edits`)                    | status by its `unlink` job                |
@@ -44,6 +48,11 @@ account's job (`account:<uid>`) deletes every per-user key of both tables
 |                      |        | the status's slot (`timeline.social`)     | status by its `unlink` job                |
 | `reposts:{status:<sid>}` | zset | reposter uid -> the repost's sid       | one per standing repost (a repost is a    |
 |                      |        |                                           | status); deleted with the original        |
+| `quotes:{status:<sid>}` | zset | `<quoting sid>:<its author uid>` -> the   | QUOTES_MAX (10,000): past it, a quote is  |
+|                      |        | quoting sid: the statuses quoting this one| refused with a message; deleted with the  |
+|                      |        | (`timeline.quotes`), written by the       | quoted status by its `unlink` job (the    |
+|                      |        | quote's request and again its post job    | quotes stay, "unavailable"); a quote      |
+|                      |        | (`social.link_posted`), with the count    | deleted leaves it in its `unlinkq` job    |
 | `replies:{status:<sid>}` | zset | `<reply sid>:<its author uid>` -> reply   | one per reply still standing; deleted     |
 |                      |        | sid (the author, for the page's privacy   | with the status (replies stay, orphaned)  |
 |                      |        | check in the same round trip)             |                                           |
@@ -286,6 +295,10 @@ def reposts(sid: int) -> str:
 
 def replies(sid: int) -> str:
     return f"replies:{{status:{sid}}}"
+
+
+def quotes(sid: int) -> str:
+    return f"quotes:{{status:{sid}}}"
 
 
 def liked(uid: int) -> str:

@@ -79,12 +79,14 @@ KINDS = (
     "follow_request",
     "follow_approved",
     "poll",
+    "quote",
 )
 # About one status (`sid`). `update`: a status the recipient reposted was edited
 # (Mastodon's): told again on each edit (`notify_queue`'s `again`). `poll`: a poll
 # the recipient voted in, or asked (its one actor is its author, the recipient
 # too then), has closed (`timeline.polls`).
-STATUS_KINDS = ("mention", "reply", "like", "repost", "update", "poll")
+# `quote`: a status quoted the recipient's (`timeline.quotes`; `sid`: the quote).
+STATUS_KINDS = ("mention", "reply", "like", "repost", "update", "poll", "quote")
 FOLLOW_KINDS = ("follow", "follow_request")  # grouped by day, no status
 # The rest (follow_approved: "alice approved your follow request") is one group per
 # actor: told once per approver.

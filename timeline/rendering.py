@@ -90,6 +90,8 @@ def _fragments(status: Status, url) -> tuple[str, str, str, str]:
         else ""
     )
     body = f'<p class="status-text">{text}</p>'
+    if status.quote is not None:
+        body += _quote_embed(status, url)
     if status.spoiler:
         # A content warning: the text stays folded until the reader opens it (no
         # script needed); the warning is isolated, so its direction controls cannot
@@ -110,6 +112,48 @@ def _fragments(status: Status, url) -> tuple[str, str, str, str]:
         )
     tail = f"</time></a>{edited}{quiet}</div>{body}"
     return head, before, meta, tail
+
+
+QUOTE_UNAVAILABLE = (
+    '<blockquote class="quote-embed unavailable">'
+    '<p class="quote-unavailable">This post is unavailable.</p></blockquote>'
+)
+
+
+def _quote_embed(status: Status, url) -> str:
+    """The status a status quotes, embedded under its text (`timeline.quotes`): its
+    author, its text (folded under its content warning), a link to its page, and
+    of a quote of a quote the inner one's page only (one level, as Mastodon's).
+    Shown only when the row's read checked that the reader may see it
+    (`Status.quote_seen`), else "This post is unavailable." and nothing of it."""
+    quote = status.quote
+    assert quote is not None
+    if not status.quote_seen:
+        return QUOTE_UNAVAILABLE
+    iso = quote.created_at.isoformat()
+    text = f'<p class="quote-text">{richtext.to_html(quote.text, {})}</p>'
+    if quote.spoiler:
+        text = (
+            '<details class="spoiler"><summary><bdi class="spoiler-text">'
+            f"{escape(quote.spoiler)}</bdi> "
+            '<span class="spoiler-show" aria-hidden="true"></span></summary>'
+            f"{text}</details>"
+        )
+    inner = (
+        '<p class="quote-nested"><a href="'
+        f'{escape(url("timeline:status_detail", quote.quote_of))}">Quoting another '
+        "post</a></p>"
+        if quote.quote_of is not None
+        else ""
+    )
+    return (
+        f'<blockquote class="quote-embed" data-quote-id="{quote.id:d}">'
+        '<p class="quote-meta"><a class="quote-author" '
+        f'href="{escape(quote.author_url)}">@{escape(quote.author)}</a> · '
+        f'<a class="quote-link" href="{escape(quote.url)}">'
+        f'<time datetime="{iso}">{quote.created_at:%d %b %Y}</time></a></p>'
+        f"{text}{inner}</blockquote>"
+    )
 
 
 def _card_html(status: Status, card: Card | None, before: str, url) -> str:
@@ -133,9 +177,9 @@ def _card_html(status: Status, card: Card | None, before: str, url) -> str:
 
 
 @lru_cache(maxsize=20_000)
-def _links(url, sid: int) -> tuple[str, str, str, str, str, str]:
-    """A status's escaped links (its page and its like, unlike, repost, unrepost
-    and delete actions): a pure function of its id and `url` (`url_maker`, one
+def _links(url, sid: int) -> tuple[str, str, str, str, str, str, str]:
+    """A status's escaped links (its page and its like, unlike, repost, unrepost,
+    delete and quote actions): a pure function of its id and `url` (`url_maker`, one
     function per deployment prefix), built once, not on every render."""
     return tuple(
         escape(url(f"timeline:{name}", sid))
@@ -146,6 +190,7 @@ def _links(url, sid: int) -> tuple[str, str, str, str, str, str]:
             "repost",
             "unrepost",
             "status_delete",
+            "status_quote",
         )
     )
 
@@ -159,7 +204,7 @@ def _social(status: Status, form_head: str | None, url) -> str:
     original), with its counts and the viewer's state where they were read.
     `form_head`: the CSRF and `next` fields every form of the page starts with
     (None for a visitor, who gets the counts without buttons)."""
-    page, like, unlike, repost, unrepost, _ = _links(url, status.original_id)
+    page, like, unlike, repost, unrepost, _, quote = _links(url, status.original_id)
     reply = (
         f'<a class="reply-link" href="{page}#reply">Reply{_count(status.replies)}</a>'
     )
@@ -173,7 +218,8 @@ def _social(status: Status, form_head: str | None, url) -> str:
         # row links to the original's page, where both are shown and work.
         likes = f'<a class="link-button like" href="{page}#actions">Like</a>'
         reposts = f'<a class="link-button repost" href="{page}#actions">Repost</a>'
-        return f'<div class="status-social">{reply} {likes} {reposts}</div>'
+        quoting = "" if status.direct else _quote_action(quote)
+        return f'<div class="status-social">{reply} {likes} {reposts}{quoting}</div>'
     liked, reposted = status.liked, status.reposted
     likes = _button(
         form_head, "like", unlike if liked else like, "Like", liked, status.likes
@@ -188,7 +234,14 @@ def _social(status: Status, form_head: str | None, url) -> str:
         reposted,
         status.reposts,
     )
-    return f'<div class="status-social">{reply} {likes} {reposts}</div>'
+    quoting = _quote_action(quote)
+    return f'<div class="status-social">{reply} {likes} {reposts}{quoting}</div>'
+
+
+def _quote_action(href: str) -> str:
+    """The row's Quote link: the compose box with the status above it (a GET: the
+    post is the compose box's CSRF-protected form, `timeline.views.status_quote`)."""
+    return f' <a class="link-button quote" href="{href}">Quote</a>'
 
 
 def _button(
@@ -525,6 +578,7 @@ _SAYS = {
     "mention": "mentioned you.",
     "reply": "replied to you.",
     "update": "edited a status you reposted.",
+    "quote": "quoted your post.",
     "poll": "poll has ended.",  # after "@alice's" (`notification_list`)
 }
 # A row's start and what follows its attributes, read or unread (said aloud too).

@@ -142,6 +142,32 @@ local function original_seen(exists, user, followers, private, viewer, author)
   if viewer == author or redis.call('ZSCORE', followers, viewer) then return 2 end
   return 1
 end
+-- Whether the viewer may see the status a row quotes (`timeline.quotes`), whose
+-- copy the row carries in its `quote` field (`Quote.to_field`: it starts with the
+-- quoted id and its author's): `quote_seen(value, viewer, sp, ss, up, us, fp, fs,
+-- private, bp, bs, cp, cs)` answers as `original_seen` (0 for no quote), 1 too
+-- across a block either way (the halves of a status, user, followers, blocks and
+-- blocked_by key around an id). A row's check is `original_seen`'s answer plus 3
+-- times this one (`_refusals`, `_quote_refusals`).
+local function quote_seen(value, viewer, sp, ss, up, us, fp, fs, private, bp, bs,
+    cp, cs)
+  if value == null then return 0 end
+  local sid, author = string.match(value, '^{"i":(%d+),"u":(%d+),')
+  if not sid then return 1 end
+  if redis.call('EXISTS', sp .. sid .. ss) == 0 then return 1 end
+  if viewer ~= '' and viewer ~= author and (
+      redis.call('ZSCORE', bp .. viewer .. bs, author)
+      or redis.call('ZSCORE', cp .. viewer .. cs, author)) then
+    return 1
+  end
+  return original_seen(true, up .. author .. us, fp .. author .. fs, private,
+    viewer, author)
+end
+local function quote_at(fields)
+  for j, name in ipairs(fields) do
+    if name == 'quote' then return j end
+  end
+end
 """
 
 # The rows of `_STATUSES_READ` and `_WINDOW_READ`: `read_rows(keys, a)` reads the
@@ -156,18 +182,20 @@ local function read_rows(keys, a)
   local authors_at = {tonumber(ARGV[a + n + 2]), tonumber(ARGV[a + n + 3])}
   local original_at = tonumber(ARGV[a + n + 4])
   local prefix, suffix = ARGV[a + n + 5], ARGV[a + n + 6]
-  local sp, ss, fp, fs, private = unpack(ARGV, a + n + 7, a + n + 11)
-  local card_fields = {unpack(ARGV, a + n + 12)}
-  local at = counts_at(fields)
+  local sp, ss, fp, fs, private, bp, bs, cp, cs = unpack(ARGV, a + n + 7, a + n + 15)
+  local card_fields = {unpack(ARGV, a + n + 16)}
+  local at, q_at = counts_at(fields), quote_at(fields)
   local rows, cards, seen, checks = {}, {}, {}, {}
   for i = 1, #keys, 3 do
     local row = nulls(redis.call('HMGET', keys[i], unpack(fields)), n)
     local original, author = row[original_at], row[authors_at[2]]
     if author == null then author = '0' end
     if prefix then
-      checks[#checks + 1] = original == null and 0 or original_seen(
+      checks[#checks + 1] = (original == null and 0 or original_seen(
         redis.call('EXISTS', sp .. original .. ss) == 1,
-        prefix .. author .. suffix, fp .. author .. fs, private, viewer, author)
+        prefix .. author .. suffix, fp .. author .. fs, private, viewer, author))
+        + 3 * quote_seen(row[q_at], viewer, sp, ss, prefix, suffix, fp, fs, private,
+          bp, bs, cp, cs)
     end
     for _, at in ipairs(authors_at) do
       local author = row[at]
@@ -651,8 +679,31 @@ def _refusals(sids: list[int], checks: list, trusted: bool) -> set[int]:
     return {
         sid
         for sid, seen in zip(sids, checks, strict=True)
-        if seen == 1 or (seen == 2 and not trusted)
+        if seen % 3 == 1 or (seen % 3 == 2 and not trusted)
     }
+
+
+def _quote_refusals(sids: list[int], checks: list, trusted: bool) -> set[int] | None:
+    """Of the statuses `sids`, those whose quoted status the viewer may not see,
+    from `quote_seen`'s answers (a row's check over 3); None when the read could
+    not check them (a Cluster's: `_refused_queue` does)."""
+    if checks == [None]:
+        return None
+    return {
+        sid
+        for sid, seen in zip(sids, checks, strict=True)
+        if seen // 3 == 1 or (seen // 3 == 2 and not trusted)
+    }
+
+
+def _quote_checked(
+    status: Status | None, refused: set[int] | frozenset[int] | None
+) -> Status | None:
+    """The status with whether its quote may be shown (`Status.quote_seen`), from
+    the ids whose quotes were refused (None: not checked, left unsaid)."""
+    if status is None or status.quote is None or refused is None:
+        return status
+    return replace(status, quote_seen=status.id not in refused)
 
 
 def _rows_args(reads: ReadBatch, cluster: bool) -> tuple[int | None, list]:
@@ -674,6 +725,8 @@ def _rows_args(reads: ReadBatch, cluster: bool) -> tuple[int | None, list]:
             *keys.around_id(keys.status),
             *keys.around_id(keys.followers),
             User.PRIVATE_FIELD,
+            *keys.around_id(keys.blocks),
+            *keys.around_id(keys.blocked_by),
             *User.CARD_FIELDS,
         ]
     return viewer, args
@@ -694,10 +747,13 @@ def _found_from(
     rows: dict[int, list] = {}
     cards: dict[int, Card] = {}
     refused: set[int] = set()
+    quotes_refused: set[int] | None = None if cluster else set()
     for group, group_rows, group_cards, checks in replies:
         if group:
             rows.update(zip(group, group_rows, strict=True))
             refused |= _refusals(group, checks, trusted)
+            if quotes_refused is not None:
+                quotes_refused |= _quote_refusals(group, checks, trusted) or set()
         if group_cards == [None]:
             continue
         for uid, values in zip(group_cards[::2], group_cards[1::2], strict=True):
@@ -708,8 +764,11 @@ def _found_from(
         [
             None
             if sid in refused
-            else Status.from_read(
-                sid, rows[sid][:n], viewer=rows[sid][n:] if trusted else None
+            else _quote_checked(
+                Status.from_read(
+                    sid, rows[sid][:n], viewer=rows[sid][n:] if trusted else None
+                ),
+                quotes_refused,
             )
             for sid in sids
         ],
@@ -718,7 +777,9 @@ def _found_from(
     return _Found(
         statuses=statuses,
         cards=None if cluster else cards,
-        unchecked=tuple(s for s in statuses if s is not None and s.repost_of)
+        unchecked=tuple(
+            s for s in statuses if s is not None and (s.repost_of or s.quote)
+        )
         if cluster
         else (),
     )
@@ -1068,11 +1129,21 @@ def _refused_queue(
     not check; the value: the ids of those the viewer may not see (`original_seen`'s
     rule; trusted once the viewer is proven). None: no repost to check."""
     reposts = [s for s in statuses if s.repost_of]
-    if not reposts:
+    quoting = [s for s in statuses if s.quote is not None]
+    if not reposts and not quoting:
         return None
     vid = reads.claimed_uid
-    originals = sorted({s.repost_of or 0 for s in reposts})
-    authors = sorted({s.repost_uid or 0 for s in reposts})
+    originals = sorted(
+        {s.repost_of or 0 for s in reposts}
+        | {s.quote.id for s in quoting if s.quote is not None}
+    )
+    authors = sorted(
+        {s.repost_uid or 0 for s in reposts}
+        | {s.quote.author_id for s in quoting if s.quote is not None}
+    )
+    # Quoted authors are refused across a block either way too (`quote_seen`).
+    quoted = sorted({s.quote.author_id for s in quoting if s.quote is not None})
+    asked = vid is not None and bool(quoted)
 
     def build(pipe) -> None:
         for sid in originals:
@@ -1081,6 +1152,9 @@ def _refused_queue(
             pipe.hexists(account_keys.user(uid), User.PRIVATE_FIELD)
             if vid is not None:
                 pipe.zscore(keys.followers(uid), vid)
+        if asked:
+            pipe.zmscore(keys.blocks(vid), quoted)
+            pipe.zmscore(keys.blocked_by(vid), quoted)
 
     def parse(replies: list) -> frozenset[int]:
         found = replies[: len(originals)]
@@ -1095,13 +1169,42 @@ def _refused_queue(
                 uid, private, vid if trusted else None, trusted and admitted
             ):
                 refused.add(uid)
-        return frozenset(
+        blocked: set[int] = set()
+        if asked:
+            for scores in (next(answers), next(answers)):
+                blocked |= {
+                    uid
+                    for uid, score in zip(quoted, scores, strict=True)
+                    if score is not None and uid != vid
+                }
+        out = _Refused(
             s.id
             for s in reposts
             if s.repost_of in gone or (s.repost_uid or 0) in refused
         )
+        out.quotes = frozenset(
+            s.id
+            for s in quoting
+            if s.quote is not None
+            and (
+                s.quote.id in gone
+                or s.quote.author_id in refused
+                or s.quote.author_id in blocked
+            )
+        )
+        out.quoting = frozenset(s.id for s in quoting)
+        return out
 
     return reads.queue(build, parse)
+
+
+class _Refused(frozenset):
+    """`_refused_queue`'s answer: the reposts refused, and of the statuses it
+    checked that quote another (`quoting`), those whose quote is refused
+    (`quotes`): `_without_refused` says it on each (`Status.quote_seen`)."""
+
+    quotes: frozenset[int] = frozenset()
+    quoting: frozenset[int] = frozenset()
 
 
 # KEYS: a home and its owner's following zset. ARGV: its repost falloff, how many
@@ -1429,10 +1532,23 @@ def _without_again(
 def _without_refused(
     found: list[Status | None], refused: Deferred[frozenset[int]] | None
 ) -> list[Status | None]:
-    """The statuses, None in place of the reposts `_refused_queue` refused."""
-    if refused is None or not refused.value:
+    """The statuses, None in place of the reposts `_refused_queue` refused, and
+    those quoting another with whether it may be shown (`Status.quote_seen`)."""
+    if refused is None:
         return found
-    return [None if s is not None and s.id in refused.value else s for s in found]
+    value = refused.value
+    quoting = getattr(value, "quoting", frozenset())
+    if not value and not quoting:
+        return found
+    quotes = getattr(value, "quotes", frozenset())
+    return [
+        None
+        if s is not None and s.id in value
+        else replace(s, quote_seen=s.id not in quotes)
+        if s is not None and s.id in quoting and s.quote is not None
+        else s
+        for s in found
+    ]
 
 
 def _related_checked(
@@ -2482,6 +2598,7 @@ def status_page_get(*, reads: PageReads, sid: int) -> Page | None:
     admitted = {uid: _admitted_queue(reads, uid) for uid in owners}
     if refused is not None and status.id in refused.value:
         return None
+    status = _without_refused([status], refused)[0] or status  # a Cluster's quote
     for uid in owners:
         owner = users.value.get(uid) if users is not None else None
         if owner is None or (
@@ -3621,6 +3738,7 @@ def thread_get(
         muted = muted_queue(reads, [s for s in original.value.statuses if s])
     if refused is not None and status.id in refused.value:
         return None
+    status = _without_refused([status], refused)[0] or status  # a Cluster's quote
     shown = _seen(reads, hidden, visible, others.value.statuses) if others else []
     return Thread(
         status=status,
@@ -4510,7 +4628,7 @@ def _notification_data_queue(
 
 # The kinds whose actor is the author of the status they are about: shown only to
 # those who may see it when the author is private (a poll's end: its author).
-_AUTHORED = ("mention", "reply", "poll")
+_AUTHORED = ("mention", "reply", "poll", "quote")
 
 
 def _notification_items(
@@ -5108,7 +5226,9 @@ local function read_related(keys, a)
   local up, us, pp, ps, fp, fs, gp, gs, sp, ss, lp, ls, rp, rs, bp, bs, np, ns, cp, cs =
     unpack(ARGV, t, t + 19)
   local private = ARGV[t + 20]
-  local ufields = {unpack(ARGV, t + 21)}
+  local xp, xs, yp, ys = unpack(ARGV, t + 21, t + 24)
+  local ufields = {unpack(ARGV, t + 25)}
+  local q_at = quote_at(fields)
   local nu = #ufields
   local rows, accounts, originals, checks, texts = {}, {}, {}, {}, {}
   local seen, seen_original = {}, {}
@@ -5170,10 +5290,12 @@ local function read_related(keys, a)
       texts[#texts + 1] = found[mentions_at]
     end
     local author = row[ruid_at] or '0'
-    checks[#checks + 1] = not original and 0 or original_seen(
-      seen_original[original], up .. author .. us, fp .. author .. fs, private,
-      viewer, author)
     nulls(row, n)
+    checks[#checks + 1] = (not original and 0 or original_seen(
+      seen_original[original], up .. author .. us, fp .. author .. fs, private,
+      viewer, author))
+      + 3 * quote_seen(row[q_at], viewer, sp, ss, up, us, fp, fs, private, xp, xs,
+        yp, ys)
     -- A repost row's own state is not shown (`Status.from_fields`): its original's.
     if not original then
       state(row, keys[i], keys[i + 1], keys[i + 2],
@@ -5266,6 +5388,8 @@ def _related_args(viewer: int | None) -> list:
             for part in keys.around_id(key_of)
         ),
         User.PRIVATE_FIELD,
+        *keys.around_id(keys.blocks),
+        *keys.around_id(keys.blocked_by),
         *User.FIELDS,
     ]
 
@@ -5300,6 +5424,7 @@ def _related_found(
     n = len(Status.FIELDS)
     trusted = viewer is not None and reads.proven_uid() == viewer
     refused = _refusals(sids, checks, trusted)
+    quotes_refused = _quote_refusals(sids, checks, trusted)
     accounts: dict[int, AccountStats] = {}
     if account_rows != [None]:
         for at in range(0, len(account_rows), 6):
@@ -5325,7 +5450,10 @@ def _related_found(
             [
                 None
                 if sid in refused
-                else Status.from_read(sid, row[:n], viewer=row[n:] if trusted else None)
+                else _quote_checked(
+                    Status.from_read(sid, row[:n], viewer=row[n:] if trusted else None),
+                    quotes_refused,
+                )
                 for sid, row in zip(sids, rows, strict=True)
             ],
             viewer if trusted else None,

@@ -66,6 +66,7 @@ from timeline.domain import (
     InvalidStatus,
     NotFound,
     Poll,
+    Quote,
     Status,
     normalize_spoiler,
     normalize_text,
@@ -357,6 +358,7 @@ def status_create(
     scheduled_entry: int | None = None,
     direct: bool = False,
     poll: Poll | None = None,
+    quote: Quote | None = None,
 ) -> Status:
     """Post a status: store it, publish it with its fan-out job, wake a worker.
 
@@ -378,7 +380,9 @@ def status_create(
     direct message, for the people it mentions (`timeline.direct`; a reply to one
     is one whatever is asked); DirectRefused when it names nobody, or answers a
     status that is no direct message. `poll`: its poll (`timeline.polls.poll_make`;
-    a repost carries its original's).
+    a repost carries its original's). `quote`: the status it quotes, which the
+    caller checked the author may quote (`timeline.quotes.quote_target`; a repost
+    carries its original's); linked to it by `timeline.social.link_posted`.
     """
     text = normalize_text(text)
     spoiler = repost_of.spoiler if repost_of else normalize_spoiler(spoiler)
@@ -441,6 +445,7 @@ def status_create(
         edited=repost_of.edited if repost_of else None,
         to=to,
         poll=repost_of.poll if repost_of else poll,
+        quote=repost_of.quote if repost_of else quote,
     )
     public = (
         not author.private
@@ -556,6 +561,20 @@ def unlink_job_id(author_id: int, status: Status) -> str:
     mentions (`timeline.social.status_unlink`): the mentioned uids end the id, as
     nothing names them once the hash is gone (none for a repost, which tells no one
     of its original's)."""
+    if status.quote is not None and status.repost_of is None:
+        # A quote's names the quoted status and its author after the original
+        # (`unlinkq`: its own kind, so the ids of `unlink` jobs queued before
+        # quotes read as they did).
+        return jobs.job_id(
+            "unlinkq",
+            author_id,
+            status.id,
+            status.reply_to or 0,
+            0,
+            status.quote.id,
+            status.quote.author_id,
+            *status.told_ids,
+        )
     return jobs.job_id(
         "unlink",
         author_id,

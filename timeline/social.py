@@ -59,7 +59,14 @@ from config.pipelines import LuaScript, pipeline_run
 from config.redis import get_redis, slot_of
 from timeline import direct as direct_messages
 from timeline import edits, jobs, keys, notifications, services
-from timeline.domain import MAX_STATUS_ID, Forbidden, NotFound, Poll, Status
+from timeline.domain import (
+    MAX_STATUS_ID,
+    Forbidden,
+    InvalidStatus,
+    NotFound,
+    Poll,
+    Status,
+)
 
 # KEYS: a status hash, one of its zsets, the job queue and data of the status's slot
 # (same slot). ARGV: member, score, the count field, a job's id ('' for none), now
@@ -105,6 +112,30 @@ end
 return 1
 """
 )
+
+
+# KEYS: the quoted status's hash and its quotes (same slot). ARGV: the quote's
+# member, its score, QUOTES_MAX. Adds the quote while the quoted status stands,
+# counting it once; returns 1 when added, 0 when it was there, -1 when the quoted
+# status is gone, -2 when it has QUOTES_MAX quotes already.
+_QUOTE_ADD = LuaScript(
+    """
+if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
+if redis.call('ZSCORE', KEYS[2], ARGV[1]) then return 0 end
+if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[3]) then return -2 end
+redis.call('ZADD', KEYS[2], ARGV[2], ARGV[1])
+redis.call('HINCRBY', KEYS[1], 'quotes', 1)
+return 1
+"""
+)
+
+# How many quotes of one status are kept (`quotes:{status:<sid>}`): past it, a
+# new quote is refused with a message.
+QUOTES_MAX = 10_000
+
+
+class QuotesFull(InvalidStatus):
+    """The quoted status has QUOTES_MAX quotes: the new one was taken back."""
 
 
 def reply_member(sid: int, author_id: int) -> str:
@@ -567,6 +598,17 @@ def link_posted(*, status: Status) -> bool:
         if added != 1:
             services.status_remove(author_id=status.author_id, status=status)
             return False
+    if status.quote is not None and status.repost_of is None:
+        quoted = status.quote.id
+        added = _QUOTE_ADD(
+            keys=[keys.status(quoted), keys.quotes(quoted)],
+            args=[reply_member(status.id, status.author_id), status.id, QUOTES_MAX],
+        )
+        # A quoted status deleted meanwhile keeps no link: the quote shows it is
+        # unavailable. One quoted QUOTES_MAX times takes no more.
+        if added == -2:
+            services.status_remove(author_id=status.author_id, status=status)
+            return False
     status_notify(status=status)
     return True
 
@@ -612,6 +654,14 @@ def status_notify(*, status: Status) -> None:
             for uid in named
             if uid in may and uid != status.reply_uid
         ]
+        quoted = status.quote.author_id if status.quote is not None else None
+        if (
+            quoted
+            and quoted != status.author_id
+            and quoted not in told
+            and quoted in _may_see(status.author_id, [quoted])
+        ):
+            events.append((quoted, "quote", status.id))
     if not events:
         return
     at = int(status.created * 1000)
@@ -632,9 +682,14 @@ def status_notify(*, status: Status) -> None:
 
 
 def unlink_job_run(job: jobs.Job) -> None:
-    """Run an `unlink` job (`services.unlink_job_id`): `status_unlink`."""
-    # Ids queued before mentions were named in them end at the original.
-    author_id, sid, parent, original, *mentioned = job.args
+    """Run an `unlink` job (`services.unlink_job_id`): `status_unlink`; an
+    `unlinkq` job names the quoted status and its author after the original."""
+    quoted = quoted_uid = None
+    if job.kind == "unlinkq":
+        author_id, sid, parent, original, quoted, quoted_uid, *mentioned = job.args
+    else:
+        # Ids queued before mentions were named in them end at the original.
+        author_id, sid, parent, original, *mentioned = job.args
     if get_redis().exists(keys.status(sid)):
         # Queued by an account deletion before the hash went: its turn comes after.
         raise jobs.Deferred(jobs.now_ms() + 1000)
@@ -644,6 +699,7 @@ def unlink_job_run(job: jobs.Job) -> None:
         parent=parent or None,
         original=original or None,
         mentioned=tuple(mentioned),
+        quoted=(quoted, quoted_uid) if quoted else None,
     )
 
 
@@ -657,9 +713,12 @@ def status_unlink(
     parent: int | None,
     original: int | None,
     mentioned: tuple[int, ...] = (),
+    quoted: tuple[int, int] | None = None,
 ) -> None:
     """Remove everything that links to or from deleted status `sid`: its link in
-    the parent's replies and the original's reposts, the notifications it caused
+    the parent's replies and the original's reposts (`quoted`: the status it
+    quoted and its author: its link in that one's quotes, and the "quoted your
+    post" it told), the notifications it caused
     (`mentioned`: the users it mentioned; its poll's voters), each liker's record
     of it, its reposts (each deleted as a status). Idempotent and resumable: each
     walk consumes its zset."""
@@ -694,6 +753,18 @@ def status_unlink(
                 kind="repost",
                 actor=author_id,
                 sid=original,
+            )
+        if quoted is not None:
+            notifications.notifications_forget_status_queue(
+                pipe, recipient=quoted[1], sid=sid
+            )
+            pipe.barrier()
+            _counted_remove_queue(
+                pipe,
+                quoted[0],
+                keys.quotes(quoted[0]),
+                reply_member(sid, author_id),
+                "quotes",
             )
         # Then its links (a repost's last: while it stands no second repost of
         # the author's is made), and whether a newer repost stands.
@@ -753,7 +824,8 @@ def status_unlink(
         )
         r.zrem(keys.reposts(sid), *[reposter for reposter, _ in rows])
     edits.versions_unlink(sid)  # what its earlier versions filed and told
-    r.delete(keys.replies(sid), keys.edits(sid))  # one slot: the status's
+    # One slot: the status's. Its quotes stay, showing it is unavailable.
+    r.delete(keys.replies(sid), keys.edits(sid), keys.quotes(sid))
 
 
 def likes_undo_queue(pipe, *, uid: int, sids: list[int]) -> None:

@@ -28,6 +28,7 @@ from timeline import (
     pins,
     polls,
     privacy,
+    quotes,
     richtext,
     scheduled,
     selectors,
@@ -102,8 +103,22 @@ def post_status(request):
     later = None
     if form.is_valid():
         text = richtext.local_handles(form.cleaned_data["text"], request.get_host())
+        quote_of = form.cleaned_data["quote_of"]
         try:
-            if form.cleaned_data["scheduled_at"] is not None:
+            if quote_of is not None:
+                if form.cleaned_data["scheduled_at"] is not None:
+                    raise ScheduleRefused("A quote cannot be scheduled: post it now.")
+                quotes.status_quote(
+                    author=request.user,
+                    sid=quote_of,
+                    text=text,
+                    limit=limits.post(request.user.id),
+                    unlisted=form.cleaned_data["unlisted"],
+                    spoiler=form.cleaned_data["spoiler"],
+                    direct=form.cleaned_data["direct"],
+                    poll=form.cleaned_data["poll"],
+                )
+            elif form.cleaned_data["scheduled_at"] is not None:
                 later = scheduled.status_schedule(
                     author=request.user,
                     text=text,
@@ -125,19 +140,50 @@ def post_status(request):
                 )
         except ScheduleRefused as error:
             form.add_error("scheduled_at", str(error))
-        except InvalidStatus as error:
+        except (InvalidStatus, Forbidden) as error:
             form.add_error("text", str(error))
+        except NotFound:
+            form.add_error("text", "The post you quote is gone, or hidden from you.")
         except TooManyAttempts as error:
             _too_fast(form, error)
             response = home(request, form=form, status=429)
             return too_many_requests(response, retry_after=error.retry_after)
     if form.errors:
-        return home(request, form=form)
+        quoted = _quote_page(request, form.data.get("quote_of"), form=form, code=400)
+        return quoted or home(request, form=form)
     if later is not None:
         messages.success(request, f"Scheduled: it will be posted on {later.at_label}.")
         return redirect(url_for("timeline:scheduled"))
     messages.success(request, "Posted.")
     return redirect(safe_next(request))
+
+
+@login_required
+@require_safe
+def status_quote(request, sid: int):
+    """The compose box with the status it quotes shown above it (the post goes to
+    the compose box's own address, `post_status`, with the quoted id)."""
+    response = _quote_page(request, str(sid))
+    if response is None:
+        raise Http404("No such status")
+    return response
+
+
+def _quote_page(request, sid: str | None, form: ComposeForm | None = None, code=200):
+    """The quote page of status `sid` (a repost's: its original's), with `form`
+    after an error; None when the status is gone or hidden from the viewer."""
+    if not sid or not sid.isdigit():
+        return None
+    found = selectors.status_page_get(reads=request.reads, sid=int(sid))
+    if found is None:
+        return None
+    context = {
+        "quoted": found,
+        "quote_of": found.statuses[0].original_id,
+        "form": form,
+        "compose_next": url_for("timeline:home"),
+    }
+    return render(request, "timeline/quote.html", context, status=code)
 
 
 @login_required

@@ -58,6 +58,7 @@ TYPE_OF = {
     "follow": "follow",
     "follow_request": "follow_request",
     "poll": "poll",
+    "quote": "quote",
 }
 # Every type Mastodon 4.3 knows (a known type we never send matches nothing; an
 # unknown one is ignored, as Mastodon does).
@@ -71,6 +72,7 @@ MASTODON_TYPES = frozenset(
         "favourite",
         "poll",
         "update",
+        "quote",
         "admin.sign_up",
         "admin.report",
         "severed_relationships",

@@ -1,0 +1,244 @@
+"""Quote posts (`timeline.quotes`): a status that quotes another shows it embedded
+on every page that shows it, checked at read; what may be quoted; the quoted
+author's notification; deletions on either side; edits reaching the copy."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+
+from config.redis import is_cluster
+from tests.helpers import (
+    logged_in_client,
+    make_user,
+    notifications_shown,
+    page,
+    run_jobs,
+)
+from tests.roundtrips import RoundTripCounter
+from timeline import blocks, edits, keys, privacy, quotes, services, social
+from timeline.domain import Forbidden, NotFound
+
+UNAVAILABLE = "This post is unavailable."
+
+
+@pytest.fixture(autouse=True)
+def _limits(settings):
+    settings.RATE_LIMIT_POST = "off"
+
+
+@pytest.fixture
+def people():
+    return {name: make_user(name) for name in ("alice", "bob", "carol")}
+
+
+def quoted(people, text: str = "the original words") -> tuple[int, int]:
+    """Alice posts `text`, bob quotes it; carol follows bob. The two ids."""
+    services.follow_create(follower=people["carol"], followee_id=people["bob"].id)
+    original = services.status_create(author=people["alice"], text=text)
+    quote = quotes.status_quote(author=people["bob"], sid=original.id, text="look")
+    run_jobs()
+    return original.id, quote.id
+
+
+def test_a_quote_shows_the_quoted_post_embedded_on_every_page(r, people):
+    original, quote = quoted(people)
+    carol = logged_in_client("carol")
+    for url in ("/", "/u/bob/", f"/s/{quote}/", "/timeline/"):
+        html = page(carol, url)
+        assert "the original words" in html, url
+        assert 'class="quote-embed"' in html, url
+        assert f'href="/s/{original}/"' in html, url
+        assert "@alice" in html, url
+    # A visitor too, on the public pages.
+    assert "the original words" in page(Client(), f"/s/{quote}/")
+
+
+def test_the_quoted_posts_link_and_count(r, people):
+    original, _ = quoted(people)
+    assert r.hget(keys.status(original), "quotes") == "1"
+    assert r.zcard(keys.quotes(original)) == 1
+    html = page(logged_in_client("carol"), f"/s/{original}/")
+    assert "1</strong> quote" in html
+
+
+def test_a_deleted_quoted_post_shows_unavailable_at_once(r, people):
+    original, quote = quoted(people)
+    services.status_delete(user=people["alice"], sid=original)  # no job run
+    carol = logged_in_client("carol")
+    for url in ("/", "/u/bob/", f"/s/{quote}/"):
+        html = page(carol, url)
+        assert "the original words" not in html, url
+        assert UNAVAILABLE in html, url
+    run_jobs()
+    assert not r.exists(keys.quotes(original))
+    assert UNAVAILABLE in page(carol, "/")
+
+
+def test_a_quoted_author_turned_private_shows_unavailable_to_others(r, people):
+    _, quote = quoted(people)
+    privacy.account_privacy_set(user=people["alice"], private=True)
+    carol = logged_in_client("carol")
+    for url in ("/", "/u/bob/", f"/s/{quote}/"):
+        html = page(carol, url)
+        assert "the original words" not in html, url
+        assert UNAVAILABLE in html, url
+    # Alice herself still sees it.
+    assert "the original words" in page(logged_in_client("alice"), f"/s/{quote}/")
+
+
+def test_a_block_either_way_hides_the_quoted_post(r, people):
+    _, quote = quoted(people)
+    blocks.block_create(blocker=people["alice"], blocked_id=people["carol"].id)
+    run_jobs()
+    carol = logged_in_client("carol")
+    for url in ("/", "/u/bob/", f"/s/{quote}/"):
+        html = page(carol, url)
+        assert "the original words" not in html, url
+        assert UNAVAILABLE in html, url
+
+
+def test_a_quote_of_a_quote_links_the_inner_one_only(r, people):
+    original, quote = quoted(people)
+    outer = quotes.status_quote(author=people["carol"], sid=quote, text="and this")
+    run_jobs()
+    html = page(logged_in_client("carol"), f"/s/{outer.id}/")
+    assert "look" in html  # bob's text, embedded
+    assert "Quoting another post" in html
+    assert f'href="/s/{original}/"' in html
+    assert html.count("the original words") == 0
+
+
+def test_what_may_not_be_quoted(r, people):
+    alice, bob = people["alice"], people["bob"]
+    privacy.account_privacy_set(user=alice, private=True)
+    secret = services.status_create(author=alice, text="secret")
+    with pytest.raises(NotFound):  # bob does not follow her
+        quotes.status_quote(author=bob, sid=secret.id, text="x")
+    # Her own private post she may quote.
+    own = quotes.status_quote(author=alice, sid=secret.id, text="me again")
+    assert own.quote is not None and own.quote.id == secret.id
+    dm = services.status_create(author=bob, text="@carol hi", direct=True)
+    with pytest.raises(NotFound):
+        quotes.status_quote(author=alice, sid=dm.id, text="x")
+    public = services.status_create(author=people["carol"], text="open")
+    blocks.block_create(blocker=people["carol"], blocked_id=bob.id)
+    with pytest.raises(NotFound):
+        quotes.status_quote(author=bob, sid=public.id, text="x")
+    assert r.zcard(keys.quotes(public.id)) == 0
+
+
+def test_a_followers_quote_of_a_private_post_is_refused(r, people):
+    alice, bob = people["alice"], people["bob"]
+    privacy.account_privacy_set(user=alice, private=True)
+    services.follow_create(follower=bob, followee_id=alice.id)
+    privacy.follow_request_approve(owner=alice, requester_id=bob.id)
+    run_jobs()
+    secret = services.status_create(author=alice, text="secret")
+    with pytest.raises(Forbidden):
+        quotes.status_quote(author=bob, sid=secret.id, text="x")
+
+
+def test_a_repost_is_quoted_as_its_original(r, people):
+    original = services.status_create(author=people["alice"], text="first")
+    repost = social.status_repost(user=people["bob"], sid=original.id)
+    quote = quotes.status_quote(author=people["carol"], sid=repost.id, text="q")
+    assert quote.quote is not None and quote.quote.id == original.id
+
+
+def test_the_quoted_author_is_told_and_the_delete_takes_it_back(r, people):
+    _, quote = quoted(people)
+    alice = logged_in_client("alice")
+    assert any("quoted your post" in n for n in notifications_shown(alice))
+    services.status_delete(user=people["bob"], sid=quote)
+    run_jobs()
+    assert not any("quoted your post" in n for n in notifications_shown(alice))
+
+
+def test_deleting_the_quote_unlinks_it(r, people):
+    original, quote = quoted(people)
+    services.status_delete(user=people["bob"], sid=quote)
+    run_jobs()
+    assert r.zcard(keys.quotes(original)) == 0
+    assert r.hget(keys.status(original), "quotes") == "0"
+
+
+def test_a_quoted_author_who_muted_the_quoter_is_not_told(r, people):
+    alice, bob = people["alice"], people["bob"]
+    blocks.mute_create(user=alice, muted_id=bob.id)
+    original = services.status_create(author=alice, text="hello")
+    quotes.status_quote(author=bob, sid=original.id, text="x")
+    run_jobs()
+    shown = notifications_shown(logged_in_client("alice"))
+    assert not any("quoted your post" in n for n in shown)
+
+
+def test_an_edit_of_the_quoted_post_reaches_the_quote(r, people):
+    original, quote = quoted(people)
+    edits.status_edit(user=people["alice"], sid=original, text="better words")
+    run_jobs()
+    html = page(logged_in_client("carol"), f"/s/{quote}/")
+    assert "better words" in html
+    assert "the original words" not in html
+
+
+def test_a_pulled_authors_quote_is_checked_too(r, people, settings):
+    settings.FANOUT_PUSH_MAX = 0  # bob is read from his outbox
+    original, quote = quoted(people)
+    carol = logged_in_client("carol")
+    assert "the original words" in page(carol, "/")
+    services.status_delete(user=people["alice"], sid=original)
+    html = page(carol, "/")
+    assert "the original words" not in html
+    assert UNAVAILABLE in html
+
+
+def test_the_quote_page_posts_a_quote_and_keeps_the_text_on_refusal(r, people):
+    original = services.status_create(author=people["alice"], text="quote me")
+    bob = logged_in_client("bob")
+    html = page(bob, f"/s/{original.id}/quote/")
+    assert "quote me" in html
+    assert f'name="quote_of" value="{original.id}"' in html
+    answer = bob.post("/post/", {"text": "so true", "quote_of": original.id})
+    assert answer.status_code == 302
+    run_jobs()
+    assert "quote me" in page(logged_in_client("carol"), "/timeline/")
+    # Refused (the quoted post is gone): the error, and the text kept.
+    services.status_delete(user=people["alice"], sid=original.id)
+    answer = bob.post("/post/", {"text": "kept words", "quote_of": original.id})
+    assert answer.status_code == 400
+    html = answer.content.decode()
+    assert "gone, or hidden from you" in html
+    assert "kept words" in html
+
+
+def test_rows_offer_a_quote_link(r, people):
+    original = services.status_create(author=people["alice"], text="hi")
+    html = page(logged_in_client("bob"), "/timeline/")
+    assert f'href="/s/{original.id}/quote/"' in html
+
+
+def _trips(client, url: str) -> int:
+    client.get(url)  # warm: connections open, scripts loaded
+    with RoundTripCounter() as counter:
+        assert client.get(url).status_code == 200
+    return counter.count
+
+
+@pytest.mark.real_redis
+def test_pages_with_quotes_cost_the_round_trips_they_did(r, people):
+    services.follow_create(follower=people["carol"], followee_id=people["bob"].id)
+    plain = services.status_create(author=people["bob"], text="plain")
+    # A repost (on a Cluster its original is checked in a round trip of its own,
+    # as a quote's is): a quote costs what a repost costs, on one server nothing.
+    other = services.status_create(author=people["alice"], text="reposted")
+    social.status_repost(user=people["bob"], sid=other.id)
+    run_jobs()
+    carol = logged_in_client("carol")
+    before = {url: _trips(carol, url) for url in ("/", "/u/bob/", f"/s/{plain.id}/")}
+    if not is_cluster():
+        assert before["/"] == 1
+    _, quote = quoted(people)
+    after = {url: _trips(carol, url) for url in ("/", "/u/bob/", f"/s/{quote}/")}
+    assert list(after.values()) == list(before.values())
+    assert "the original words" in page(carol, "/")

@@ -1,0 +1,90 @@
+"""Quote posts (Mastodon 4.5's): a status that quotes another shows it embedded
+under its own text.
+
+**What may be quoted.** A status the poster may see (`social.status_target`: not
+across a block either way, not a private author's they are not approved for, not
+another's direct message), public or unlisted; a private account's statuses and
+direct messages only by their own author (Mastodon's `quote_approval_policy`: public
+statuses quote automatically, others are refused). A repost is not quoted: its
+original is.
+
+**What is stored.** The quoting status carries a copy of what its embed shows
+(`Quote`: the quoted status's id, author, text, content warning, time, and the id
+it quotes in turn) in its hash's `quote` field, as a repost carries its original:
+every page renders the embed from the row it reads anyway, and checks in the same
+round trip that the quoted status still stands and that the reader may see it
+(`timeline.selectors`, `quote_seen`), showing "This post is unavailable." and
+nothing of it otherwise. The quoted status's `quotes:{status:<sid>}` lists its
+quotes (with a `quotes` count in its hash), written by the quote's request and
+again by its post job (`social.link_posted`: the two statuses' slots differ, and
+the job is the durable second step), removed by the quote's `unlinkq` job when it
+is deleted, deleted whole by the quoted status's `unlink` job (its quotes stay,
+unavailable). An edit of the quoted status reaches the copies through its edit job
+(`timeline.edits`), which walks `quotes`.
+
+**Who is told.** The quoted author: "quoted your post" (`quote`), unless blocked
+or muted (as for a mention, `timeline.notifications`); deleting the quote takes it
+back.
+"""
+
+from __future__ import annotations
+
+from accounts import keys as account_keys
+from accounts import limits
+from accounts.domain import User
+from config.redis import get_redis
+from timeline import edits, services, social
+from timeline.domain import Forbidden, Poll, Quote, Status
+from timeline.social import QUOTES_MAX, QuotesFull
+
+__all__ = ["QUOTES_MAX", "QuotesFull", "quote_target", "status_quote"]
+
+
+def quote_target(*, user: User, sid: int) -> Status:
+    """The status `user` would quote with `sid` (a repost's original): NotFound
+    when it is gone or hidden from them, Forbidden when it may not be quoted (a
+    private account's or a direct message, but by its author)."""
+    found = social.status_target(user=user, sid=sid)
+    if found.author_id == user.id:
+        return found
+    if found.direct:
+        raise Forbidden("A direct message cannot be quoted.")
+    if get_redis().hexists(account_keys.user(found.author_id), User.PRIVATE_FIELD):
+        raise Forbidden("This account is private: its posts cannot be quoted.")
+    return found
+
+
+def status_quote(
+    *,
+    author: User,
+    sid: int,
+    text: str,
+    limit: limits.Limit | None = None,
+    reserved_id: int | None = None,
+    unlisted: bool = False,
+    spoiler: str = "",
+    direct: bool = False,
+    poll: Poll | None = None,
+) -> Status:
+    """Post a status quoting status `sid` (`quote_target`'s rules: NotFound,
+    Forbidden); else as `services.status_create`. QuotesFull when the quoted
+    status has QUOTES_MAX quotes (the new status is taken back)."""
+    quoted = quote_target(user=author, sid=sid)
+    status = services.status_create(
+        author=author,
+        text=text,
+        limit=limit,
+        reserved_id=reserved_id,
+        unlisted=unlisted,
+        spoiler=spoiler,
+        direct=direct,
+        poll=poll,
+        quote=Quote.of(quoted),
+    )
+    if not social.link_posted(status=status):
+        raise QuotesFull(
+            f"This post was quoted {QUOTES_MAX:,} times, as many as a post may be."
+        )
+    # Edited since it was read: its edit job copies the version now.
+    edits.repost_copy_check(original=quoted)
+    return status
