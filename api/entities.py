@@ -257,6 +257,7 @@ def _fixed(status: Status, urls: Urls) -> dict:
         "in_reply_to_id": str(status.reply_to) if status.reply_to else None,
         "in_reply_to_account_id": str(status.reply_uid) if status.reply_uid else None,
         "reblog": None,
+        "quote": None,
         "poll": None,
         "card": None,
         "language": None,
@@ -348,7 +349,58 @@ def _base_status(status: Status, author: dict, related: Related, urls: Urls) -> 
             filter_result(found)
             for found in related.filters.matches(status, related.viewer)
         ]
+    entity["quote_approval"] = _quote_approval(status, author, related.viewer)
+    if status.quote is not None:
+        entity["quote"] = _quote(status, related, urls)
     return entity
+
+
+def _quote_approval(status: Status, author: dict, viewer: int | None) -> dict:
+    """Mastodon's QuoteApproval (`timeline.quotes`): a public account's public and
+    unlisted statuses are quoted by anyone, automatically; a private account's
+    and direct messages by no one else (their author quotes their own but a
+    direct message)."""
+    if status.direct:
+        return {"automatic": [], "manual": [], "current_user": "denied"}
+    mine = viewer is not None and viewer == status.author_id
+    if author["locked"]:
+        return {
+            "automatic": [],
+            "manual": [],
+            "current_user": "automatic" if mine else "denied",
+        }
+    return {
+        "automatic": ["public"],
+        "manual": [],
+        "current_user": "automatic" if viewer is not None else "unknown",
+    }
+
+
+def _quote(status: Status, related: Related, urls: Urls) -> dict:
+    """Mastodon's Quote of a status quoting another (`Status.quote`): `accepted`
+    with the quoted status (built from the copy the row carries: its counts and
+    the viewer's state are not read, as 0 and false), whose own quote is a
+    ShallowQuote (its id only, as Mastodon nests one level); `deleted` or
+    `unauthorized` (also when its read could not check it) with none."""
+    quote = status.quote
+    assert quote is not None
+    state = status.quote_state or "unauthorized"
+    stats = related.accounts.get(quote.author_id)
+    if state != "accepted" or stats is None:
+        return {"state": "unauthorized" if state == "accepted" else state,
+                "quoted_status": None}  # fmt: skip
+    inner = Status(
+        id=quote.id,
+        author_id=quote.author_id,
+        author=quote.author,
+        text=quote.text,
+        created=quote.created,
+        spoiler=quote.spoiler,
+    )
+    entity = _base_status(inner, account(stats, urls), related, urls)
+    if quote.quote_of is not None:
+        entity["quote"] = {"state": "accepted", "quoted_status_id": str(quote.quote_of)}
+    return {"state": "accepted", "quoted_status": entity}
 
 
 @dataclass(frozen=True, slots=True)
@@ -422,6 +474,8 @@ def related_get(
     shown: list[Status] = []  # those whose mentions their entities show
     for status in statuses:
         authors.add(status.author_id)
+        if status.quote is not None and status.quote_state == "accepted":
+            authors.add(status.quote.author_id)  # its Quote's account
         if status.repost_of is not None:
             wanted.append(status.repost_of)
             if status.repost_uid:
@@ -499,8 +553,12 @@ def statuses(found: Iterable[Status], related: Related, urls: Urls) -> list[dict
     out = []
     for status in found:
         if status.likes is None and status.repost_of is None:
-            # Read without its counts (from an outbox): as read by id, if it was.
-            status = related.originals.get(status.id, status)
+            # Read without its counts (from an outbox): as read by id, if it was
+            # (its quote as checked with the row, where that read could not).
+            read = related.originals.get(status.id, status)
+            if read.quote is not None and read.quote_state is None:
+                read = replace(read, quote_state=status.quote_state)
+            status = read
         poster = author(status.author_id)
         if poster is None:
             continue
@@ -511,6 +569,10 @@ def statuses(found: Iterable[Status], related: Related, urls: Urls) -> list[dict
         original_author = author(status.repost_uid or 0)
         if original is None or original_author is None:
             continue  # the original is gone: its repost goes with it
+        if original.quote is not None and original.quote_state is None:
+            # Read by id without the check: the repost's row carries the same
+            # quote, checked for this viewer.
+            original = replace(original, quote_state=status.quote_state)
         entity = _base_status(status, poster, related, urls)
         entity["reblog"] = _base_status(original, original_author, related, urls)
         entity["content"] = ""
@@ -527,6 +589,7 @@ def statuses(found: Iterable[Status], related: Related, urls: Urls) -> list[dict
         # Its original's poll (with its tally: the repost row has none), as
         # Mastodon's reblog carries its original's.
         entity["poll"] = entity["reblog"]["poll"]
+        entity["quote"] = None  # the reblog's, as Mastodon's: its own is none
         out.append(entity)
     return out
 

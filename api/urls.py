@@ -176,6 +176,7 @@ urlpatterns = [
     route(
         "api/v1/statuses/<id>/reblogged_by", statuses.reblogged_by_view, "reblogged_by"
     ),
+    route("api/v1/statuses/<id>/quotes", statuses.quotes_view, "status_quotes"),
     route("api/v1/timelines/home", timelines.home_view, "timeline_home"),
     route("api/v1/timelines/public", timelines.public_view, "timeline_public"),
     route("api/v1/timelines/tag/<tag>", timelines.tag_view, "timeline_tag"),

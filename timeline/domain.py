@@ -263,7 +263,7 @@ class Quote:
     the text and warning are refreshed by the quoted status's edit job
     (`timeline.edits`), and a page checks the quoted status still stands and may
     be seen by its reader in the round trip that reads the row
-    (`Status.quote_seen`)."""
+    (`Status.quote_state`)."""
 
     id: int
     author_id: int
@@ -426,11 +426,13 @@ class Status:
     poll: Poll | None = None
     quote: Quote | None = None
     # Whether the reader may see the quoted status (`quote`), as the read that
-    # brought the row checked it (`timeline.selectors`): True shows the embed,
-    # False "unavailable", None (not checked) too: a read that did not check shows
-    # nothing of the quoted status. Part of equality, so a rendered row's memo
+    # brought the row checked it (`timeline.selectors`), in Mastodon's Quote
+    # states: "accepted" shows the embed; "deleted" (it is gone) and
+    # "unauthorized" (a block either way, a private author) show "unavailable",
+    # and so does None (not checked): a read that did not check shows nothing of
+    # the quoted status. Part of equality, so a rendered row's memo
     # (`timeline.rendering`) tells a shown embed from a withheld one.
-    quote_seen: bool | None = None
+    quote_state: str | None = None
     likes: int | None = field(default=None, compare=False)
     reposts: int | None = field(default=None, compare=False)
     replies: int | None = field(default=None, compare=False)

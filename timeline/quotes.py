@@ -29,6 +29,8 @@ back.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from accounts import keys as account_keys
 from accounts import limits
 from accounts.domain import User
@@ -65,12 +67,23 @@ def status_quote(
     spoiler: str = "",
     direct: bool = False,
     poll: Poll | None = None,
+    reply_to: int | None = None,
 ) -> Status:
     """Post a status quoting status `sid` (`quote_target`'s rules: NotFound,
-    Forbidden); else as `services.status_create`. QuotesFull when the quoted
-    status has QUOTES_MAX quotes (the new status is taken back)."""
+    Forbidden); else as `services.status_create` (`reply_to`: a reply too, as
+    `social.status_reply`, NotFound for its parent as for the quoted status).
+    QuotesFull when the quoted status has QUOTES_MAX quotes (the new status is
+    taken back)."""
     quoted = quote_target(user=author, sid=sid)
+    parent = (
+        social.status_target(user=author, sid=reply_to)
+        if reply_to is not None
+        else None
+    )
+    if parent is not None and parent.direct:
+        direct = True  # a reply to a direct message is one (`services`)
     status = services.status_create(
+        reply_to=parent,
         author=author,
         text=text,
         limit=limit,
@@ -87,4 +100,4 @@ def status_quote(
         )
     # Edited since it was read: its edit job copies the version now.
     edits.repost_copy_check(original=quoted)
-    return status
+    return replace(status, quote_state="accepted")  # as `quote_target` found it

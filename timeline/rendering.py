@@ -125,10 +125,10 @@ def _quote_embed(status: Status, url) -> str:
     author, its text (folded under its content warning), a link to its page, and
     of a quote of a quote the inner one's page only (one level, as Mastodon's).
     Shown only when the row's read checked that the reader may see it
-    (`Status.quote_seen`), else "This post is unavailable." and nothing of it."""
+    (`Status.quote_state`), else "This post is unavailable." and nothing of it."""
     quote = status.quote
     assert quote is not None
-    if not status.quote_seen:
+    if status.quote_state != "accepted":
         return QUOTE_UNAVAILABLE
     iso = quote.created_at.isoformat()
     text = f'<p class="quote-text">{richtext.to_html(quote.text, {})}</p>'

@@ -145,16 +145,17 @@ end
 -- Whether the viewer may see the status a row quotes (`timeline.quotes`), whose
 -- copy the row carries in its `quote` field (`Quote.to_field`: it starts with the
 -- quoted id and its author's): `quote_seen(value, viewer, sp, ss, up, us, fp, fs,
--- private, bp, bs, cp, cs)` answers as `original_seen` (0 for no quote), 1 too
--- across a block either way (the halves of a status, user, followers, blocks and
--- blocked_by key around an id). A row's check is `original_seen`'s answer plus 3
--- times this one (`_refusals`, `_quote_refusals`).
+-- private, bp, bs, cp, cs)` answers as `original_seen` (0 for no quote), but 3
+-- when the quoted status is gone, and 1 too across a block either way (the halves
+-- of a status, user, followers, blocks and blocked_by key around an id). A row's
+-- check is `original_seen`'s answer plus 3 times this one (`_refusals`,
+-- `_quote_states`).
 local function quote_seen(value, viewer, sp, ss, up, us, fp, fs, private, bp, bs,
     cp, cs)
   if value == null then return 0 end
   local sid, author = string.match(value, '^{"i":(%d+),"u":(%d+),')
-  if not sid then return 1 end
-  if redis.call('EXISTS', sp .. sid .. ss) == 0 then return 1 end
+  if not sid then return 3 end
+  if redis.call('EXISTS', sp .. sid .. ss) == 0 then return 3 end
   if viewer ~= '' and viewer ~= author and (
       redis.call('ZSCORE', bp .. viewer .. bs, author)
       or redis.call('ZSCORE', cp .. viewer .. cs, author)) then
@@ -683,27 +684,31 @@ def _refusals(sids: list[int], checks: list, trusted: bool) -> set[int]:
     }
 
 
-def _quote_refusals(sids: list[int], checks: list, trusted: bool) -> set[int] | None:
-    """Of the statuses `sids`, those whose quoted status the viewer may not see,
-    from `quote_seen`'s answers (a row's check over 3); None when the read could
-    not check them (a Cluster's: `_refused_queue` does)."""
+def _quote_states(
+    sids: list[int], checks: list, trusted: bool
+) -> dict[int, str] | None:
+    """The states of the statuses' quotes (`Status.quote_state`) from `quote_seen`'s
+    answers (a row's check over 3; a status without a quote is "accepted", and
+    says nothing); None when the read could not check them (a Cluster's:
+    `_refused_queue` does)."""
     if checks == [None]:
         return None
     return {
-        sid
-        for sid, seen in zip(sids, checks, strict=True)
+        sid: "deleted"
+        if seen // 3 == 3
+        else "unauthorized"
         if seen // 3 == 1 or (seen // 3 == 2 and not trusted)
+        else "accepted"
+        for sid, seen in zip(sids, checks, strict=True)
     }
 
 
-def _quote_checked(
-    status: Status | None, refused: set[int] | frozenset[int] | None
-) -> Status | None:
-    """The status with whether its quote may be shown (`Status.quote_seen`), from
-    the ids whose quotes were refused (None: not checked, left unsaid)."""
-    if status is None or status.quote is None or refused is None:
+def _quote_checked(status: Status | None, states: dict[int, str] | None):
+    """The status with its quote's state (`Status.quote_state`) from `states`
+    (None: not checked, left unsaid)."""
+    if status is None or status.quote is None or states is None:
         return status
-    return replace(status, quote_seen=status.id not in refused)
+    return replace(status, quote_state=states.get(status.id, "unauthorized"))
 
 
 def _rows_args(reads: ReadBatch, cluster: bool) -> tuple[int | None, list]:
@@ -747,13 +752,13 @@ def _found_from(
     rows: dict[int, list] = {}
     cards: dict[int, Card] = {}
     refused: set[int] = set()
-    quotes_refused: set[int] | None = None if cluster else set()
+    quote_states: dict[int, str] | None = None if cluster else {}
     for group, group_rows, group_cards, checks in replies:
         if group:
             rows.update(zip(group, group_rows, strict=True))
             refused |= _refusals(group, checks, trusted)
-            if quotes_refused is not None:
-                quotes_refused |= _quote_refusals(group, checks, trusted) or set()
+            if quote_states is not None:
+                quote_states.update(_quote_states(group, checks, trusted) or {})
         if group_cards == [None]:
             continue
         for uid, values in zip(group_cards[::2], group_cards[1::2], strict=True):
@@ -768,7 +773,7 @@ def _found_from(
                 Status.from_read(
                     sid, rows[sid][:n], viewer=rows[sid][n:] if trusted else None
                 ),
-                quotes_refused,
+                quote_states,
             )
             for sid in sids
         ],
@@ -1182,29 +1187,26 @@ def _refused_queue(
             for s in reposts
             if s.repost_of in gone or (s.repost_uid or 0) in refused
         )
-        out.quotes = frozenset(
-            s.id
+        out.quotes = {
+            s.id: "deleted"
+            if s.quote.id in gone
+            else "unauthorized"
+            if s.quote.author_id in refused or s.quote.author_id in blocked
+            else "accepted"
             for s in quoting
             if s.quote is not None
-            and (
-                s.quote.id in gone
-                or s.quote.author_id in refused
-                or s.quote.author_id in blocked
-            )
-        )
-        out.quoting = frozenset(s.id for s in quoting)
+        }
         return out
 
     return reads.queue(build, parse)
 
 
 class _Refused(frozenset):
-    """`_refused_queue`'s answer: the reposts refused, and of the statuses it
-    checked that quote another (`quoting`), those whose quote is refused
-    (`quotes`): `_without_refused` says it on each (`Status.quote_seen`)."""
+    """`_refused_queue`'s answer: the reposts refused, and the states of the
+    quotes of the statuses it checked that quote another (`quotes`: sid ->
+    `Status.quote_state`), which `_without_refused` says on each."""
 
-    quotes: frozenset[int] = frozenset()
-    quoting: frozenset[int] = frozenset()
+    quotes: dict[int, str] = {}  # noqa: RUF012 (a default, never changed)
 
 
 # KEYS: a home and its owner's following zset. ARGV: its repost falloff, how many
@@ -1533,19 +1535,18 @@ def _without_refused(
     found: list[Status | None], refused: Deferred[frozenset[int]] | None
 ) -> list[Status | None]:
     """The statuses, None in place of the reposts `_refused_queue` refused, and
-    those quoting another with whether it may be shown (`Status.quote_seen`)."""
+    those quoting another with whether it may be shown (`Status.quote_state`)."""
     if refused is None:
         return found
     value = refused.value
-    quoting = getattr(value, "quoting", frozenset())
-    if not value and not quoting:
+    quotes = getattr(value, "quotes", {})
+    if not value and not quotes:
         return found
-    quotes = getattr(value, "quotes", frozenset())
     return [
         None
         if s is not None and s.id in value
-        else replace(s, quote_seen=s.id not in quotes)
-        if s is not None and s.id in quoting and s.quote is not None
+        else _quote_checked(s, quotes)
+        if s is not None and s.id in quotes
         else s
         for s in found
     ]
@@ -3671,6 +3672,82 @@ def _seen(
     ]
 
 
+@dataclass(frozen=True, slots=True)
+class QuotesPage:
+    """A page of the statuses quoting one (`timeline.quotes`), newest first, with
+    their authors' cards; `next_max_id`: where the next page starts (None: the
+    last)."""
+
+    status: Status
+    statuses: list[Status]
+    next_max_id: int | None
+    cards: dict[int, Card]
+
+
+def quotes_get(
+    *, reads: PageReads, sid: int, max_id: int | None = None, limit: int = 0
+) -> QuotesPage | None:
+    """The statuses quoting status `sid` that the viewer may see, newest first,
+    below `max_id` (`limit`: how many, else TIMELINE_PAGE_SIZE); None when the
+    status is gone or hidden from the viewer (as `thread_get`).
+
+    Two round trips, as a status page: the first reads the status and the page's
+    quote ids with their authors (`social.reply_member`'s members), the second
+    their statuses with whether each author is private and has approved the viewer
+    (quotes of a private account are for its approved followers, as its other
+    statuses). A page that leaves some out is shorter, never a round trip more."""
+    size = limit or settings.TIMELINE_PAGE_SIZE
+    hidden = _hidden_queue(reads, mutes=False)
+    valid = 0 < sid < MAX_STATUS_ID
+    found_d = _statuses_queue(reads, [sid] if valid else [])
+    top = f"({max_id}" if max_id is not None else "+inf"
+
+    def parse(replies: list) -> list[tuple[int, int]]:
+        if not valid:
+            return []
+        pairs = (member.partition(":") for member in replies[0])
+        return [(int(q), int(u or 0)) for q, _, u in pairs]
+
+    quotes_d = reads.queue(
+        lambda pipe: (
+            pipe.zrevrangebyscore(keys.quotes(sid), top, "-inf", start=0, num=size + 1)
+            if valid
+            else None
+        ),
+        parse,
+    )
+    found = _without_hidden(reads, hidden, found_d.value.statuses)
+    status = found[0] if found else None
+    if status is None or status.repost_of is not None:
+        return None
+    rows = quotes_d.value
+    refused = _refused_queue(reads, found_d.value.unchecked)
+    visible, cards = _authors_visible_queue(
+        reads, {status.author_id} | {uid for _, uid in rows[:size]}
+    )
+    others = _statuses_queue(reads, [q for q, _ in rows[:size]]) if rows else None
+    if not visible(status.author_id, status.direct):
+        return None
+    if refused is not None and status.id in refused.value:
+        return None
+    shown = _seen(reads, hidden, visible, others.value.statuses) if others else []
+    # Each quotes this status, which the viewer may see: a Cluster's read, which
+    # could not check, says so (one server's checked it in its script).
+    quoting = [
+        replace(s, quote_state="accepted")
+        if s.quote_state is None and s.quote is not None and s.quote.id == sid
+        else s
+        for s in shown
+        if s is not None
+    ]
+    return QuotesPage(
+        status=status,
+        statuses=quoting,
+        next_max_id=rows[size - 1][0] if len(rows) > size else None,
+        cards=cards(),
+    )
+
+
 def thread_get(
     *, reads: PageReads, sid: int, after: int | None = None
 ) -> Thread | None:
@@ -5279,6 +5356,8 @@ local function read_related(keys, a)
     local row = redis.call('HMGET', keys[i], unpack(fields))
     account(row[uid_at])
     account(row[ruid_at])
+    -- A quote's author, for its Quote entity (`quote_seen` checks it below).
+    if row[q_at] then account(string.match(row[q_at], '^{"i":%d+,"u":(%d+),')) end
     local original = row[orig_at]
     if original and seen_original[original] == nil then
       local found = nulls(redis.call('HMGET', sp .. original .. ss, unpack(fields)), n)
@@ -5424,7 +5503,7 @@ def _related_found(
     n = len(Status.FIELDS)
     trusted = viewer is not None and reads.proven_uid() == viewer
     refused = _refusals(sids, checks, trusted)
-    quotes_refused = _quote_refusals(sids, checks, trusted)
+    quote_states = _quote_states(sids, checks, trusted)
     accounts: dict[int, AccountStats] = {}
     if account_rows != [None]:
         for at in range(0, len(account_rows), 6):
@@ -5452,7 +5531,7 @@ def _related_found(
                 if sid in refused
                 else _quote_checked(
                     Status.from_read(sid, row[:n], viewer=row[n:] if trusted else None),
-                    quotes_refused,
+                    quote_states,
                 )
                 for sid, row in zip(sids, rows, strict=True)
             ],

@@ -21,6 +21,7 @@ urlpatterns = [
     path("s/<int:sid>/delete/", views.status_delete, name="status_delete"),
     path("s/<int:sid>/reply/", views.status_reply, name="status_reply"),
     path("s/<int:sid>/quote/", views.status_quote, name="status_quote"),
+    path("s/<int:sid>/quotes/", views.status_quotes, name="status_quotes"),
     path("s/<int:sid>/edit/", views.status_edit, name="status_edit"),
     path("s/<int:sid>/history/", views.status_history, name="status_history"),
     path("s/<int:sid>/like/", views.like, name="like"),

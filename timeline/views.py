@@ -925,6 +925,17 @@ def _reactors(request, sid: int, relation: str):
     return render(request, "timeline/reactors.html", {"found": found})
 
 
+@require_safe
+def status_quotes(request, sid: int):
+    """The statuses quoting a status that the viewer may see, newest first."""
+    found = selectors.quotes_get(
+        reads=request.reads, sid=sid, max_id=int_param(request, "max_id")
+    )
+    if found is None:
+        raise Http404("No such status")
+    return render(request, "timeline/quotes.html", {"found": found})
+
+
 def status_likes(request, sid: int):
     return _reactors(request, sid, "likes")
 

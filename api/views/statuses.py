@@ -33,6 +33,7 @@ from timeline import (
     ids,
     pins,
     polls,
+    quotes,
     richtext,
     scheduled,
     selectors,
@@ -41,6 +42,7 @@ from timeline import (
 )
 from timeline.domain import (
     Busy,
+    Forbidden,
     InvalidStatus,
     NotFound,
     Poll,
@@ -55,6 +57,10 @@ from timeline.scheduled import ScheduleRefused
 from timeline.selectors import StatusWindow
 
 IN_REPLY_NOT_FOUND = "The post you are trying to reply to does not appear to exist."
+# Mastodon's answer to a `quoted_status_id` that is gone, hidden from the poster or
+# not theirs to quote (`Api::V1::StatusesController#set_quoted_status`: a 404 for
+# each, `statuses.errors.quoted_status_not_found`).
+QUOTED_NOT_FOUND = "The post you are trying to quote does not appear to exist."
 
 
 def entities_of(
@@ -131,6 +137,8 @@ def _unsupported(values, user) -> str | None:
     """What a post asks for that the site cannot honour (422 rather than ignored)."""
     if param_list(values, "media_ids"):
         return "Media attachments are not supported on this site"
+    if param(values, "quoted_status_id") and param(values, "scheduled_at"):
+        return "A quote cannot be scheduled on this site"
     return _visibility_problem(values, user)
 
 
@@ -230,7 +238,35 @@ def _post(request, values, user, reserved_id: int | None = None) -> Status:
     spoiler = text_param(values, "spoiler_text") or ""
     poll = poll_of(values)
     limit = limits.post(user.id)
+    quoted = param(values, "quoted_status_id")
     try:
+        if quoted:
+            if not quoted.isdecimal() or len(quoted) > 19:
+                raise ApiError(404, QUOTED_NOT_FOUND)
+            if reply_to and (not reply_to.isdecimal() or len(reply_to) > 19):
+                raise ApiError(404, IN_REPLY_NOT_FOUND)
+            try:
+                quotes.quote_target(user=user, sid=int(quoted))
+            except (NotFound, Forbidden) as error:
+                raise ApiError(404, QUOTED_NOT_FOUND) from error
+            try:
+                return quotes.status_quote(
+                    author=user,
+                    sid=int(quoted),
+                    text=text,
+                    limit=limit,
+                    reserved_id=reserved_id,
+                    unlisted=unlisted,
+                    spoiler=spoiler,
+                    direct=bool(direct),
+                    poll=poll,
+                    reply_to=int(reply_to) if reply_to else None,
+                )
+            except (NotFound, Forbidden) as error:
+                # The quoted status went meanwhile, or the parent is hidden.
+                raise ApiError(
+                    404, IN_REPLY_NOT_FOUND if reply_to else QUOTED_NOT_FOUND
+                ) from error
         if reply_to:
             if not reply_to.isdecimal() or len(reply_to) > 19:
                 raise ApiError(404, IN_REPLY_NOT_FOUND)
@@ -258,6 +294,8 @@ def _post(request, values, user, reserved_id: int | None = None) -> Status:
             direct=bool(direct),
             poll=poll,
         )
+    except quotes.QuotesFull as error:
+        raise unprocessable(str(error)) from error
     except InvalidStatus as error:
         raise _text_error(text, spoiler, error) from error
 
@@ -658,6 +696,22 @@ def _reactors(request, id: str, relation: str) -> Reply:
     return Reply(body, headers=headers)
 
 
+def quotes_index(request, id: str) -> Reply:
+    """The statuses quoting a status that the viewer may see, newest first
+    (Mastodon 4.5's `GET /api/v1/statuses/:id/quotes`: `limit` 20, at most 40),
+    with a Link to the next page; 404 when the status is gone or hidden."""
+    window = Window.of(request, default=20, maximum=40)
+    if not id.isdecimal() or len(id) > 19:
+        raise not_found()
+    found = selectors.quotes_get(
+        reads=request.reads, sid=int(id), max_id=window.max_id, limit=window.limit
+    )
+    if found is None:
+        raise not_found()
+    headers = link_header(request, next_max_id=found.next_max_id, prev_min_id=None)
+    return Reply(entities_of(request, found.statuses), headers=headers)
+
+
 def favourited_by(request, id: str) -> Reply:
     return _reactors(request, id, "likes")
 
@@ -696,4 +750,5 @@ unreblog_view = endpoint(POST=Op(unreblog, scope=WRITE))
 favourited_by_view = endpoint(
     GET=Op(favourited_by, scope="read:accounts", auth=OPTIONAL)
 )
+quotes_view = endpoint(GET=Op(quotes_index, scope=READ, auth=OPTIONAL))
 reblogged_by_view = endpoint(GET=Op(reblogged_by, scope="read:accounts", auth=OPTIONAL))

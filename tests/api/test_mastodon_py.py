@@ -562,3 +562,23 @@ def test_mastodon_py_votes_through_a_reblogs_poll_and_counts_unread_by_type(site
     assert pia.unread_grouped_notifications_count(grouped_types=["reblog"]) == 4
     assert pia.unread_grouped_notifications_count(limit=2) == 2
     assert pia.notifications_unread_count().count == 4
+
+
+def test_mastodon_py_quotes_a_status_and_lists_its_quotes(site):
+    """Mastodon.py 2.x's quote calls, unmodified: a status posted with
+    `quoted_status_id`, its Quote read back, the quoted status's quotes, and the
+    quoted author's `quote` notification."""
+    for name in ("pia", "quin"):
+        make_user(name)
+    pia, quin = _signed_in(site, "pia"), _signed_in(site, "quin")
+    original = pia.status_post("Worth quoting")
+    quote = quin.status_post("So true", quoted_status_id=original.id)
+    assert quote.quote.state == "accepted"
+    assert quote.quote.quoted_status.id == original.id
+    assert "Worth quoting" in quote.quote.quoted_status.content
+    _run_jobs()
+    assert [s.id for s in pia.status_quotes(original.id)] == [quote.id]
+    told = [n for n in pia.notifications() if n.type == "quote"]
+    assert [n.status.id for n in told] == [quote.id]
+    with pytest.raises(MastodonNotFoundError):
+        quin.status_post("Nothing there", quoted_status_id=999)

@@ -4,6 +4,8 @@ author's notification; deletions on either side; edits reaching the copy."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.test import Client
 
@@ -242,3 +244,27 @@ def test_pages_with_quotes_cost_the_round_trips_they_did(r, people):
     after = {url: _trips(carol, url) for url in ("/", "/u/bob/", f"/s/{quote}/")}
     assert list(after.values()) == list(before.values())
     assert "the original words" in page(carol, "/")
+
+
+def test_the_quotes_page_lists_them_newest_first_but_hidden_ones(r, people, settings):
+    settings.TIMELINE_PAGE_SIZE = 2
+    alice, bob, carol = people["alice"], people["bob"], people["carol"]
+    original = services.status_create(author=alice, text="much quoted")
+    dave = make_user("dave")
+    privacy.account_privacy_set(user=dave, private=True)
+    texts = []
+    for n, author in enumerate((bob, carol, bob, dave)):
+        quotes.status_quote(author=author, sid=original.id, text=f"take {n}")
+        texts.append(f"take {n}")
+    run_jobs()
+    client = logged_in_client("carol")
+    first = page(client, f"/s/{original.id}/quotes/")
+    # Dave's (private, carol does not follow him) is left out: a shorter page.
+    assert "take 3" not in first
+    assert "take 2" in first
+    assert "take 1" not in first  # the next page's
+    cursor = re.search(r"\?max_id=(\d+)", first).group(1)
+    second = page(client, f"/s/{original.id}/quotes/?max_id={cursor}")
+    assert second.index("take 1") < second.index("take 0")
+    assert "the much quoted" not in second and "much quoted" in second  # embeds
+    assert "4</strong> quotes" in page(client, f"/s/{original.id}/")

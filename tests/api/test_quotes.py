@@ -1,0 +1,126 @@
+"""Quote posts through the client API (Mastodon 4.5's): `quoted_status_id` on a
+post, the Status entity's `quote` and `quote_approval`, the quotes of a status,
+and the `quote` notification."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.api.helpers import api_client, token_for
+from tests.helpers import make_user, run_jobs
+from timeline import blocks, privacy, services
+
+
+@pytest.fixture(autouse=True)
+def _backend(redis_backend, settings):
+    settings.RATE_LIMIT_POST = "off"
+    settings.RATE_LIMIT_API = "off"
+
+
+@pytest.fixture
+def people():
+    return {name: make_user(name) for name in ("alice", "bob", "carol")}
+
+
+def _api(user):
+    return api_client(token_for(user))
+
+
+def _quote(client, sid, text="look at this"):
+    return client.post("/api/v1/statuses", {"status": text, "quoted_status_id": sid})
+
+
+def test_posting_a_quote_answers_the_status_with_its_quote(r, people):
+    original = services.status_create(author=people["alice"], text="the words")
+    answer = _quote(_api(people["bob"]), original.id)
+    assert answer.status_code == 200, answer.content
+    quote = answer.json()["quote"]
+    assert quote["state"] == "accepted"
+    assert quote["quoted_status"]["id"] == str(original.id)
+    assert "the words" in quote["quoted_status"]["content"]
+    assert quote["quoted_status"]["account"]["username"] == "alice"
+
+
+def test_timelines_and_the_status_show_the_quote(r, people):
+    alice, bob, carol = people["alice"], people["bob"], people["carol"]
+    services.follow_create(follower=carol, followee_id=bob.id)
+    original = services.status_create(author=alice, text="the words")
+    made = _quote(_api(bob), original.id).json()
+    run_jobs()
+    client = _api(carol)
+    for path in ("/api/v1/timelines/home", f"/api/v1/statuses/{made['id']}"):
+        body = client.get(path).json()
+        entity = body[0] if isinstance(body, list) else body
+        assert entity["quote"]["state"] == "accepted", path
+        assert entity["quote"]["quoted_status"]["id"] == str(original.id)
+        assert entity["quote_approval"]["current_user"] == "automatic"
+    services.status_delete(user=alice, sid=original.id)
+    entity = client.get(f"/api/v1/statuses/{made['id']}").json()
+    assert entity["quote"] == {"state": "deleted", "quoted_status": None}
+
+
+def test_a_hidden_quoted_status_is_unauthorized(r, people):
+    alice, bob, carol = people["alice"], people["bob"], people["carol"]
+    original = services.status_create(author=alice, text="the words")
+    made = _quote(_api(bob), original.id).json()
+    blocks.block_create(blocker=alice, blocked_id=carol.id)
+    entity = _api(carol).get(f"/api/v1/statuses/{made['id']}").json()
+    assert entity["quote"] == {"state": "unauthorized", "quoted_status": None}
+    assert "the words" not in str(entity)
+
+
+def test_a_quote_of_a_quote_nests_a_shallow_quote(r, people):
+    original = services.status_create(author=people["alice"], text="first")
+    middle = _quote(_api(people["bob"]), original.id).json()
+    outer = _quote(_api(people["carol"]), middle["id"]).json()
+    inner = outer["quote"]["quoted_status"]
+    assert inner["id"] == middle["id"]
+    assert inner["quote"] == {"state": "accepted", "quoted_status_id": str(original.id)}
+
+
+def test_what_cannot_be_quoted_is_mastodons_404(r, people):
+    alice, bob = people["alice"], people["bob"]
+    client = _api(bob)
+    for sid in ("999", "abc"):
+        answer = _quote(client, sid)
+        assert answer.status_code == 404
+        assert answer.json() == {
+            "error": "The post you are trying to quote does not appear to exist."
+        }
+    privacy.account_privacy_set(user=alice, private=True)
+    services.follow_create(follower=bob, followee_id=alice.id)
+    privacy.follow_request_approve(owner=alice, requester_id=bob.id)
+    secret = services.status_create(author=alice, text="secret")
+    answer = _quote(client, secret.id)
+    assert answer.status_code == 404
+    # Nothing was posted.
+    assert _api(bob).get(f"/api/v1/accounts/{bob.id}/statuses").json() == []
+    mine = _api(alice).get(f"/api/v1/statuses/{secret.id}").json()
+    assert mine["quote_approval"] == {
+        "automatic": [],
+        "manual": [],
+        "current_user": "automatic",
+    }
+
+
+def test_the_quotes_of_a_status_and_the_notification(r, people):
+    alice, bob, carol = people["alice"], people["bob"], people["carol"]
+    original = services.status_create(author=alice, text="the words")
+    first = _quote(_api(bob), original.id, "one").json()
+    second = _quote(_api(carol), original.id, "two").json()
+    run_jobs()
+    client = _api(alice)
+    answer = client.get(f"/api/v1/statuses/{original.id}/quotes", {"limit": 1})
+    assert answer.status_code == 200
+    assert [s["id"] for s in answer.json()] == [second["id"]]
+    assert "max_id=" in answer.headers["Link"]
+    rest = client.get(
+        f"/api/v1/statuses/{original.id}/quotes",
+        {"limit": 1, "max_id": second["id"]},
+    ).json()
+    assert [s["id"] for s in rest] == [first["id"]]
+    assert client.get("/api/v1/statuses/999/quotes").status_code == 404
+    told = client.get("/api/v1/notifications", {"types[]": "quote"}).json()
+    assert sorted((n["type"], n["status"]["id"]) for n in told) == sorted(
+        [("quote", first["id"]), ("quote", second["id"])]
+    )
