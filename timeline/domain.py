@@ -397,6 +397,12 @@ class Status:
     and its author. Stored as the uids with spaces in the `to` field, absent for
     every other status (so hashes from before it read as not direct).
 
+    `quote`: the status it quotes (`Quote`, `timeline.quotes`), a copy of what its
+    embed shows, stored as JSON in the `quote` field (absent without one, so
+    hashes and outbox entries from before it read as none, no migration); a
+    repost carries its original's. `quotes` counts the statuses quoting it (a
+    count, as `replies`).
+
     `conversation`: the id of the status a reply's thread began with (Mastodon's
     conversation; a repost's: its original's), which a reader may mute
     (`timeline.conversations`); stored on every reply and repost (`upgrade_store`'s

@@ -115,16 +115,16 @@ return 1
 
 
 # KEYS: the quoted status's hash and its quotes (same slot). ARGV: the quote's
-# member, its score, QUOTES_MAX. Adds the quote while the quoted status stands,
-# counting it once; returns 1 when added, 0 when it was there, -1 when the quoted
-# status is gone, -2 when it has QUOTES_MAX quotes already.
+# member, its score, QUOTES_MAX, the count field. Adds the quote while the quoted
+# status stands, counting it once; returns 1 when added, 0 when it was there, -1
+# when the quoted status is gone, -2 when it has QUOTES_MAX quotes already.
 _QUOTE_ADD = LuaScript(
     """
 if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
 if redis.call('ZSCORE', KEYS[2], ARGV[1]) then return 0 end
 if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[3]) then return -2 end
 redis.call('ZADD', KEYS[2], ARGV[2], ARGV[1])
-redis.call('HINCRBY', KEYS[1], 'quotes', 1)
+redis.call('HINCRBY', KEYS[1], ARGV[4], 1)
 return 1
 """
 )
@@ -602,7 +602,12 @@ def link_posted(*, status: Status) -> bool:
         quoted = status.quote.id
         added = _QUOTE_ADD(
             keys=[keys.status(quoted), keys.quotes(quoted)],
-            args=[reply_member(status.id, status.author_id), status.id, QUOTES_MAX],
+            args=[
+                reply_member(status.id, status.author_id),
+                status.id,
+                QUOTES_MAX,
+                "quotes",
+            ],
         )
         # A quoted status deleted meanwhile keeps no link: the quote shows it is
         # unavailable. One quoted QUOTES_MAX times takes no more.
