@@ -10,7 +10,9 @@ status's `edit:<sid>` job beside them, so no crash separates the edit from the w
 it owes. Every page that reads the hash (the status's page, every home it was pushed
 to, profiles, tag pages) shows the new version at once. The job brings the copies in
 line (`edit_job_run`): the author's outbox entry (an author merged at read), each
-repost's hash and its reposter's outbox entry, the tag timelines (a tag edited out
+repost's hash and its reposter's outbox entry, each quote's copy of it
+(`timeline.quotes`: the quoted text and warning its embed shows) and its author's
+outbox entry, the tag timelines (a tag edited out
 leaves its page and its trend; one edited in joins, for a public status) and the
 "mentioned you" of people no longer mentioned. It reads the hash as it is when it
 runs and writes what it reads, so it is idempotent; an edit made while it runs
@@ -329,16 +331,16 @@ def edit_job_run(job: jobs.Job) -> None:
         # global timeline keeps it where it is (an old status of an account that
         # turned public again stays out of it, as `timeline.privacy` has it).
         services.status_publish(status=status, everyone=False)
-    if not job.cursor or job.cursor == "0":
-        _quotes_copy(status)
+    # Every run, whatever the reposts' cursor: a quote already in line is only
+    # read (`_quotes_copy`), at most QUOTES_MAX of them.
+    _quotes_copy(status)
     _reposts_copy(job, status)
 
 
 def _quotes_copy(status: Status) -> None:
     """Copy the status's current text and warning into each status quoting it
     (`timeline.quotes`) and their authors' outbox entries, EDIT_BATCH at a time
-    (at most QUOTES_MAX: the job's first round walks them all, and a rerun
-    writes them again, idempotent)."""
+    (at most QUOTES_MAX), those already in line left as they are: idempotent."""
     r = get_redis()
     cursor = 0
     while True:

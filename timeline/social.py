@@ -39,7 +39,13 @@ the status itself.
   then the uids it mentioned (`status_unlink`): its link in the parent's replies
   and in the original's reposts go, the notifications it caused, each liker's
   record of it, and every repost of it (each removed as its own deletion). Its
-  replies stay, shown as replies to a deleted status.
+  replies stay, shown as replies to a deleted status; its quotes stay, showing it
+  is unavailable (its `quotes` zset goes). A quote's job is
+  `unlinkq:<author>:<sid>:<parent>:0:<quoted>:<quoted author>` then the uids: its
+  link in the quoted status's `quotes` goes too, and its "quoted your post".
+- **A quote** (`timeline.quotes`) is linked to the status it quotes in
+  `quotes:{status:<quoted>}` by the request and again by its post job
+  (`link_posted`), as a reply to its parent.
 
 Every refusal to see a status (a block either way, a private author who has not
 approved the viewer) refuses acting on it too (`status_target`).

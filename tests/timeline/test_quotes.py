@@ -19,7 +19,7 @@ from tests.helpers import (
 )
 from tests.roundtrips import RoundTripCounter
 from timeline import blocks, edits, keys, privacy, quotes, services, social
-from timeline.domain import Forbidden, NotFound
+from timeline.domain import Forbidden, NotFound, Quote
 
 UNAVAILABLE = "This post is unavailable."
 
@@ -268,3 +268,42 @@ def test_the_quotes_page_lists_them_newest_first_but_hidden_ones(r, people, sett
     assert second.index("take 1") < second.index("take 0")
     assert "the much quoted" not in second and "much quoted" in second  # embeds
     assert "4</strong> quotes" in page(client, f"/s/{original.id}/")
+
+
+def test_the_post_job_links_a_quote_whose_request_died_before(r, people):
+    original = services.status_create(author=people["alice"], text="hello")
+    # The request stored the quote and died before linking it.
+    quote = services.status_create(
+        author=people["bob"], text="x", quote=Quote.of(original)
+    )
+    assert r.zcard(keys.quotes(original.id)) == 0
+    run_jobs()
+    assert r.zrange(keys.quotes(original.id), 0, -1) == [
+        f"{quote.id}:{people['bob'].id}"
+    ]
+    assert r.hget(keys.status(original.id), "quotes") == "1"
+    shown = notifications_shown(logged_in_client("alice"))
+    assert any("quoted your post" in n for n in shown)
+
+
+def test_past_the_cap_a_quote_is_refused_and_taken_back(r, people, monkeypatch):
+    monkeypatch.setattr(social, "QUOTES_MAX", 1)
+    monkeypatch.setattr(quotes, "QUOTES_MAX", 1)
+    original = services.status_create(author=people["alice"], text="hello")
+    quotes.status_quote(author=people["bob"], sid=original.id, text="first")
+    with pytest.raises(quotes.QuotesFull, match="quoted 1 times"):
+        quotes.status_quote(author=people["carol"], sid=original.id, text="second")
+    run_jobs()
+    assert r.zcard(keys.quotes(original.id)) == 1
+    assert r.zcard(keys.posts(people["carol"].id)) == 0
+    assert "second" not in page(logged_in_client("alice"), "/timeline/")
+
+
+def test_a_repost_of_a_quote_shows_the_embed(r, people):
+    original, quote = quoted(people)
+    social.status_repost(user=people["carol"], sid=quote)
+    run_jobs()
+    html = page(logged_in_client("carol"), "/u/carol/")
+    assert "the original words" in html
+    services.status_delete(user=people["alice"], sid=original)
+    assert UNAVAILABLE in page(logged_in_client("carol"), "/u/carol/")
