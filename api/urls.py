@@ -30,6 +30,7 @@ from api.views import (
 
 _PARAMETERS = {
     "id": "[0-9]{1,19}",
+    "quoting_id": "[0-9]{1,19}",
     "tag": "[^/]{1,100}",
     "group_key": "[a-z_]{1,30}-[0-9]{1,20}",
 }
@@ -177,6 +178,11 @@ urlpatterns = [
         "api/v1/statuses/<id>/reblogged_by", statuses.reblogged_by_view, "reblogged_by"
     ),
     route("api/v1/statuses/<id>/quotes", statuses.quotes_view, "status_quotes"),
+    route(
+        "api/v1/statuses/<id>/quotes/<quoting_id>/revoke",
+        statuses.quote_revoke_view,
+        "quote_revoke",
+    ),
     route("api/v1/timelines/home", timelines.home_view, "timeline_home"),
     route("api/v1/timelines/public", timelines.public_view, "timeline_public"),
     route("api/v1/timelines/tag/<tag>", timelines.tag_view, "timeline_tag"),

@@ -272,6 +272,9 @@ class Quote:
     created: float
     spoiler: str = ""
     quote_of: int | None = None
+    # Revoked by the quoted status's author (Mastodon's `revoke`): the copy keeps
+    # nothing of the quoted status but its id and author, and never shows.
+    revoked: bool = False
 
     @classmethod
     def of(cls, status: Status) -> Quote:
@@ -298,6 +301,8 @@ class Quote:
             row["s"] = self.spoiler
         if self.quote_of is not None:
             row["q"] = self.quote_of
+        if self.revoked:
+            row["x"] = 1
         return json.dumps(row, separators=(",", ":"), ensure_ascii=False)
 
     @classmethod
@@ -316,13 +321,21 @@ class Quote:
                 created=float(row["c"]),
                 spoiler=str(row.get("s") or ""),
                 quote_of=int(row["q"]) if row.get("q") else None,
+                revoked=bool(row.get("x")),
             )
         except (ValueError, KeyError, TypeError):
             return None
 
     def edited(self, status: Status) -> Quote:
-        """This quote with the quoted status's current text and warning."""
+        """This quote with the quoted status's current text and warning (a revoked
+        one stays as it is)."""
+        if self.revoked:
+            return self
         return replace(self, text=status.text, spoiler=status.spoiler)
+
+    def revoke(self) -> Quote:
+        """This quote revoked: nothing of the quoted status's text kept."""
+        return replace(self, text="", spoiler="", quote_of=None, revoked=True)
 
     @property
     def url(self) -> str:
@@ -433,8 +446,9 @@ class Status:
     quote: Quote | None = None
     # Whether the reader may see the quoted status (`quote`), as the read that
     # brought the row checked it (`timeline.selectors`), in Mastodon's Quote
-    # states: "accepted" shows the embed; "deleted" (it is gone) and
-    # "unauthorized" (a block either way, a private author) show "unavailable",
+    # states: "accepted" shows the embed; "deleted" (it is gone),
+    # "unauthorized" (a block either way, a private author) and "revoked" (its
+    # author detached the quote: `Quote.revoked`) show "unavailable",
     # and so does None (not checked): a read that did not check shows nothing of
     # the quoted status. Part of equality, so a rendered row's memo
     # (`timeline.rendering`) tells a shown embed from a withheld one.

@@ -22,6 +22,14 @@ is deleted, deleted whole by the quoted status's `unlink` job (its quotes stay,
 unavailable). An edit of the quoted status reaches the copies through its edit job
 (`timeline.edits`), which walks `quotes`.
 
+**Revoking.** The quoted status's author may detach a quote of it (Mastodon's
+`revoke`, `quote_revoke`): the quote's copy is emptied and marked revoked (its
+embed then says "This post is unavailable.", the API's Quote `revoked`), in its
+hash, its author's outbox entry and its reposts', then it leaves the quoted
+status's `quotes`. Two slots, so two steps, each idempotent: a revoke cut short
+between them leaves the quote listed but showing nothing, and is completed by
+asking again.
+
 **Who is told.** The quoted author: "quoted your post" (`quote`), unless blocked
 or muted (as for a mention, `timeline.notifications`); deleting the quote takes it
 back.
@@ -34,12 +42,40 @@ from dataclasses import replace
 from accounts import keys as account_keys
 from accounts import limits
 from accounts.domain import User
+from config.pipelines import LuaScript, pipeline_run
 from config.redis import get_redis
-from timeline import edits, services, social
-from timeline.domain import Forbidden, Poll, Quote, Status
+from timeline import edits, keys, services, social
+from timeline.domain import MAX_STATUS_ID, Forbidden, NotFound, Poll, Quote, Status
 from timeline.social import QUOTES_MAX, QuotesFull
 
-__all__ = ["QUOTES_MAX", "QuotesFull", "quote_target", "status_quote"]
+__all__ = ["QUOTES_MAX", "QuotesFull", "quote_revoke", "quote_target", "status_quote"]
+
+# KEYS: a status hash. ARGV: its `quote` field as read, the revoked one. Writes it
+# while the hash holds what was read; returns 1 when it did.
+_QUOTE_SET = LuaScript(
+    """
+if redis.call('HGET', KEYS[1], 'quote') ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], 'quote', ARGV[2])
+return 1
+"""
+)
+# KEYS: a repost's hash. ARGV: its original's id, the original's `quote` field.
+# Copies it while the hash stands and is that original's repost.
+_REPOST_QUOTE_SET = LuaScript(
+    """
+if redis.call('HGET', KEYS[1], 'repost_of') ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], 'quote', ARGV[2])
+return 1
+"""
+)
+# KEYS: an outbox. ARGV: sid, entry. Rewrites the entry if the outbox holds one.
+_OUTBOX_SET = LuaScript(
+    """
+if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then return 0 end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+return 1
+"""
+)
 
 
 def quote_target(*, user: User, sid: int) -> Status:
@@ -101,3 +137,80 @@ def status_quote(
     # Edited since it was read: its edit job copies the version now.
     edits.repost_copy_check(original=quoted)
     return replace(status, quote_state="accepted")  # as `quote_target` found it
+
+
+def quote_revoke(*, user: User, sid: int, quoting_id: int) -> Status:
+    """Detach status `quoting_id`'s quote of status `sid`, the user's own (Mastodon's
+    `revoke`): the quote as it stands now, revoked. NotFound when `sid` is not the
+    user's standing status or `quoting_id` does not quote it. Idempotent."""
+    if not (0 < sid < MAX_STATUS_ID and 0 < quoting_id < MAX_STATUS_ID):
+        raise NotFound(sid)
+    found = {s.id: s for s in services.statuses_read([sid, quoting_id])}
+    quoted, quoting = found.get(sid), found.get(quoting_id)
+    if quoted is None or quoted.author_id != user.id or quoted.repost_of is not None:
+        raise NotFound(sid)
+    if (
+        quoting is None
+        or quoting.quote is None
+        or quoting.quote.id != sid
+        or quoting.repost_of is not None  # a repost's copy follows its original's
+    ):
+        raise NotFound(quoting_id)
+    if not quoting.quote.revoked:
+        revoked = quoting.quote.revoke()
+        done = _QUOTE_SET(
+            keys=[keys.status(quoting_id)],
+            args=[quoting.quote.to_field(), revoked.to_field()],
+        )
+        if not done:
+            raise NotFound(quoting_id)  # deleted or edited meanwhile: ask again
+        quoting = replace(quoting, quote=revoked)
+    _copies_revoke(quoting)
+    # Then it leaves the quoted status's quotes (its count with it).
+    social.quote_unlink(quoted=sid, quoting=quoting_id, author_id=quoting.author_id)
+    return replace(quoting, quote_state="revoked")
+
+
+def _copies_revoke(quoting: Status) -> None:
+    """Bring the copies of a revoked quote in line: its author's outbox entry, its
+    reposts' hashes and their reposters' outbox entries (each a page may show)."""
+    assert quoting.quote is not None
+    field = quoting.quote.to_field()
+    reposts = {
+        int(repost): int(reposter)
+        for reposter, repost in get_redis().zrange(
+            keys.reposts(quoting.id), 0, -1, withscores=True
+        )
+    }
+
+    def copy(pipe) -> None:
+        _OUTBOX_SET.queue(
+            pipe,
+            keys=[keys.outbox(quoting.author_id)],
+            args=[quoting.id, quoting.to_json()],
+        )
+        for repost in reposts:
+            _REPOST_QUOTE_SET.queue(
+                pipe, keys=[keys.status(repost)], args=[quoting.id, field]
+            )
+        pipe.barrier()
+        for repost in reposts:
+            pipe.hmget(keys.status(repost), Status.IMMUTABLE)
+
+    rows = pipeline_run(copy)[1 + len(reposts) :]
+    copies = [
+        found
+        for repost, row in zip(reposts, rows, strict=True)
+        if (found := Status.from_fields(repost, row)) is not None
+    ]
+    if copies:
+        pipeline_run(
+            lambda pipe: [
+                _OUTBOX_SET.queue(
+                    pipe,
+                    keys=[keys.outbox(reposts[c.id])],
+                    args=[c.id, c.to_json()],
+                )
+                for c in copies
+            ]
+        )

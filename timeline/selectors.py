@@ -708,6 +708,8 @@ def _quote_checked(status: Status | None, states: dict[int, str] | None):
     (None: not checked, left unsaid)."""
     if status is None or status.quote is None or states is None:
         return status
+    if status.quote.revoked:
+        return replace(status, quote_state="revoked")
     return replace(status, quote_state=states.get(status.id, "unauthorized"))
 
 
@@ -3735,7 +3737,10 @@ def quotes_get(
     # could not check, says so (one server's checked it in its script).
     quoting = [
         replace(s, quote_state="accepted")
-        if s.quote_state is None and s.quote is not None and s.quote.id == sid
+        if s.quote_state is None
+        and s.quote is not None
+        and s.quote.id == sid
+        and not s.quote.revoked
         else s
         for s in shown
         if s is not None

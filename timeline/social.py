@@ -604,7 +604,11 @@ def link_posted(*, status: Status) -> bool:
         if added != 1:
             services.status_remove(author_id=status.author_id, status=status)
             return False
-    if status.quote is not None and status.repost_of is None:
+    if (
+        status.quote is not None
+        and status.repost_of is None
+        and not status.quote.revoked  # its quoted author detached it
+    ):
         quoted = status.quote.id
         added = _QUOTE_ADD(
             keys=[keys.status(quoted), keys.quotes(quoted)],
@@ -622,6 +626,20 @@ def link_posted(*, status: Status) -> bool:
             return False
     status_notify(status=status)
     return True
+
+
+def quote_unlink(*, quoted: int, quoting: int, author_id: int) -> None:
+    """Take quote `quoting` (by `author_id`) out of status `quoted`'s quotes, its
+    count with it (a revoke; a deleted quote's job does it too): idempotent."""
+    pipeline_run(
+        lambda pipe: _counted_remove_queue(
+            pipe,
+            quoted,
+            keys.quotes(quoted),
+            reply_member(quoting, author_id),
+            "quotes",
+        )
+    )
 
 
 def _may_see(author_id: int, uids: list[int]) -> set[int]:
@@ -665,7 +683,11 @@ def status_notify(*, status: Status) -> None:
             for uid in named
             if uid in may and uid != status.reply_uid
         ]
-        quoted = status.quote.author_id if status.quote is not None else None
+        quoted = (
+            status.quote.author_id
+            if status.quote is not None and not status.quote.revoked
+            else None
+        )
         if (
             quoted
             and quoted != status.author_id

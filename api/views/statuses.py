@@ -712,6 +712,25 @@ def quotes_index(request, id: str) -> Reply:
     return Reply(entities_of(request, found.statuses), headers=headers)
 
 
+def quote_revoke(request, id: str, quoting_id: str) -> dict:
+    """The quoted status's author detaches a quote of it (Mastodon 4.5's
+    `POST /api/v1/statuses/:id/quotes/:quoting_status_id/revoke`): answers the
+    quoting status, its quote `revoked`; 404 when the status is not yours or that
+    one does not quote it."""
+    if (
+        not (id.isdecimal() and quoting_id.isdecimal())
+        or max(len(id), len(quoting_id)) > 19
+    ):
+        raise not_found()
+    try:
+        revoked = quotes.quote_revoke(
+            user=request.user, sid=int(id), quoting_id=int(quoting_id)
+        )
+    except NotFound as error:
+        raise not_found() from error
+    return _entity(request, revoked)
+
+
 def favourited_by(request, id: str) -> Reply:
     return _reactors(request, id, "likes")
 
@@ -751,4 +770,5 @@ favourited_by_view = endpoint(
     GET=Op(favourited_by, scope="read:accounts", auth=OPTIONAL)
 )
 quotes_view = endpoint(GET=Op(quotes_index, scope=READ, auth=OPTIONAL))
+quote_revoke_view = endpoint(POST=Op(quote_revoke, scope=WRITE))
 reblogged_by_view = endpoint(GET=Op(reblogged_by, scope="read:accounts", auth=OPTIONAL))

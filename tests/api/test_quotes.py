@@ -124,3 +124,29 @@ def test_the_quotes_of_a_status_and_the_notification(r, people):
     assert sorted((n["type"], n["status"]["id"]) for n in told) == sorted(
         [("quote", first["id"]), ("quote", second["id"])]
     )
+
+
+def test_the_quoted_author_revokes_a_quote(r, people, settings):
+    alice, bob, carol = people["alice"], people["bob"], people["carol"]
+    settings.FANOUT_PUSH_MAX = 0  # bob's statuses are read from his outbox too
+    services.follow_create(follower=carol, followee_id=bob.id)
+    original = services.status_create(author=alice, text="take it back")
+    made = _quote(_api(bob), original.id).json()
+    reposted = _api(carol).post(f"/api/v1/statuses/{made['id']}/reblog")
+    assert reposted.status_code == 200
+    run_jobs()
+    path = f"/api/v1/statuses/{original.id}/quotes/{made['id']}/revoke"
+    assert _api(bob).post(path).status_code == 404  # not bob's status
+    answer = _api(alice).post(path)
+    assert answer.status_code == 200, answer.content
+    assert answer.json()["quote"] == {"state": "revoked", "quoted_status": None}
+    assert _api(alice).post(path).status_code == 200  # again: the same
+    run_jobs()
+    client = _api(carol)
+    for body in (
+        client.get(f"/api/v1/statuses/{made['id']}").json(),
+        client.get("/api/v1/timelines/home").json(),
+        client.get(f"/api/v1/accounts/{carol.id}/statuses").json(),
+    ):
+        assert "take it back" not in str(body)
+    assert _api(alice).get(f"/api/v1/statuses/{original.id}/quotes").json() == []

@@ -307,3 +307,21 @@ def test_a_repost_of_a_quote_shows_the_embed(r, people):
     assert "the original words" in html
     services.status_delete(user=people["alice"], sid=original)
     assert UNAVAILABLE in page(logged_in_client("carol"), "/u/carol/")
+
+
+def test_a_revoked_quote_shows_nothing_of_the_quoted_post(r, people):
+    original, quote = quoted(people)
+    with pytest.raises(NotFound):
+        quotes.quote_revoke(user=people["bob"], sid=original, quoting_id=quote)
+    quotes.quote_revoke(user=people["alice"], sid=original, quoting_id=quote)
+    run_jobs()
+    for url in ("/", "/u/bob/", f"/s/{quote}/"):
+        html = page(logged_in_client("carol"), url)
+        assert "the original words" not in html, url
+        assert UNAVAILABLE in html, url
+    assert r.zcard(keys.quotes(original)) == 0
+    assert r.hget(keys.status(original), "quotes") == "0"
+    # An edit of the quoted post does not bring it back.
+    edits.status_edit(user=people["alice"], sid=original, text="new words")
+    run_jobs()
+    assert "new words" not in page(logged_in_client("carol"), f"/s/{quote}/")
