@@ -152,7 +152,7 @@ end
 -- `_quote_states`).
 local function quote_seen(value, viewer, sp, ss, up, us, fp, fs, private, bp, bs,
     cp, cs)
-  if value == null then return 0 end
+  if not value or value == null then return 0 end
   local sid, author = string.match(value, '^{"i":(%d+),"u":(%d+),')
   if not sid then return 3 end
   if redis.call('EXISTS', sp .. sid .. ss) == 0 then return 3 end
