@@ -18,7 +18,7 @@ from tests.helpers import (
     run_jobs,
 )
 from tests.roundtrips import RoundTripCounter
-from timeline import blocks, edits, keys, privacy, quotes, services, social
+from timeline import blocks, edits, keys, lists, privacy, quotes, services, social
 from timeline.domain import Forbidden, NotFound, Quote
 
 UNAVAILABLE = "This post is unavailable."
@@ -54,6 +54,21 @@ def test_a_quote_shows_the_quoted_post_embedded_on_every_page(r, people):
         assert "@alice" in html, url
     # A visitor too, on the public pages.
     assert "the original words" in page(Client(), f"/s/{quote}/")
+
+
+def test_a_quote_shows_the_embed_on_tag_and_list_pages(r, people):
+    alice, bob, carol = people["alice"], people["bob"], people["carol"]
+    original = services.status_create(author=alice, text="the original words")
+    services.follow_create(follower=carol, followee_id=bob.id)
+    quotes.status_quote(author=bob, sid=original.id, text="see #quoted")
+    run_jobs()
+    listed = lists.list_create(uid=carol.id, title="Friends")
+    lists.members_add(uid=carol.id, lid=listed.id, member_ids=[bob.id])
+    client = logged_in_client("carol")
+    for url in ("/tags/quoted/", f"/lists/{listed.id}/"):
+        html = page(client, url)
+        assert "the original words" in html, url
+        assert 'class="quote-embed"' in html, url
 
 
 def test_the_quoted_posts_link_and_count(r, people):
