@@ -687,30 +687,40 @@ def _refusals(sids: list[int], checks: list, trusted: bool) -> set[int]:
 def _quote_states(
     sids: list[int], checks: list, trusted: bool
 ) -> dict[int, str] | None:
-    """The states of the statuses' quotes (`Status.quote_state`) from `quote_seen`'s
-    answers (a row's check over 3; a status without a quote is "accepted", and
-    says nothing); None when the read could not check them (a Cluster's:
-    `_refused_queue` does)."""
+    """The states of the statuses' quotes that are withheld (`Status.quote_state`:
+    "deleted", "unauthorized") from `quote_seen`'s answers (a row's check over 3;
+    any other quote is "accepted"); None when the read could not check them (a
+    Cluster's: `_refused_queue` does)."""
     if checks == [None]:
         return None
     return {
-        sid: "deleted"
-        if seen // 3 == 3
-        else "unauthorized"
-        if seen // 3 == 1 or (seen // 3 == 2 and not trusted)
-        else "accepted"
+        sid: "deleted" if seen >= 9 else "unauthorized"
         for sid, seen in zip(sids, checks, strict=True)
+        if seen >= 3 and (seen < 6 or seen >= 9 or not trusted)
     }
 
 
-def _quote_checked(status: Status | None, states: dict[int, str] | None):
-    """The status with its quote's state (`Status.quote_state`) from `states`
-    (None: not checked, left unsaid)."""
-    if status is None or status.quote is None or states is None:
-        return status
+def _quote_checked(status: Status, states: dict[int, str]) -> Status:
+    """A status that quotes another with its quote's state (`Status.quote_state`):
+    revoked, else as `states` says, else "accepted"."""
+    assert status.quote is not None
     if status.quote.revoked:
         return replace(status, quote_state="revoked")
-    return replace(status, quote_state=states.get(status.id, "unauthorized"))
+    return replace(status, quote_state=states.get(status.id, "accepted"))
+
+
+def _quotes_checked(
+    statuses: list[Status | None], states: dict[int, str] | None
+) -> list[Status | None]:
+    """The statuses, those quoting another with their quotes' states from a read
+    that checked them (`_quote_states`; None: not checked, left unsaid). A plain
+    loop: a page without quotes pays one pass over its rows."""
+    if states is None:
+        return statuses
+    for i, status in enumerate(statuses):
+        if status is not None and status.quote is not None:
+            statuses[i] = _quote_checked(status, states)
+    return statuses
 
 
 def _rows_args(reads: ReadBatch, cluster: bool) -> tuple[int | None, list]:
@@ -760,7 +770,7 @@ def _found_from(
             rows.update(zip(group, group_rows, strict=True))
             refused |= _refusals(group, checks, trusted)
             if quote_states is not None:
-                quote_states.update(_quote_states(group, checks, trusted) or {})
+                quote_states |= _quote_states(group, checks, trusted) or {}
         if group_cards == [None]:
             continue
         for uid, values in zip(group_cards[::2], group_cards[1::2], strict=True):
@@ -768,17 +778,17 @@ def _found_from(
             if card is not None:
                 cards[card.id] = card
     statuses = _for_viewer(
-        [
-            None
-            if sid in refused
-            else _quote_checked(
-                Status.from_read(
+        _quotes_checked(
+            [
+                None
+                if sid in refused
+                else Status.from_read(
                     sid, rows[sid][:n], viewer=rows[sid][n:] if trusted else None
-                ),
-                quote_states,
-            )
-            for sid in sids
-        ],
+                )
+                for sid in sids
+            ],
+            quote_states,
+        ),
         viewer if trusted else None,
     )
     return _Found(
@@ -1548,7 +1558,7 @@ def _without_refused(
         None
         if s is not None and s.id in value
         else _quote_checked(s, quotes)
-        if s is not None and s.id in quotes
+        if s is not None and s.id in quotes and s.quote is not None
         else s
         for s in found
     ]
@@ -5531,15 +5541,17 @@ def _related_found(
             named[int(uid)] = user.username if user is not None else None
     return _Found(
         statuses=_for_viewer(
-            [
-                None
-                if sid in refused
-                else _quote_checked(
-                    Status.from_read(sid, row[:n], viewer=row[n:] if trusted else None),
-                    quote_states,
-                )
-                for sid, row in zip(sids, rows, strict=True)
-            ],
+            _quotes_checked(
+                [
+                    None
+                    if sid in refused
+                    else Status.from_read(
+                        sid, row[:n], viewer=row[n:] if trusted else None
+                    )
+                    for sid, row in zip(sids, rows, strict=True)
+                ],
+                quote_states,
+            ),
             viewer if trusted else None,
         ),
         cards=None,
