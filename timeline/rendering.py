@@ -51,13 +51,15 @@ def relative(created: float, now: float | None = None) -> str:
 
 
 @lru_cache(maxsize=20_000)
-def _fragments(status: Status, url) -> tuple[str, str, str, str]:
+def _fragments(status: Status, url, quote_name: str = "") -> tuple[str, str, str, str]:
     """The markup that never changes: the row's start, the lines above its author
     (who reposted it, what it replies to), what comes between the author's card
     and the relative time, and the rest. Every value from a user goes through
     `html.escape` (the characters Django's `escape` replaces, in the text by
     `timeline.richtext`); ids are ints. `url` (`url_maker`, one function per
-    script prefix) keys the memo: its links are the request's prefix's."""
+    script prefix) keys the memo: its links are the request's prefix's.
+    `quote_name`: the display name of the author of the status it quotes, where
+    the page read their card ('': their @handle alone)."""
     iso = datetime.fromtimestamp(status.created, tz=UTC).isoformat()
     text = richtext.to_html(status.text, dict(status.mentions))
     before = ""
@@ -91,7 +93,7 @@ def _fragments(status: Status, url) -> tuple[str, str, str, str]:
     )
     body = f'<p class="status-text">{text}</p>'
     if status.quote is not None:
-        body += _quote_embed(status, url)
+        body += _quote_embed(status, url, quote_name)
     if status.spoiler:
         # A content warning: the text stays folded until the reader opens it (no
         # script needed); the warning is isolated, so its direction controls cannot
@@ -120,7 +122,7 @@ QUOTE_UNAVAILABLE = (
 )
 
 
-def _quote_embed(status: Status, url) -> str:
+def _quote_embed(status: Status, url, name: str = "") -> str:
     """The status a status quotes, embedded under its text (`timeline.quotes`): its
     author, its text (folded under its content warning), a link to its page, and
     of a quote of a quote the inner one's page only (one level, as Mastodon's).
@@ -131,6 +133,7 @@ def _quote_embed(status: Status, url) -> str:
     if status.quote_state != "accepted":
         return QUOTE_UNAVAILABLE
     iso = quote.created_at.isoformat()
+    shown = f'<bdi class="display-name">{escape(name)}</bdi> ' if name else ""
     text = f'<p class="quote-text">{richtext.to_html(quote.text, {})}</p>'
     if quote.spoiler:
         text = (
@@ -149,7 +152,7 @@ def _quote_embed(status: Status, url) -> str:
     return (
         f'<blockquote class="quote-embed" data-quote-id="{quote.id:d}">'
         '<p class="quote-meta"><a class="quote-author" '
-        f'href="{escape(quote.author_url)}">@{escape(quote.author)}</a> · '
+        f'href="{escape(quote.author_url)}">{shown}@{escape(quote.author)}</a> · '
         f'<a class="quote-link" href="{escape(quote.url)}">'
         f'<time datetime="{iso}">{quote.created_at:%d %b %Y}</time></a></p>'
         f"{text}{inner}</blockquote>"
@@ -373,6 +376,7 @@ def _row(
     url,
     signed_in: bool,
     fold: str = "",
+    quote_name: str = "",
 ) -> tuple[str, tuple[str, ...]]:
     """A row's markup before its relative time, and after it in parts, with the
     page's CSRF field and forms' head to put in (`_TOKEN`, `_FORM_HEAD`, `_marked`):
@@ -383,7 +387,7 @@ def _row(
     viewer is signed in, the titles of the filters that `fold` it), so a memoized
     row shows what a fresh one would. A page of 30 rows built from scratch was
     about a tenth of its Python (docs/BENCHMARKS.md)."""
-    head, before, meta, tail = _fragments(status, url)
+    head, before, meta, tail = _fragments(status, url, quote_name)
     end = "</div></li>"
     if fold:
         # A keyword filter's warning (`timeline.filters`): the row folded under
@@ -440,6 +444,15 @@ def status_list(
     )
 
 
+def _quote_name(status: Status, cards: dict[int, Card]) -> str:
+    """The display name of the author of the status a status quotes, where the
+    page read their card; '' for none."""
+    if status.quote is None:
+        return ""
+    card = cards.get(status.quote.author_id)
+    return card.name if card is not None else ""
+
+
 def _row_maker(
     viewer_id: int | None,
     csrf_token: str,
@@ -478,6 +491,7 @@ def _row_maker(
             url,
             signed_in,
             filtered.get(status.id, ""),
+            _quote_name(status, cards),
         )
         items = [start, relative(status.created, now)]
         if signed_in:

@@ -208,6 +208,16 @@ local function read_rows(keys, a)
           #card_fields)
       end
     end
+    -- A quote's author's card, for the name its embed shows (`timeline.quotes`).
+    local quoted = prefix and row[q_at] ~= null
+      and string.match(row[q_at], '^{"i":%d+,"u":(%d+),')
+    if quoted and not seen[quoted] then
+      seen[quoted] = true
+      cards[#cards + 1] = quoted
+      cards[#cards + 1] = nulls(
+        redis.call('HMGET', prefix .. quoted .. suffix, unpack(card_fields)),
+        #card_fields)
+    end
     viewer_state(row, n, viewer, at, keys[i], keys[i + 1], keys[i + 2])
     rows[#rows + 1] = row
   end
@@ -964,6 +974,8 @@ def _cards_later(reads: PageReads, found: _Found) -> Callable[[], dict[int, Card
     viewer = reads.viewer.value
     own = {viewer.id: viewer.card} if viewer.is_authenticated else {}
     shown = {s.shown_author_id for s in found.statuses if s is not None}
+    # A quote's author too, for the name its embed shows (`timeline.quotes`).
+    shown |= {s.quote.author_id for s in found.statuses if s and s.quote}
     authors = shown - own.keys()
     read = _cards_queue(reads, authors) if authors else None
     return lambda: {**own, **(read.value if read is not None else {})}
@@ -2805,6 +2817,9 @@ def profile_get(
     cards = dict(found.cards or {})
     if found.cards is None:
         reposted = {s.shown_author_id for s in shown if s is not None} - {owner.id}
+        # Quoted authors' too, for their embeds' names, in the round trip that
+        # checks the quotes (`_refused_queue`).
+        reposted |= {s.quote.author_id for s in shown if s and s.quote} - {owner.id}
         if reposted:
             cards.update(_cards_queue(reads, reposted).value)
     shown = _without_refused(shown, refused)

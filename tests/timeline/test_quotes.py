@@ -9,6 +9,7 @@ import re
 import pytest
 from django.test import Client
 
+from accounts import services as account_services
 from config.redis import is_cluster
 from tests.helpers import (
     logged_in_client,
@@ -69,6 +70,15 @@ def test_a_quote_shows_the_embed_on_tag_and_list_pages(r, people):
         html = page(client, url)
         assert "the original words" in html, url
         assert 'class="quote-embed"' in html, url
+
+
+def test_the_embed_names_the_quoted_author(r, people):
+    account_services.profile_update(user=people["alice"], name="Alice Liddell", bio="")
+    _, quote = quoted(people)
+    carol = logged_in_client("carol")
+    for url in ("/", "/u/bob/", "/timeline/"):
+        html = page(carol, url)
+        assert '<bdi class="display-name">Alice Liddell</bdi> @alice</a>' in html, url
 
 
 def test_the_quoted_posts_link_and_count(r, people):
