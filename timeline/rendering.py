@@ -491,7 +491,8 @@ def _row_maker(
             url,
             signed_in,
             filtered.get(status.id, ""),
-            _quote_name(status, cards),
+            # No call for the many rows without a quote.
+            "" if status.quote is None else _quote_name(status, cards),
         )
         items = [start, relative(status.created, now)]
         if signed_in:
