@@ -350,3 +350,31 @@ def test_a_revoked_quote_shows_nothing_of_the_quoted_post(r, people):
     edits.status_edit(user=people["alice"], sid=original, text="new words")
     run_jobs()
     assert "new words" not in page(logged_in_client("carol"), f"/s/{quote}/")
+
+
+def test_a_reply_or_a_parent_that_quotes_shows_its_embed_in_the_thread(r, people):
+    # Bob's quote of alice's post is replied to by carol, and carol's reply quotes
+    # alice's too: on either status's page, the other (a parent, a reply) shows its
+    # embed, as on every page; through the client API's context too.
+    from tests.api.helpers import api_client, token_for
+
+    original, quote = quoted(people)
+    reply = social.status_reply(author=people["carol"], sid=quote, text="agreed")
+    answer = quotes.status_quote(
+        author=people["carol"], sid=original, text="and this", reply_to=quote
+    )
+    run_jobs()
+    carol = logged_in_client("carol")
+    for url in (f"/s/{reply.id}/", f"/s/{quote}/"):
+        html = page(carol, url)
+        assert "the original words" in html, url
+        assert UNAVAILABLE not in html, url
+    client = api_client(token_for(people["carol"]))
+    context = client.get(f"/api/v1/statuses/{quote}/context").json()
+    by_id = {s["id"]: s for s in context["descendants"]}
+    assert by_id[str(answer.id)]["quote"]["state"] == "accepted"
+    assert by_id[str(answer.id)]["quote"]["quoted_status"]["id"] == str(original)
+    context = client.get(f"/api/v1/statuses/{reply.id}/context").json()
+    parent = context["ancestors"][0]
+    assert parent["id"] == str(quote)
+    assert parent["quote"]["state"] == "accepted"
