@@ -3789,8 +3789,7 @@ def thread_get(
     authors (`social.reply_member`); its hash names its ancestors and theirs, so
     the second reads their statuses with whether each author is private and has
     approved the viewer, and whether the viewer bookmarked (or, theirs, pinned)
-    the status. On a Cluster, one more for a thread whose parents or replies
-    quote another (their quotes' checks, `_refused_queue`).
+    the status.
     """
     size = settings.TIMELINE_PAGE_SIZE
     hidden = _hidden_queue(reads, mutes=False)
@@ -3848,11 +3847,6 @@ def thread_get(
         return None
     status = _without_refused([status], refused)[0] or status  # a Cluster's quote
     shown = _seen(reads, hidden, visible, others.value.statuses) if others else []
-    if others is not None:
-        # A Cluster's parents and replies that quote another: their quotes checked
-        # in one more round trip, only for a thread with such a row (one server's
-        # read checked them).
-        shown = _without_refused(shown, _refused_queue(reads, others.value.unchecked))
     return Thread(
         status=status,
         ancestors=list(reversed(shown[: len(around)])),
@@ -3944,8 +3938,7 @@ def context_get(*, reads: PageReads, sid: int) -> Context | None:
     (21): the ancestors' CONTEXT_HOPS (9) ride in the levels' round trips, and
     take their own where there are fewer levels (a leaf with 40 ancestors: 11);
     `_without_hidden` adds one (each time it is asked) for a viewer whose blocks
-    are too many to read whole; a Cluster one for a thread with statuses that
-    quote another (their quotes' checks). A level reads at
+    are too many to read whole. A level reads at
     most CONTEXT_DESCENDANTS of its statuses' replies each (fewer the later a
     status comes in the order), about 1,800 members at worst.
     """
@@ -3976,7 +3969,6 @@ def context_get(*, reads: PageReads, sid: int) -> Context | None:
     chain = _chain_of(status)[:CONTEXT_ANCESTORS]
     complete = len(chain) < THREAD_DEPTH
     read: dict[int, Status | None] = {}
-    unchecked: list[Status] = []  # a Cluster's, whose quotes their reads left
     # Descendants: each status's replies read so far, and the newest level's.
     children: dict[int, list[tuple[int, int]]] = dict(level_d.value)
     level = [reply for reply, _ in children[sid]]
@@ -4003,7 +3995,6 @@ def context_get(*, reads: PageReads, sid: int) -> Context | None:
             return None
         if hop is not None:
             read.update(zip(hop_sids, hop.value.statuses, strict=True))
-            unchecked += hop.value.unchecked
             chain, complete = _chain_longer(chain, read)
         if below is not None:
             children.update(below.value)
@@ -4021,14 +4012,8 @@ def context_get(*, reads: PageReads, sid: int) -> Context | None:
         return None
     if rest is not None:
         read.update(zip(unread, rest.value.statuses, strict=True))
-        unchecked += rest.value.unchecked
     ancestors = _seen(reads, hidden, visible, [read[a] for a, _ in chain])
     below_shown = _seen(reads, hidden, visible, [read[s] for s in descendants])
-    # A Cluster's statuses that quote another: their quotes checked in one more
-    # round trip, only for a thread with such a status (one server's reads did).
-    quoted = _refused_queue(reads, unchecked)
-    ancestors = _without_refused(ancestors, quoted)
-    below_shown = _without_refused(below_shown, quoted)
     return Context(
         status=status,
         ancestors=[s for s in reversed(ancestors) if s is not None],
