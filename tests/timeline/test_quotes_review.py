@@ -1,0 +1,71 @@
+"""Quote posts, found in review: what a reader may not see of a quoted status
+stays unseen, and every copy of the quoted text follows its edits."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.helpers import logged_in_client, make_user, page, run_jobs
+from timeline import edits, filters, quotes, services, social
+from timeline.filters import KeywordChange
+
+
+@pytest.fixture(autouse=True)
+def _limits(settings):
+    settings.RATE_LIMIT_POST = "off"
+
+
+@pytest.fixture
+def people():
+    return {name: make_user(name) for name in ("alice", "bob", "carol")}
+
+
+def test_a_self_quote_of_a_direct_message_shows_it_to_none_but_its_people(r, people):
+    alice, bob, carol = people["alice"], people["bob"], people["carol"]
+    services.follow_create(follower=carol, followee_id=alice.id)
+    dm = services.status_create(author=alice, text="@bob the door code", direct=True)
+    # Her own direct message she may quote (`quote_target`), in a public post.
+    quote = quotes.status_quote(author=alice, sid=dm.id, text="look at this")
+    run_jobs()
+    for url in ("/", "/u/alice/", f"/s/{quote.id}/", "/timeline/"):
+        html = page(logged_in_client("carol"), url)
+        assert "look at this" in html, url
+        assert "the door code" not in html, url
+    assert "the door code" in page(logged_in_client("bob"), f"/s/{quote.id}/")
+    del bob
+
+
+def test_a_filtered_word_in_the_quoted_text_folds_the_quote(r, people):
+    alice, bob, carol = people["alice"], people["bob"], people["carol"]
+    services.follow_create(follower=carol, followee_id=bob.id)
+    original = services.status_create(author=alice, text="the dragon dies at the end")
+    quotes.status_quote(author=bob, sid=original.id, text="no way")
+    run_jobs()
+    filters.filter_create(
+        uid=carol.id,
+        title="Spoilers",
+        context=["home", "account", "public"],
+        action="hide",
+        keywords=[KeywordChange("dragon")],
+    )
+    client = logged_in_client("carol")
+    for url in ("/", "/u/bob/", "/timeline/"):
+        html = page(client, url)
+        assert "dragon" not in html, url
+
+
+def test_an_edit_of_the_quoted_post_reaches_a_repost_of_the_quote(r, people):
+    alice, bob, carol = people["alice"], people["bob"], people["carol"]
+    services.follow_create(follower=carol, followee_id=bob.id)
+    original = services.status_create(author=alice, text="my address is 12 Elm St")
+    quote = quotes.status_quote(author=alice, sid=original.id, text="see")
+    social.status_repost(user=bob, sid=quote.id)
+    run_jobs()
+    assert "12 Elm St" in page(logged_in_client("carol"), "/")
+    edits.status_edit(user=alice, sid=original.id, text="my address is gone")
+    run_jobs()
+    client = logged_in_client("carol")
+    for url in ("/", "/u/bob/"):
+        html = page(client, url)
+        assert "my address is gone" in html, url
+        assert "12 Elm St" not in html, url
