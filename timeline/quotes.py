@@ -3,10 +3,11 @@ under its own text.
 
 **What may be quoted.** A status the poster may see (`social.status_target`: not
 across a block either way, not a private author's they are not approved for, not
-another's direct message), public or unlisted; a private account's statuses and
-direct messages only by their own author (Mastodon's `quote_approval_policy`: public
-statuses quote automatically, others are refused). A repost is not quoted: its
-original is.
+another's direct message), public or unlisted; a private account's statuses only
+by their own author, direct messages by no one, not even their author (Mastodon's
+`quote_approval_policy`: public statuses quote automatically, others are refused;
+the embed's check at read knows nothing of a direct message's people). A repost
+is not quoted: its original is.
 
 **What is stored.** The quoting status carries a copy of what its embed shows
 (`Quote`: the quoted status's id, author, text, content warning, time, and the id
@@ -81,12 +82,16 @@ return 1
 def quote_target(*, user: User, sid: int) -> Status:
     """The status `user` would quote with `sid` (a repost's original): NotFound
     when it is gone or hidden from them, Forbidden when it may not be quoted (a
-    private account's or a direct message, but by its author)."""
+    direct message, by anyone; a private account's, but by its author)."""
     found = social.status_target(user=user, sid=sid)
+    if found.direct:
+        # Not even by its author (Mastodon's: private mentions are never quoted;
+        # the API's `quote_approval` says `denied` to all): the quote's embed is
+        # checked at read for the quoted author's privacy and blocks only, so a
+        # public quote would show the message to everyone.
+        raise Forbidden("A direct message cannot be quoted.")
     if found.author_id == user.id:
         return found
-    if found.direct:
-        raise Forbidden("A direct message cannot be quoted.")
     if get_redis().hexists(account_keys.user(found.author_id), User.PRIVATE_FIELD):
         raise Forbidden("This account is private: its posts cannot be quoted.")
     return found

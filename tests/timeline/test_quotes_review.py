@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from tests.api.helpers import api_client, token_for
 from tests.helpers import logged_in_client, make_user, page, run_jobs
 from timeline import edits, filters, quotes, services, social
+from timeline.domain import Forbidden
 from timeline.filters import KeywordChange
 
 
@@ -20,19 +22,24 @@ def people():
     return {name: make_user(name) for name in ("alice", "bob", "carol")}
 
 
-def test_a_self_quote_of_a_direct_message_shows_it_to_none_but_its_people(r, people):
-    alice, bob, carol = people["alice"], people["bob"], people["carol"]
+def test_a_direct_message_is_not_quoted_even_by_its_author(r, people):
+    alice, carol = people["alice"], people["carol"]
     services.follow_create(follower=carol, followee_id=alice.id)
     dm = services.status_create(author=alice, text="@bob the door code", direct=True)
-    # Her own direct message she may quote (`quote_target`), in a public post.
-    quote = quotes.status_quote(author=alice, sid=dm.id, text="look at this")
+    # A public quote's embed is checked for blocks and privacy only: it would show
+    # the message to everyone (Mastodon's never quotes a private mention).
+    with pytest.raises(Forbidden):
+        quotes.status_quote(author=alice, sid=dm.id, text="look at this")
     run_jobs()
-    for url in ("/", "/u/alice/", f"/s/{quote.id}/", "/timeline/"):
+    for url in ("/", "/u/alice/", "/timeline/"):
         html = page(logged_in_client("carol"), url)
-        assert "look at this" in html, url
+        assert "look at this" not in html, url
         assert "the door code" not in html, url
-    assert "the door code" in page(logged_in_client("bob"), f"/s/{quote.id}/")
-    del bob
+    answer = api_client(token_for(alice)).post(
+        "/api/v1/statuses", {"status": "again", "quoted_status_id": str(dm.id)}
+    )
+    assert answer.status_code == 404, answer.content
+    assert "again" not in page(logged_in_client("carol"), "/u/alice/")
 
 
 def test_a_filtered_word_in_the_quoted_text_folds_the_quote(r, people):
