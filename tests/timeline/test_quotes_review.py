@@ -7,8 +7,8 @@ import pytest
 
 from tests.api.helpers import api_client, token_for
 from tests.helpers import logged_in_client, make_user, page, run_jobs
-from timeline import edits, filters, quotes, services, social
-from timeline.domain import Forbidden
+from timeline import edits, filters, keys, quotes, services, social
+from timeline.domain import Forbidden, Quote
 from timeline.filters import KeywordChange
 
 
@@ -76,3 +76,22 @@ def test_an_edit_of_the_quoted_post_reaches_a_repost_of_the_quote(r, people):
         html = page(client, url)
         assert "my address is gone" in html, url
         assert "12 Elm St" not in html, url
+
+
+def test_an_edit_job_cut_short_after_the_quotes_hash_brings_its_copies_in_line(
+    r, people, settings
+):
+    settings.FANOUT_PUSH_MAX = 0  # bob's statuses are read from his outbox
+    alice, bob, carol = people["alice"], people["bob"], people["carol"]
+    services.follow_create(follower=carol, followee_id=bob.id)
+    original = services.status_create(author=alice, text="the old words")
+    quote = quotes.status_quote(author=bob, sid=original.id, text="see")
+    run_jobs()
+    edited = edits.status_edit(user=alice, sid=original.id, text="the new words")
+    # The edit job wrote the quote's hash and died before its outbox entry.
+    held = Quote.from_field(r.hget(keys.status(quote.id), "quote"))
+    r.hset(keys.status(quote.id), "quote", held.edited(edited).to_field())
+    run_jobs()
+    html = page(logged_in_client("carol"), "/")
+    assert "the new words" in html
+    assert "the old words" not in html
