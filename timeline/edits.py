@@ -339,25 +339,25 @@ def edit_job_run(job: jobs.Job) -> None:
 
 def _quotes_copy(status: Status) -> None:
     """Copy the status's current text and warning into each status quoting it
-    (`timeline.quotes`) and their authors' outbox entries, EDIT_BATCH at a time
-    (at most QUOTES_MAX), those already in line left as they are: idempotent."""
+    (`timeline.quotes`) and the copies of that quote (`quote_copies_write`: its
+    author's outbox entry, its reposts and their reposters' outbox entries),
+    EDIT_BATCH at a time (at most QUOTES_MAX). A quote whose hash is in line
+    already has its copies written again: a run cut short between the hash and
+    its copies left them behind, and a rerun completes them (idempotent)."""
     r = get_redis()
     cursor = 0
     while True:
         cursor, rows = r.zscan(keys.quotes(status.id), cursor, count=EDIT_BATCH)
-        authors = {int(score): int(member.rpartition(":")[2]) for member, score in rows}
-        sids = list(authors)
+        sids = [int(score) for _, score in rows]
         if sids:
-            found = services.statuses_read(sids)
-            stale = [
+            found = [
                 q
-                for q in found
-                if q.quote is not None
-                and q.quote.id == status.id
-                and q.quote.edited(status) != q.quote
+                for q in services.statuses_read(sids)
+                if q.quote is not None and q.quote.id == status.id
             ]
+            stale = [q for q in found if q.quote.edited(status) != q.quote]
 
-            def copy(pipe, stale=stale, authors=authors) -> None:
+            def copy(pipe, stale=stale) -> None:
                 for q in stale:
                     assert q.quote is not None
                     _QUOTE_COPY.queue(
@@ -365,20 +365,87 @@ def _quotes_copy(status: Status) -> None:
                         keys=[keys.status(q.id)],
                         args=[q.quote.to_field(), q.quote.edited(status).to_field()],
                     )
-                pipe.barrier()
-                for q in stale:
-                    assert q.quote is not None
-                    fresh = replace(q, quote=q.quote.edited(status))
-                    _OUTBOX_SET.queue(
-                        pipe,
-                        keys=[keys.outbox(authors[q.id])],
-                        args=[q.id, fresh.to_json()],
-                    )
 
-            if stale:
-                pipeline_run(copy)
+            written = dict(
+                zip(
+                    [q.id for q in stale],
+                    pipeline_run(copy) if stale else [],
+                    strict=True,
+                )
+            )
+            # Those the hash holds now (one deleted or revoked meanwhile: not).
+            quote_copies_write(
+                [
+                    replace(q, quote=q.quote.edited(status))
+                    for q in found
+                    if q.quote is not None and written.get(q.id, 1)
+                ]
+            )
         if cursor == 0:
             return
+
+
+# KEYS: a repost's hash. ARGV: its original's id, the original's `quote` field.
+# Copies it while the hash stands and is that original's repost.
+_REPOST_QUOTE_SET = LuaScript(
+    """
+if redis.call('HGET', KEYS[1], 'repost_of') ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], 'quote', ARGV[2])
+return 1
+"""
+)
+
+
+def quote_copies_write(quotings: list[Status]) -> None:
+    """Bring the copies of these statuses' quotes (each as its hash holds it: an
+    edit's, a revoke's, `timeline.quotes`) in line: its author's outbox entry, its
+    reposts' hashes and their reposters' outbox entries (each a page may show).
+    Two round trips and one for each's reposts; idempotent."""
+    if not quotings:
+        return
+    listed = pipeline_run(
+        lambda pipe: [
+            pipe.zrange(keys.reposts(q.id), 0, -1, withscores=True) for q in quotings
+        ]
+    )
+    # repost sid -> (reposter uid, the quoting status)
+    reposts = {
+        int(repost): (int(reposter), q)
+        for q, rows in zip(quotings, listed, strict=True)
+        for reposter, repost in rows
+    }
+
+    def copy(pipe) -> None:
+        for q in quotings:
+            _OUTBOX_SET.queue(
+                pipe, keys=[keys.outbox(q.author_id)], args=[q.id, q.to_json()]
+            )
+        for repost, (_, q) in reposts.items():
+            assert q.quote is not None
+            _REPOST_QUOTE_SET.queue(
+                pipe, keys=[keys.status(repost)], args=[q.id, q.quote.to_field()]
+            )
+        pipe.barrier()
+        for repost in reposts:
+            pipe.hmget(keys.status(repost), Status.IMMUTABLE)
+
+    rows = pipeline_run(copy)[len(quotings) + len(reposts) :]
+    copies = [
+        found
+        for repost, row in zip(reposts, rows, strict=True)
+        if (found := Status.from_fields(repost, row)) is not None
+    ]
+    if copies:
+        pipeline_run(
+            lambda pipe: [
+                _OUTBOX_SET.queue(
+                    pipe,
+                    keys=[keys.outbox(reposts[c.id][0])],
+                    args=[c.id, c.to_json()],
+                )
+                for c in copies
+            ]
+        )
 
 
 def _reposts_copy(job: jobs.Job, status: Status) -> None:

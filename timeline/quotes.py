@@ -43,7 +43,7 @@ from dataclasses import replace
 from accounts import keys as account_keys
 from accounts import limits
 from accounts.domain import User
-from config.pipelines import LuaScript, pipeline_run
+from config.pipelines import LuaScript
 from config.redis import get_redis
 from timeline import edits, keys, services, social
 from timeline.domain import MAX_STATUS_ID, Forbidden, NotFound, Poll, Quote, Status
@@ -57,23 +57,6 @@ _QUOTE_SET = LuaScript(
     """
 if redis.call('HGET', KEYS[1], 'quote') ~= ARGV[1] then return 0 end
 redis.call('HSET', KEYS[1], 'quote', ARGV[2])
-return 1
-"""
-)
-# KEYS: a repost's hash. ARGV: its original's id, the original's `quote` field.
-# Copies it while the hash stands and is that original's repost.
-_REPOST_QUOTE_SET = LuaScript(
-    """
-if redis.call('HGET', KEYS[1], 'repost_of') ~= ARGV[1] then return 0 end
-redis.call('HSET', KEYS[1], 'quote', ARGV[2])
-return 1
-"""
-)
-# KEYS: an outbox. ARGV: sid, entry. Rewrites the entry if the outbox holds one.
-_OUTBOX_SET = LuaScript(
-    """
-if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then return 0 end
-redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 return 1
 """
 )
@@ -170,52 +153,7 @@ def quote_revoke(*, user: User, sid: int, quoting_id: int) -> Status:
         if not done:
             raise NotFound(quoting_id)  # deleted or edited meanwhile: ask again
         quoting = replace(quoting, quote=revoked)
-    _copies_revoke(quoting)
+    edits.quote_copies_write([quoting])  # its outbox entry, its reposts
     # Then it leaves the quoted status's quotes (its count with it).
     social.quote_unlink(quoted=sid, quoting=quoting_id, author_id=quoting.author_id)
     return replace(quoting, quote_state="revoked")
-
-
-def _copies_revoke(quoting: Status) -> None:
-    """Bring the copies of a revoked quote in line: its author's outbox entry, its
-    reposts' hashes and their reposters' outbox entries (each a page may show)."""
-    assert quoting.quote is not None
-    field = quoting.quote.to_field()
-    reposts = {
-        int(repost): int(reposter)
-        for reposter, repost in get_redis().zrange(
-            keys.reposts(quoting.id), 0, -1, withscores=True
-        )
-    }
-
-    def copy(pipe) -> None:
-        _OUTBOX_SET.queue(
-            pipe,
-            keys=[keys.outbox(quoting.author_id)],
-            args=[quoting.id, quoting.to_json()],
-        )
-        for repost in reposts:
-            _REPOST_QUOTE_SET.queue(
-                pipe, keys=[keys.status(repost)], args=[quoting.id, field]
-            )
-        pipe.barrier()
-        for repost in reposts:
-            pipe.hmget(keys.status(repost), Status.IMMUTABLE)
-
-    rows = pipeline_run(copy)[1 + len(reposts) :]
-    copies = [
-        found
-        for repost, row in zip(reposts, rows, strict=True)
-        if (found := Status.from_fields(repost, row)) is not None
-    ]
-    if copies:
-        pipeline_run(
-            lambda pipe: [
-                _OUTBOX_SET.queue(
-                    pipe,
-                    keys=[keys.outbox(reposts[c.id])],
-                    args=[c.id, c.to_json()],
-                )
-                for c in copies
-            ]
-        )
