@@ -25,7 +25,10 @@ Mastodon does. The reader's own statuses are never filtered; an expired filter
 matches nothing (it stays listed, to be renewed or deleted).
 
 **Matching, as Mastodon's.** A keyword matches the status's text, its content
-warning or its poll's options (of a repost: the original's), case-insensitively; a
+warning or its poll's options (of a repost: the original's), and the text and
+warning of the status it quotes where its embed shows them (`timeline.quotes`:
+the quoting status is folded or hidden whole, where Mastodon's marks the quoted
+one alone), case-insensitively; a
 whole-word keyword only between word boundaries (on a side where it starts or ends
 with a letter or digit). A filter's status matches that status and its reposts.
 """
@@ -218,6 +221,10 @@ class Filters:
             )
             if status.poll is not None:
                 body = "\n\n".join((body, *status.poll.options))
+            quote = status.quote
+            if quote is not None and status.quote_state == "accepted":
+                # The embed shows it: a word filtered there folds the row too.
+                body = "\n\n".join(p for p in (body, quote.spoiler, quote.text) if p)
             folded = body.casefold()
             if self._any.search(folded):
                 text = body
