@@ -150,3 +150,30 @@ def test_the_quoted_author_revokes_a_quote(r, people, settings):
     ):
         assert "take it back" not in str(body)
     assert _api(alice).get(f"/api/v1/statuses/{original.id}/quotes").json() == []
+
+
+@pytest.mark.parametrize("how", ["direct", "private", "blocked"])
+def test_revoking_a_quote_one_may_not_see_answers_nothing_of_it(r, people, how):
+    alice, bob = people["alice"], people["bob"]
+    original = services.status_create(author=alice, text="public words")
+    if how == "private":
+        privacy.account_privacy_set(user=bob, private=True)
+    made = _api(bob).post(
+        "/api/v1/statuses",
+        {
+            "status": "@carol my private thought",
+            "quoted_status_id": original.id,
+            **({"visibility": "direct"} if how == "direct" else {}),
+        },
+    )
+    assert made.status_code == 200, made.content
+    if how == "blocked":
+        blocks.block_create(blocker=bob, blocked_id=alice.id)
+    run_jobs()
+    path = f"/api/v1/statuses/{original.id}/quotes/{made.json()['id']}/revoke"
+    answer = _api(alice).post(path)
+    assert "private thought" not in answer.content.decode()
+    assert answer.status_code == 404
+    # Revoked all the same: its author's readers see nothing of alice's post.
+    seen = _api(bob).get(f"/api/v1/statuses/{made.json()['id']}")
+    assert seen.json()["quote"] == {"state": "revoked", "quoted_status": None}
