@@ -716,19 +716,22 @@ def quote_revoke(request, id: str, quoting_id: str) -> dict:
     """The quoted status's author detaches a quote of it (Mastodon 4.5's
     `POST /api/v1/statuses/:id/quotes/:quoting_status_id/revoke`): answers the
     quoting status, its quote `revoked`; 404 when the status is not yours or that
-    one does not quote it."""
+    one does not quote it, or (revoked all the same) when you may not see it."""
     if (
         not (id.isdecimal() and quoting_id.isdecimal())
         or max(len(id), len(quoting_id)) > 19
     ):
         raise not_found()
     try:
-        revoked = quotes.quote_revoke(
-            user=request.user, sid=int(id), quoting_id=int(quoting_id)
-        )
+        quotes.quote_revoke(user=request.user, sid=int(id), quoting_id=int(quoting_id))
     except NotFound as error:
         raise not_found() from error
-    return _entity(request, revoked)
+    # Answered as the caller may see it: a quote hidden from them (a direct
+    # message to others, a private account's, its author's block) is revoked all
+    # the same, and answered 404, nothing of it shown.
+    return _entity(
+        request, selectors.status_get(reads=request.reads, sid=int(quoting_id))
+    )
 
 
 def favourited_by(request, id: str) -> Reply:
