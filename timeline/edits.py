@@ -11,9 +11,10 @@ it owes. Every page that reads the hash (the status's page, every home it was pu
 to, profiles, tag pages) shows the new version at once. The job brings the copies in
 line (`edit_job_run`): the author's outbox entry (an author merged at read), each
 repost's hash and its reposter's outbox entry, each quote's copy of it
-(`timeline.quotes`: the quoted text and warning its embed shows) and its author's
-outbox entry, the tag timelines (a tag edited out
-leaves its page and its trend; one edited in joins, for a public status) and the
+(`timeline.quotes`: the quoted text and warning its embed shows) in the quote's
+hash, its author's outbox entry, its reposts' hashes and their reposters' outbox
+entries (`quote_copies_write`), the tag timelines (a tag edited out leaves its
+page and its trend; one edited in joins, for a public status) and the
 "mentioned you" of people no longer mentioned. It reads the hash as it is when it
 runs and writes what it reads, so it is idempotent; an edit made while it runs
 queues it again (`timeline.jobs`), and the last run writes the last version.
