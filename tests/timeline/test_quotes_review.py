@@ -7,7 +7,7 @@ import pytest
 
 from tests.api.helpers import api_client, token_for
 from tests.helpers import logged_in_client, make_user, page, run_jobs
-from timeline import edits, filters, keys, quotes, services, social
+from timeline import bookmarks, edits, filters, keys, quotes, services, social
 from timeline.domain import Forbidden, Quote
 from timeline.filters import KeywordChange
 
@@ -95,3 +95,31 @@ def test_an_edit_job_cut_short_after_the_quotes_hash_brings_its_copies_in_line(
     html = page(logged_in_client("carol"), "/")
     assert "the new words" in html
     assert "the old words" not in html
+
+
+def test_a_quote_one_may_see_shows_its_embed_on_every_page_on_a_cluster_too(r, people):
+    alice, bob, carol = people["alice"], people["bob"], people["carol"]
+    dave = make_user("dave")
+    services.follow_create(follower=carol, followee_id=bob.id)
+    root = services.status_create(author=dave, text="root post")
+    original = services.status_create(author=alice, text="the zebra words")
+    reply = quotes.status_quote(
+        author=bob, sid=original.id, text="@carol see", reply_to=root.id
+    )
+    message = quotes.status_quote(
+        author=bob, sid=original.id, text="@carol between us", direct=True
+    )
+    run_jobs()
+    bookmarks.status_bookmark(user=carol, sid=reply.id)
+    client = logged_in_client("carol")
+    for url in (f"/s/{root.id}/", "/bookmarks/", "/messages/"):
+        assert "the zebra words" in page(client, url), url
+    api = api_client(token_for(carol))
+    for url in (
+        f"/api/v1/statuses/{root.id}/context",
+        "/api/v1/notifications",
+        "/api/v1/bookmarks",
+        "/api/v1/conversations",
+    ):
+        assert "the zebra words" in api.get(url).content.decode(), url
+    del message
