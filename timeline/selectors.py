@@ -1576,6 +1576,26 @@ def _without_refused(
     ]
 
 
+def _quotes_settled(
+    reads: PageReads, statuses: list[Status | None]
+) -> list[Status | None]:
+    """The statuses, those quoting another that their read left unchecked (a
+    Cluster's rows, `_Found.unchecked`, where a page reads them in its last round
+    trip: a thread's replies, bookmarks, favourites, a context, notifications,
+    conversations) with their quotes checked (`_refused_queue`): one round trip
+    more, on a Cluster only and only when such a status is there; unchecked, the
+    embed would say "This post is unavailable." of one the reader may see. One
+    server's row script checked them: unchanged."""
+    unchecked = [
+        s
+        for s in statuses
+        if s is not None and s.quote is not None and s.quote_state is None
+    ]
+    if not unchecked:
+        return statuses
+    return _without_refused(statuses, _refused_queue(reads, unchecked))
+
+
 def _related_checked(
     reads: PageReads,
     found: _Found,
@@ -3847,6 +3867,7 @@ def thread_get(
         return None
     status = _without_refused([status], refused)[0] or status  # a Cluster's quote
     shown = _seen(reads, hidden, visible, others.value.statuses) if others else []
+    shown = _quotes_settled(reads, shown)  # a Cluster's, one round trip more
     return Thread(
         status=status,
         ancestors=list(reversed(shown[: len(around)])),
@@ -4012,8 +4033,16 @@ def context_get(*, reads: PageReads, sid: int) -> Context | None:
         return None
     if rest is not None:
         read.update(zip(unread, rest.value.statuses, strict=True))
-    ancestors = _seen(reads, hidden, visible, [read[a] for a, _ in chain])
-    below_shown = _seen(reads, hidden, visible, [read[s] for s in descendants])
+    both = _quotes_settled(  # a Cluster's, one round trip more
+        reads,
+        _seen(
+            reads,
+            hidden,
+            visible,
+            [read[a] for a, _ in chain] + [read[s] for s in descendants],
+        ),
+    )
+    ancestors, below_shown = both[: len(chain)], both[len(chain) :]
     return Context(
         status=status,
         ancestors=[s for s in reversed(ancestors) if s is not None],
@@ -4269,7 +4298,7 @@ def _bookmarks_read(
     found_d = _statuses_queue(reads, [sid for (sid, _), _ in marked], related=related)
     visible, cards = _authors_visible_queue(reads, {uid for (_, uid), _ in marked})
     found = found_d.value
-    shown = _seen(reads, hidden, visible, found.statuses)
+    shown = _quotes_settled(reads, _seen(reads, hidden, visible, found.statuses))
     return _Bookmarked(
         rows=[(sid, at) for (sid, _), at in marked],
         statuses=[
@@ -4426,6 +4455,9 @@ def _conversations(
         found = _statuses_queue(reads, sids).value.statuses
         shown.update(zip(sids, _without_hidden(reads, hidden, found), strict=True))
     users = people.value
+    # A Cluster's quotes, one round trip more (`_quotes_settled`).
+    settled = _quotes_settled(reads, list(shown.values()))
+    shown = dict(zip(shown, settled, strict=True))
     cards = {uid: user.card for uid, user in users.items()}
     cards[reads.proven_uid()] = reads.viewer.value.card
     conversations = []
@@ -4542,6 +4574,7 @@ def favourites_window(
         ),
         found.statuses,
     )
+    shown = _quotes_settled(reads, shown)  # a Cluster's, one round trip more
     return StatusWindow(
         statuses=[s for s in shown if s is not None and s.liked],
         older=rows[-1][1] if len(rows) >= size else None,
@@ -4765,6 +4798,8 @@ def _notification_items(
     if queued is not None:
         data = queued.value
     people, found, followed = data.people, data.found, data.followed
+    if counted:  # the client API's Status.quote: a Cluster's, one round trip more
+        found = dict(zip(found, _quotes_settled(reads, [*found.values()]), strict=True))
     items = []
     for g in shown:
         status = found.get(g.sid) if g.sid is not None else None

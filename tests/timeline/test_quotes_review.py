@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from config.redis import is_cluster
 from tests.api.helpers import api_client, token_for
 from tests.helpers import logged_in_client, make_user, page, run_jobs
+from tests.roundtrips import RoundTripCounter
 from timeline import bookmarks, edits, filters, keys, quotes, services, social
 from timeline.domain import Forbidden, Quote
 from timeline.filters import KeywordChange
@@ -111,6 +113,7 @@ def test_a_quote_one_may_see_shows_its_embed_on_every_page_on_a_cluster_too(r, p
     )
     run_jobs()
     bookmarks.status_bookmark(user=carol, sid=reply.id)
+    social.status_like(user=carol, sid=reply.id)
     client = logged_in_client("carol")
     for url in (f"/s/{root.id}/", "/bookmarks/", "/messages/"):
         assert "the zebra words" in page(client, url), url
@@ -119,7 +122,32 @@ def test_a_quote_one_may_see_shows_its_embed_on_every_page_on_a_cluster_too(r, p
         f"/api/v1/statuses/{root.id}/context",
         "/api/v1/notifications",
         "/api/v1/bookmarks",
+        "/api/v1/favourites",
         "/api/v1/conversations",
     ):
         assert "the zebra words" in api.get(url).content.decode(), url
     del message
+
+
+@pytest.mark.real_redis
+def test_a_quoting_reply_costs_a_clusters_thread_one_round_trip_more(r, people):
+    alice, bob, carol = people["alice"], people["bob"], people["carol"]
+    root = services.status_create(author=carol, text="root post")
+    services.status_create(author=bob, text="a plain reply", reply_to=root)
+    run_jobs()
+    client = logged_in_client("carol")
+    before = _trips(client, f"/s/{root.id}/")
+    original = services.status_create(author=alice, text="the zebra words")
+    quotes.status_quote(author=bob, sid=original.id, text="see", reply_to=root.id)
+    run_jobs()
+    after = _trips(client, f"/s/{root.id}/")
+    # One server checks the quote in its row script; a Cluster in one more trip.
+    assert after == before + (1 if is_cluster() else 0)
+    assert "the zebra words" in page(client, f"/s/{root.id}/")
+
+
+def _trips(client, url: str) -> int:
+    client.get(url)  # warm: sessions, scripts loaded
+    with RoundTripCounter() as counter:
+        assert client.get(url).status_code == 200
+    return counter.count
