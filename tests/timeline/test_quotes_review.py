@@ -151,3 +151,34 @@ def _trips(client, url: str) -> int:
     with RoundTripCounter() as counter:
         assert client.get(url).status_code == 200
     return counter.count
+
+
+def test_a_revoke_during_the_edit_job_leaves_no_copy_with_the_quoted_text(
+    r, people, settings, monkeypatch
+):
+    settings.FANOUT_PUSH_MAX = 0  # bob's and dave's statuses read from outboxes
+    alice, bob, carol = people["alice"], people["bob"], people["carol"]
+    dave = make_user("dave")
+    for followee in (bob, dave):
+        services.follow_create(follower=carol, followee_id=followee.id)
+    original = services.status_create(author=alice, text="the old words")
+    quote = quotes.status_quote(author=bob, sid=original.id, text="see")
+    social.status_repost(user=dave, sid=quote.id)
+    run_jobs()
+    edits.status_edit(user=alice, sid=original.id, text="the new words")
+    write = edits.quote_copies_write
+    revoked = []
+
+    def revoke_first(quotings):
+        # Alice revokes the quote after the job read it, before it wrote copies.
+        if not revoked:
+            revoked.append(quote.id)
+            quotes.quote_revoke(user=alice, sid=original.id, quoting_id=quote.id)
+        return write(quotings)
+
+    monkeypatch.setattr(edits, "quote_copies_write", revoke_first)
+    run_jobs()
+    assert revoked
+    html = page(logged_in_client("carol"), "/")
+    assert "see" in html
+    assert "the new words" not in html and "the old words" not in html
