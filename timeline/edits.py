@@ -375,11 +375,22 @@ def _quotes_copy(status: Status) -> None:
                 )
             )
             # Those the hash holds now (one deleted or revoked meanwhile: not).
+            copied = [
+                replace(q, quote=q.quote.edited(status))
+                for q in found
+                if q.quote is not None and written.get(q.id, 1)
+            ]
+            quote_copies_write(copied)
+            # A revoke writes its hash, then its copies: one whose hash changed
+            # since this job read it has its copies written again, as the hash
+            # holds it now, so neither order leaves a copy the revoke emptied
+            # holding the quoted text.
+            now = {q.id: q for q in services.statuses_read([q.id for q in copied])}
             quote_copies_write(
                 [
-                    replace(q, quote=q.quote.edited(status))
-                    for q in found
-                    if q.quote is not None and written.get(q.id, 1)
+                    now[q.id]
+                    for q in copied
+                    if q.id in now and now[q.id].quote != q.quote
                 ]
             )
         if cursor == 0:
