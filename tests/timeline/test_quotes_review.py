@@ -182,3 +182,26 @@ def test_a_revoke_during_the_edit_job_leaves_no_copy_with_the_quoted_text(
     html = page(logged_in_client("carol"), "/")
     assert "see" in html
     assert "the new words" not in html and "the old words" not in html
+
+
+def test_a_revoke_before_the_post_jobs_link_leaves_no_link(r, people, monkeypatch):
+    alice, bob = people["alice"], people["bob"]
+    original = services.status_create(author=alice, text="hello")
+    # The request stored the quote and died before linking it.
+    quote = services.status_create(author=bob, text="x", quote=Quote.of(original))
+    add = social._QUOTE_ADD
+    revoked = []
+
+    def revoke_first(*args, **kwargs):
+        # Alice revokes it after the post job read its hash, before it links.
+        if not revoked:
+            revoked.append(quote.id)
+            quotes.quote_revoke(user=alice, sid=original.id, quoting_id=quote.id)
+        return add(*args, **kwargs)
+
+    monkeypatch.setattr(social, "_QUOTE_ADD", revoke_first)
+    run_jobs()
+    assert revoked
+    assert r.zcard(keys.quotes(original.id)) == 0
+    assert r.hget(keys.status(original.id), "quotes") in (None, "0")
+    assert "0</strong> quotes" in page(logged_in_client("alice"), f"/s/{original.id}/")
