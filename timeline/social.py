@@ -71,6 +71,7 @@ from timeline.domain import (
     InvalidStatus,
     NotFound,
     Poll,
+    Quote,
     Status,
 )
 
@@ -624,6 +625,16 @@ def link_posted(*, status: Status) -> bool:
         if added == -2:
             services.status_remove(author_id=status.author_id, status=status)
             return False
+        if added == 1:
+            # A revoke writes the quote's hash, then unlinks it: one that came
+            # after this status was read is seen now and unlinked here, so in
+            # either order no revoked quote stays linked (one more round trip,
+            # for a quote's first link only).
+            now = Quote.from_field(get_redis().hget(keys.status(status.id), "quote"))
+            if now is not None and now.revoked:
+                quote_unlink(
+                    quoted=quoted, quoting=status.id, author_id=status.author_id
+                )
     status_notify(status=status)
     return True
 
