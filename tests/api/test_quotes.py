@@ -177,3 +177,20 @@ def test_revoking_a_quote_one_may_not_see_answers_nothing_of_it(r, people, how):
     # Revoked all the same: its author's readers see nothing of alice's post.
     seen = _api(bob).get(f"/api/v1/statuses/{made.json()['id']}")
     assert seen.json()["quote"] == {"state": "revoked", "quoted_status": None}
+
+
+def test_a_status_counts_its_quotes_as_mastodons_quotes_count(r, people):
+    """Mastodon 4.5's Status carries `quotes_count` (its accepted quotes): an app
+    shows it beside the reblogs and favourites counts."""
+    alice, bob, carol = people["alice"], people["bob"], people["carol"]
+    original = services.status_create(author=alice, text="the words")
+    client = _api(carol)
+    assert client.get(f"/api/v1/statuses/{original.id}").json()["quotes_count"] == 0
+    made = _quote(_api(bob), original.id).json()
+    _quote(client, original.id, "mine too")
+    run_jobs()
+    assert client.get(f"/api/v1/statuses/{original.id}").json()["quotes_count"] == 2
+    assert made["quotes_count"] == 0  # the quote itself is quoted by no one
+    path = f"/api/v1/statuses/{original.id}/quotes/{made['id']}/revoke"
+    assert _api(alice).post(path).status_code == 200
+    assert client.get(f"/api/v1/statuses/{original.id}").json()["quotes_count"] == 1
