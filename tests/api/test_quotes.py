@@ -194,3 +194,27 @@ def test_a_status_counts_its_quotes_as_mastodons_quotes_count(r, people):
     path = f"/api/v1/statuses/{original.id}/quotes/{made['id']}/revoke"
     assert _api(alice).post(path).status_code == 200
     assert client.get(f"/api/v1/statuses/{original.id}").json()["quotes_count"] == 1
+
+
+def test_the_quotes_of_a_status_page_upwards_with_since_id_and_min_id(r, people):
+    """Mastodon's quotes list takes `since_id` (and links the newer page with
+    `rel="prev"`): an app polls it for new quotes, or follows the link up."""
+    alice, bob = people["alice"], people["bob"]
+    original = services.status_create(author=alice, text="the words")
+    made = [_quote(_api(bob), original.id, f"quote {n}").json()["id"] for n in range(3)]
+    run_jobs()
+    client = _api(alice)
+    path = f"/api/v1/statuses/{original.id}/quotes"
+    newer = client.get(path, {"since_id": made[0]})
+    assert [s["id"] for s in newer.json()] == [made[2], made[1]]
+    above = client.get(path, {"min_id": made[0], "limit": 1})
+    assert [s["id"] for s in above.json()] == [made[1]]
+    page = client.get(path, {"max_id": made[2], "limit": 1})
+    assert [s["id"] for s in page.json()] == [made[1]]
+    prev = [
+        link.split(";")[0].strip("<> ")
+        for link in page.headers["Link"].split(",")
+        if 'rel="prev"' in link
+    ]
+    assert len(prev) == 1, page.headers["Link"]
+    assert [s["id"] for s in client.get(prev[0]).json()] == [made[2]]
