@@ -378,3 +378,20 @@ def test_a_reply_or_a_parent_that_quotes_shows_its_embed_in_the_thread(r, people
     parent = context["ancestors"][0]
     assert parent["id"] == str(quote)
     assert parent["quote"]["state"] == "accepted"
+
+
+def test_a_quote_refused_for_posting_too_fast_keeps_the_quote(r, people, settings):
+    """Past the posting rate limit the quote page comes back with the text typed
+    and the quoted post still attached: posting again quotes it (not a plain post
+    from the home's compose box, which knows nothing of the quote)."""
+    settings.RATE_LIMIT_POST = "1/1h"
+    original = services.status_create(author=people["alice"], text="the words")
+    bob = logged_in_client("bob")
+    first = bob.post("/post/", {"text": "first", "quote_of": original.id})
+    assert first.status_code == 302
+    refused = bob.post("/post/", {"text": "typed again", "quote_of": original.id})
+    assert refused.status_code == 429 and "Retry-After" in refused
+    html = refused.content.decode()
+    assert "typed again" in html
+    assert f'name="quote_of" value="{original.id}"' in html
+    assert "the words" in html  # the post quoted, above the box
