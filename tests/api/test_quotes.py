@@ -218,3 +218,21 @@ def test_the_quotes_of_a_status_page_upwards_with_since_id_and_min_id(r, people)
     ]
     assert len(prev) == 1, page.headers["Link"]
     assert [s["id"] for s in client.get(prev[0]).json()] == [made[2]]
+
+
+def test_a_direct_message_is_quoted_by_no_one_not_even_its_author(r, people):
+    """Mastodon's quote policy denies a direct message to everyone, its author
+    included (`quote_policy_for_account`), and the site's own `quote_approval`
+    says so: the post is refused with Mastodon's 404 and nothing is posted."""
+    client = _api(people["bob"])
+    dm = client.post(
+        "/api/v1/statuses", {"status": "@carol hi", "visibility": "direct"}
+    ).json()
+    assert dm["quote_approval"]["current_user"] == "denied"
+    answer = _quote(client, dm["id"])
+    assert answer.status_code == 404
+    assert answer.json() == {
+        "error": "The post you are trying to quote does not appear to exist."
+    }
+    # Nothing was posted.
+    assert client.get(f"/api/v1/accounts/{people['bob'].id}/statuses").json() == []
