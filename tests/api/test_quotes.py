@@ -236,3 +236,16 @@ def test_a_direct_message_is_quoted_by_no_one_not_even_its_author(r, people):
     }
     # Nothing was posted.
     assert client.get(f"/api/v1/accounts/{people['bob'].id}/statuses").json() == []
+
+
+def test_a_visitor_is_denied_quoting_as_at_mastodons(r, people):
+    """Mastodon's QuoteApproval answers `denied` to a visitor (no account may
+    quote nothing), not `unknown` (which tells an app to offer the Quote button
+    and let the server decide)."""
+    original = services.status_create(author=people["alice"], text="the words")
+    entity = api_client().get(f"/api/v1/statuses/{original.id}").json()
+    assert entity["quote_approval"] == {
+        "automatic": ["public"],
+        "manual": [],
+        "current_user": "denied",
+    }
