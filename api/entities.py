@@ -254,6 +254,7 @@ def _fixed(status: Status, urls: Urls) -> dict:
         "reblogs_count": 0,
         "favourites_count": 0,
         "replies_count": 0,
+        "quotes_count": 0,
         "in_reply_to_id": str(status.reply_to) if status.reply_to else None,
         "in_reply_to_account_id": str(status.reply_uid) if status.reply_uid else None,
         "reblog": None,
@@ -327,6 +328,7 @@ def _base_status(status: Status, author: dict, related: Related, urls: Urls) -> 
     entity["reblogs_count"] = status.reposts or 0
     entity["favourites_count"] = status.likes or 0
     entity["replies_count"] = status.replies or 0
+    entity["quotes_count"] = status.quotes or 0  # Mastodon 4.5's: its quotes
     entity["favourited"] = bool(status.liked)
     entity["reblogged"] = bool(status.reposted)
     if status.poll is not None:
