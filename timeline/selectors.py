@@ -3722,21 +3722,30 @@ def _seen(
 @dataclass(frozen=True, slots=True)
 class QuotesPage:
     """A page of the statuses quoting one (`timeline.quotes`), newest first, with
-    their authors' cards; `next_max_id`: where the next page starts (None: the
-    last)."""
+    their authors' cards; `next_max_id`: where the next (older) page starts (None:
+    the last); `prev_min_id`: where a newer page starts (None on an empty page)."""
 
     status: Status
     statuses: list[Status]
     next_max_id: int | None
     cards: dict[int, Card]
+    prev_min_id: int | None = None
 
 
 def quotes_get(
-    *, reads: PageReads, sid: int, max_id: int | None = None, limit: int = 0
+    *,
+    reads: PageReads,
+    sid: int,
+    max_id: int | None = None,
+    floor: int | None = None,
+    from_oldest: bool = False,
+    limit: int = 0,
 ) -> QuotesPage | None:
     """The statuses quoting status `sid` that the viewer may see, newest first,
-    below `max_id` (`limit`: how many, else TIMELINE_PAGE_SIZE); None when the
-    status is gone or hidden from the viewer (as `thread_get`).
+    below `max_id` and above `floor` (the API's `since_id`: the newest page above
+    it; with `from_oldest`, its `min_id`: the page just above it), `limit`: how
+    many, else TIMELINE_PAGE_SIZE; None when the status is gone or hidden from the
+    viewer (as `thread_get`).
 
     Two round trips, as a status page: the first reads the status and the page's
     quote ids with their authors (`social.reply_member`'s members), the second
@@ -3748,26 +3757,37 @@ def quotes_get(
     valid = 0 < sid < MAX_STATUS_ID
     found_d = _statuses_queue(reads, [sid] if valid else [])
     top = f"({max_id}" if max_id is not None else "+inf"
+    bottom = f"({floor}" if floor is not None else "-inf"
 
     def parse(replies: list) -> list[tuple[int, int]]:
         if not valid:
             return []
         pairs = (member.partition(":") for member in replies[0])
-        return [(int(q), int(u or 0)) for q, _, u in pairs]
+        found = [(int(q), int(u or 0)) for q, _, u in pairs]
+        # Read upwards from `floor`: the page just above it, newest first; one
+        # more read above it says whether there is a newer page.
+        return found[::-1] if from_oldest else found
 
-    quotes_d = reads.queue(
-        lambda pipe: (
-            pipe.zrevrangebyscore(keys.quotes(sid), top, "-inf", start=0, num=size + 1)
-            if valid
-            else None
-        ),
-        parse,
-    )
+    def read(pipe) -> None:
+        if not valid:
+            return None
+        if from_oldest:
+            return pipe.zrangebyscore(
+                keys.quotes(sid), bottom, top, start=0, num=size + 1
+            )
+        return pipe.zrevrangebyscore(
+            keys.quotes(sid), top, bottom, start=0, num=size + 1
+        )
+
+    quotes_d = reads.queue(read, parse)
     found = _without_hidden(reads, hidden, found_d.value.statuses)
     status = found[0] if found else None
     if status is None or status.repost_of is not None:
         return None
     rows = quotes_d.value
+    more = len(rows) > size
+    if from_oldest:
+        rows = rows[-size:]  # the newest read is the one past the page
     refused = _refused_queue(reads, found_d.value.unchecked)
     visible, cards = _authors_visible_queue(
         reads, {status.author_id} | {uid for _, uid in rows[:size]}
@@ -3790,10 +3810,14 @@ def quotes_get(
         for s in shown
         if s is not None
     ]
+    page = rows[:size]
     return QuotesPage(
         status=status,
         statuses=quoting,
-        next_max_id=rows[size - 1][0] if len(rows) > size else None,
+        # Read upwards, a page below this one is known to be there when it read
+        # from a floor; read downwards, when it read one past the page.
+        next_max_id=page[-1][0] if page and (more or from_oldest) else None,
+        prev_min_id=page[0][0] if page else None,
         cards=cards(),
     )
 

@@ -698,17 +698,25 @@ def _reactors(request, id: str, relation: str) -> Reply:
 
 def quotes_index(request, id: str) -> Reply:
     """The statuses quoting a status that the viewer may see, newest first
-    (Mastodon 4.5's `GET /api/v1/statuses/:id/quotes`: `limit` 20, at most 40),
-    with a Link to the next page; 404 when the status is gone or hidden."""
+    (Mastodon 4.5's `GET /api/v1/statuses/:id/quotes`: `limit` 20, at most 40,
+    `max_id`, `since_id`, and `min_id` as elsewhere), with Links to the older and
+    the newer page; 404 when the status is gone or hidden."""
     window = Window.of(request, default=20, maximum=40)
     if not id.isdecimal() or len(id) > 19:
         raise not_found()
     found = selectors.quotes_get(
-        reads=request.reads, sid=int(id), max_id=window.max_id, limit=window.limit
+        reads=request.reads,
+        sid=int(id),
+        max_id=window.max_id,
+        floor=window.floor,
+        from_oldest=window.from_oldest,
+        limit=window.limit,
     )
     if found is None:
         raise not_found()
-    headers = link_header(request, next_max_id=found.next_max_id, prev_min_id=None)
+    headers = link_header(
+        request, next_max_id=found.next_max_id, prev_min_id=found.prev_min_id
+    )
     return Reply(entities_of(request, found.statuses), headers=headers)
 
 
