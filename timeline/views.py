@@ -146,7 +146,10 @@ def post_status(request):
             form.add_error("text", "The post you quote is gone, or hidden from you.")
         except TooManyAttempts as error:
             _too_fast(form, error)
-            response = home(request, form=form, status=429)
+            # A quote's page again, its quote still attached to the text typed.
+            response = _quote_page(
+                request, form.data.get("quote_of"), form=form, code=429
+            ) or home(request, form=form, status=429)
             return too_many_requests(response, retry_after=error.retry_after)
     if form.errors:
         quoted = _quote_page(request, form.data.get("quote_of"), form=form, code=400)
