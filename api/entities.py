@@ -359,9 +359,9 @@ def _base_status(status: Status, author: dict, related: Related, urls: Urls) -> 
 
 def _quote_approval(status: Status, author: dict, viewer: int | None) -> dict:
     """Mastodon's QuoteApproval (`timeline.quotes`): a public account's public and
-    unlisted statuses are quoted by anyone, automatically; a private account's
-    and direct messages by no one else (their author quotes their own but a
-    direct message)."""
+    unlisted statuses are quoted by anyone signed in, automatically; a private
+    account's by no one else (their author quotes their own); direct messages by
+    no one; a visitor is denied, as Mastodon's (`quote_policy_for_account`)."""
     if status.direct:
         return {"automatic": [], "manual": [], "current_user": "denied"}
     mine = viewer is not None and viewer == status.author_id
@@ -374,7 +374,8 @@ def _quote_approval(status: Status, author: dict, viewer: int | None) -> dict:
     return {
         "automatic": ["public"],
         "manual": [],
-        "current_user": "automatic" if viewer is not None else "unknown",
+        # A visitor may quote nothing: Mastodon's answer is `denied`.
+        "current_user": "automatic" if viewer is not None else "denied",
     }
 
 
