@@ -582,3 +582,23 @@ def test_mastodon_py_quotes_a_status_and_lists_its_quotes(site):
     assert [n.status.id for n in told] == [quote.id]
     with pytest.raises(MastodonNotFoundError):
         quin.status_post("Nothing there", quoted_status_id=999)
+
+
+def test_mastodon_py_reads_quotes_count_and_pages_the_quotes_up(site):
+    """Mastodon.py, unmodified: a Status's `quotes_count`, and a quotes page's
+    `fetch_previous` (the Link's rel="prev") and `since_id`, as an app polls for
+    new quotes."""
+    for name in ("pia", "quin"):
+        make_user(name)
+    pia, quin = _signed_in(site, "pia"), _signed_in(site, "quin")
+    original = pia.status_post("Worth quoting")
+    first = quin.status_post("One", quoted_status_id=original.id)
+    second = quin.status_post("Two", quoted_status_id=original.id)
+    _run_jobs()
+    assert pia.status(original.id).quotes_count == 2
+    older = pia.status_quotes(original.id, max_id=second.id)
+    assert [s.id for s in older] == [first.id]
+    assert [s.id for s in pia.fetch_previous(older)] == [second.id]
+    assert [s.id for s in pia.status_quotes(original.id, since_id=first.id)] == [
+        second.id
+    ]
