@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from tests.api.helpers import api_client, token_for
-from tests.helpers import make_user, run_jobs
+from tests.helpers import logged_in_client, make_user, page, run_jobs
 from timeline import blocks, privacy, services
 
 
@@ -249,3 +249,23 @@ def test_a_visitor_is_denied_quoting_as_at_mastodons(r, people):
         "manual": [],
         "current_user": "denied",
     }
+
+
+def test_a_revoked_quote_is_no_longer_named_by_the_quotes_of_its_quote(r, people):
+    """Carol quotes bob's quote of alice's post; alice revokes bob's quote: carol's
+    embed of bob's post no longer names alice's (its ShallowQuote said `accepted`
+    with her post's id, and the site's embed linked it, after she detached it)."""
+    alice, bob, carol = people["alice"], people["bob"], people["carol"]
+    first = services.status_create(author=alice, text="the words")
+    middle = _quote(_api(bob), first.id).json()
+    outer = _quote(_api(carol), middle["id"]).json()
+    run_jobs()
+    path = f"/api/v1/statuses/{first.id}/quotes/{middle['id']}/revoke"
+    assert _api(alice).post(path).status_code == 200
+    run_jobs()
+    reader = make_user("dan")
+    entity = _api(reader).get(f"/api/v1/statuses/{outer['id']}").json()
+    inner = entity["quote"]["quoted_status"]
+    assert inner["id"] == middle["id"]
+    assert str(first.id) not in str(inner["quote"])
+    assert f"/s/{first.id}/" not in page(logged_in_client("dan"), f"/s/{outer['id']}/")
