@@ -327,11 +327,18 @@ class Quote:
             return None
 
     def edited(self, status: Status) -> Quote:
-        """This quote with the quoted status's current text and warning (a revoked
-        one stays as it is)."""
+        """This quote with the quoted status's current text and warning, and the
+        status it quotes in turn while that quote stands (one its quoted author
+        revoked is named no more); a revoked one stays as it is."""
         if self.revoked:
             return self
-        return replace(self, text=status.text, spoiler=status.spoiler)
+        inner = status.quote
+        return replace(
+            self,
+            text=status.text,
+            spoiler=status.spoiler,
+            quote_of=self.quote_of if inner is None or not inner.revoked else None,
+        )
 
     def revoke(self) -> Quote:
         """This quote revoked: nothing of the quoted status's text kept."""

@@ -333,18 +333,20 @@ def edit_job_run(job: jobs.Job) -> None:
         # turned public again stays out of it, as `timeline.privacy` has it).
         services.status_publish(status=status, everyone=False)
     # Every run, whatever the reposts' cursor: a quote already in line is only
-    # read (`_quotes_copy`), at most QUOTES_MAX of them.
-    _quotes_copy(status)
+    # read (`quotes_copy`), at most QUOTES_MAX of them.
+    quotes_copy(status)
     _reposts_copy(job, status)
 
 
-def _quotes_copy(status: Status) -> None:
-    """Copy the status's current text and warning into each status quoting it
-    (`timeline.quotes`) and the copies of that quote (`quote_copies_write`: its
+def quotes_copy(status: Status) -> None:
+    """Copy the status's current text and warning (and whether its own quote
+    stands: `Quote.edited`) into each status quoting it (`timeline.quotes`) and
+    the copies of that quote (`quote_copies_write`: its
     author's outbox entry, its reposts and their reposters' outbox entries),
     EDIT_BATCH at a time (at most QUOTES_MAX). A quote whose hash is in line
     already has its copies written again: a run cut short between the hash and
-    its copies left them behind, and a rerun completes them (idempotent)."""
+    its copies left them behind, and a rerun completes them (idempotent). Its
+    edit job runs it, and a revoke of its quote (`quotes.quote_revoke`)."""
     r = get_redis()
     cursor = 0
     while True:

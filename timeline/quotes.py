@@ -26,7 +26,8 @@ unavailable). An edit of the quoted status reaches the copies through its edit j
 **Revoking.** The quoted status's author may detach a quote of it (Mastodon's
 `revoke`, `quote_revoke`): the quote's copy is emptied and marked revoked (its
 embed then says "This post is unavailable.", the API's Quote `revoked`), in its
-hash, its author's outbox entry and its reposts', then it leaves the quoted
+hash, its author's outbox entry and its reposts', the statuses quoting it no
+longer name the status it quoted (`edits.quotes_copy`), then it leaves the quoted
 status's `quotes`. Two slots, so two steps, each idempotent: a revoke cut short
 between them leaves the quote listed but showing nothing, and is completed by
 asking again.
@@ -154,6 +155,8 @@ def quote_revoke(*, user: User, sid: int, quoting_id: int) -> Status:
             raise NotFound(quoting_id)  # deleted or edited meanwhile: ask again
         quoting = replace(quoting, quote=revoked)
     edits.quote_copies_write([quoting])  # its outbox entry, its reposts
+    # The statuses quoting it name the status it quoted no more (`Quote.edited`).
+    edits.quotes_copy(quoting)
     # Then it leaves the quoted status's quotes (its count with it).
     social.quote_unlink(quoted=sid, quoting=quoting_id, author_id=quoting.author_id)
     return replace(quoting, quote_state="revoked")
