@@ -269,3 +269,24 @@ def test_a_revoked_quote_is_no_longer_named_by_the_quotes_of_its_quote(r, people
     assert inner["id"] == middle["id"]
     assert str(first.id) not in str(inner["quote"])
     assert f"/s/{first.id}/" not in page(logged_in_client("dan"), f"/s/{outer['id']}/")
+
+
+def test_revoking_another_s_quote_is_mastodons_403(r, people):
+    """Mastodon answers a revoke by anyone but the quoted author with 403 (its
+    QuotePolicy refuses it), the quote left as it was; 404 stays for a status
+    hidden from them or a status that does not quote it."""
+    alice, bob, carol = people["alice"], people["bob"], people["carol"]
+    original = services.status_create(author=alice, text="the words")
+    made = _quote(_api(bob), original.id).json()
+    run_jobs()
+    path = f"/api/v1/statuses/{original.id}/quotes/{made['id']}/revoke"
+    for client in (_api(bob), _api(carol)):  # its quoter, a passer-by
+        answer = client.post(path)
+        assert answer.status_code == 403
+        assert answer.json() == {"error": "This action is not allowed"}
+    entity = _api(carol).get(f"/api/v1/statuses/{made['id']}").json()
+    assert entity["quote"]["state"] == "accepted"
+    blocks.block_create(blocker=alice, blocked_id=carol.id)
+    assert _api(carol).post(path).status_code == 404  # hidden from her
+    other = f"/api/v1/statuses/{original.id}/quotes/{original.id}/revoke"
+    assert _api(bob).post(other).status_code == 404  # not a quote of it
