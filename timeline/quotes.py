@@ -130,14 +130,18 @@ def status_quote(
 
 def quote_revoke(*, user: User, sid: int, quoting_id: int) -> Status:
     """Detach status `quoting_id`'s quote of status `sid`, the user's own (Mastodon's
-    `revoke`): the quote as it stands now, revoked. NotFound when `sid` is not the
-    user's standing status or `quoting_id` does not quote it. Idempotent."""
+    `revoke`): the quote as it stands now, revoked. NotFound when `sid` is gone or
+    hidden from the user or `quoting_id` does not quote it; Forbidden when `sid`
+    is another's (Mastodon's QuotePolicy: only the quoted author revokes).
+    Idempotent."""
     if not (0 < sid < MAX_STATUS_ID and 0 < quoting_id < MAX_STATUS_ID):
         raise NotFound(sid)
     found = {s.id: s for s in services.statuses_read([sid, quoting_id])}
     quoted, quoting = found.get(sid), found.get(quoting_id)
-    if quoted is None or quoted.author_id != user.id or quoted.repost_of is not None:
+    if quoted is None or quoted.repost_of is not None:
         raise NotFound(sid)
+    if quoted.author_id != user.id:
+        social.status_target(user=user, sid=sid)  # NotFound: hidden from them
     if (
         quoting is None
         or quoting.quote is None
@@ -145,6 +149,8 @@ def quote_revoke(*, user: User, sid: int, quoting_id: int) -> Status:
         or quoting.repost_of is not None  # a repost's copy follows its original's
     ):
         raise NotFound(quoting_id)
+    if quoted.author_id != user.id:
+        raise Forbidden("Only the quoted post's author may revoke a quote of it.")
     if not quoting.quote.revoked:
         revoked = quoting.quote.revoke()
         done = _QUOTE_SET(

@@ -723,8 +723,10 @@ def quotes_index(request, id: str) -> Reply:
 def quote_revoke(request, id: str, quoting_id: str) -> dict:
     """The quoted status's author detaches a quote of it (Mastodon 4.5's
     `POST /api/v1/statuses/:id/quotes/:quoting_status_id/revoke`): answers the
-    quoting status, its quote `revoked`; 404 when the status is not yours or that
-    one does not quote it, or (revoked all the same) when you may not see it."""
+    quoting status, its quote `revoked`; 404 when the status is hidden from you or
+    that one does not quote it, or (revoked all the same) when you may not see
+    it; 403 when it is not yours (Mastodon's QuotePolicy, through the domain
+    error's mapping)."""
     if (
         not (id.isdecimal() and quoting_id.isdecimal())
         or max(len(id), len(quoting_id)) > 19

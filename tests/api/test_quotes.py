@@ -136,7 +136,7 @@ def test_the_quoted_author_revokes_a_quote(r, people, settings):
     assert reposted.status_code == 200
     run_jobs()
     path = f"/api/v1/statuses/{original.id}/quotes/{made['id']}/revoke"
-    assert _api(bob).post(path).status_code == 404  # not bob's status
+    assert _api(bob).post(path).status_code == 403  # not bob's status
     answer = _api(alice).post(path)
     assert answer.status_code == 200, answer.content
     assert answer.json()["quote"] == {"state": "revoked", "quoted_status": None}

@@ -336,7 +336,7 @@ def test_a_repost_of_a_quote_shows_the_embed(r, people):
 
 def test_a_revoked_quote_shows_nothing_of_the_quoted_post(r, people):
     original, quote = quoted(people)
-    with pytest.raises(NotFound):
+    with pytest.raises(Forbidden):  # not bob's post: only its author revokes
         quotes.quote_revoke(user=people["bob"], sid=original, quoting_id=quote)
     quotes.quote_revoke(user=people["alice"], sid=original, quoting_id=quote)
     run_jobs()
