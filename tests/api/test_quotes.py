@@ -290,3 +290,20 @@ def test_revoking_another_s_quote_is_mastodons_403(r, people):
     assert _api(carol).post(path).status_code == 404  # hidden from her
     other = f"/api/v1/statuses/{original.id}/quotes/{original.id}/revoke"
     assert _api(bob).post(other).status_code == 404  # not a quote of it
+
+
+def test_the_quoted_status_keeps_its_visibility_in_the_quote(r, people):
+    """An unlisted status quoted shows `unlisted` in the Quote's `quoted_status`,
+    as read by id (an app draws its visibility icon from it)."""
+    alice, bob = people["alice"], people["bob"]
+    quiet = (
+        _api(alice)
+        .post("/api/v1/statuses", {"status": "quietly", "visibility": "unlisted"})
+        .json()
+    )
+    assert quiet["visibility"] == "unlisted"
+    made = _quote(_api(bob), quiet["id"]).json()
+    assert made["quote"]["quoted_status"]["visibility"] == "unlisted"
+    run_jobs()
+    entity = _api(people["carol"]).get(f"/api/v1/statuses/{made['id']}").json()
+    assert entity["quote"]["quoted_status"]["visibility"] == "unlisted"
