@@ -399,6 +399,7 @@ def _quote(status: Status, related: Related, urls: Urls) -> dict:
         text=quote.text,
         created=quote.created,
         spoiler=quote.spoiler,
+        unlisted=quote.unlisted,
     )
     entity = _base_status(inner, account(stats, urls), related, urls)
     if quote.quote_of is not None:

@@ -272,6 +272,9 @@ class Quote:
     created: float
     spoiler: str = ""
     quote_of: int | None = None
+    # Kept off the public timelines (`Status.unlisted`: its visibility never
+    # changes), for the API's `quoted_status.visibility`.
+    unlisted: bool = False
     # Revoked by the quoted status's author (Mastodon's `revoke`): the copy keeps
     # nothing of the quoted status but its id and author, and never shows.
     revoked: bool = False
@@ -287,6 +290,7 @@ class Quote:
             created=status.created,
             spoiler=status.spoiler,
             quote_of=status.quote.id if status.quote is not None else None,
+            unlisted=status.unlisted,
         )
 
     def to_field(self) -> str:
@@ -301,6 +305,8 @@ class Quote:
             row["s"] = self.spoiler
         if self.quote_of is not None:
             row["q"] = self.quote_of
+        if self.unlisted:
+            row["l"] = 1
         if self.revoked:
             row["x"] = 1
         return json.dumps(row, separators=(",", ":"), ensure_ascii=False)
@@ -321,6 +327,7 @@ class Quote:
                 created=float(row["c"]),
                 spoiler=str(row.get("s") or ""),
                 quote_of=int(row["q"]) if row.get("q") else None,
+                unlisted=bool(row.get("l")),
                 revoked=bool(row.get("x")),
             )
         except (ValueError, KeyError, TypeError):
