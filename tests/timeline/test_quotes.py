@@ -5,6 +5,7 @@ author's notification; deletions on either side; edits reaching the copy."""
 from __future__ import annotations
 
 import re
+import time
 
 import pytest
 from django.test import Client
@@ -281,6 +282,9 @@ def test_the_quotes_page_lists_them_newest_first_but_hidden_ones(r, people, sett
     for n, author in enumerate((bob, carol, bob, dave)):
         quotes.status_quote(author=author, sid=original.id, text=f"take {n}")
         texts.append(f"take {n}")
+        # Ids follow time across authors to the tick (`timeline.ids`): two
+        # authors' posts in one tick may sort either way.
+        time.sleep(0.002)
     run_jobs()
     client = logged_in_client("carol")
     first = page(client, f"/s/{original.id}/quotes/")
