@@ -307,3 +307,23 @@ def test_the_quoted_status_keeps_its_visibility_in_the_quote(r, people):
     run_jobs()
     entity = _api(people["carol"]).get(f"/api/v1/statuses/{made['id']}").json()
     assert entity["quote"]["quoted_status"]["visibility"] == "unlisted"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the copy of a quote in a quote of it keeps the id of what it quoted; "
+    "the deletion reaches the first level only (not fixed: two levels to walk)",
+)
+def test_a_deleted_status_is_not_named_accepted_two_levels_up(r, people):
+    """Carol quotes bob's quote of alice's post; alice deletes her post: the
+    ShallowQuote in carol's embed of bob's post is Mastodon's `deleted` with no
+    id, not `accepted` naming a status that answers 404."""
+    alice, bob, carol = people["alice"], people["bob"], people["carol"]
+    first = services.status_create(author=alice, text="the words")
+    middle = _quote(_api(bob), first.id).json()
+    outer = _quote(_api(carol), middle["id"]).json()
+    services.status_delete(user=alice, sid=first.id)
+    run_jobs()
+    entity = _api(carol).get(f"/api/v1/statuses/{outer['id']}").json()
+    inner = entity["quote"]["quoted_status"]["quote"]
+    assert inner == {"state": "deleted", "quoted_status_id": None}
