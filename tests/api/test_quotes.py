@@ -327,3 +327,24 @@ def test_a_deleted_status_is_not_named_accepted_two_levels_up(r, people):
     entity = _api(carol).get(f"/api/v1/statuses/{outer['id']}").json()
     inner = entity["quote"]["quoted_status"]["quote"]
     assert inner == {"state": "deleted", "quoted_status_id": None}
+
+
+@pytest.mark.real_redis
+def test_paging_the_quotes_up_costs_no_round_trip_more(r, people):
+    """`since_id` and `min_id` are read in the list's own read: the same round
+    trips as its first page (3 with the token check, on one server and a
+    Cluster)."""
+    from tests.roundtrips import RoundTripCounter
+
+    original = services.status_create(author=people["alice"], text="the words")
+    made = [_quote(_api(people["bob"]), original.id, f"q {n}").json() for n in "ab"]
+    run_jobs()
+    client = _api(people["carol"])
+    path = f"/api/v1/statuses/{original.id}/quotes"
+    costs = []
+    for query in ({}, {"since_id": made[0]["id"]}, {"min_id": made[0]["id"]}):
+        client.get(path, query)  # warm: connections open, scripts loaded
+        with RoundTripCounter() as counter:
+            assert client.get(path, query).status_code == 200
+        costs.append(counter.count)
+    assert costs == [3, 3, 3]
