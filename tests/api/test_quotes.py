@@ -348,3 +348,23 @@ def test_paging_the_quotes_up_costs_no_round_trip_more(r, people):
             assert client.get(path, query).status_code == 200
         costs.append(counter.count)
     assert costs == [3, 3, 3]
+
+
+def test_the_quoted_status_says_when_it_was_edited(r, people):
+    """An edit of the quoted status reaches the Quote's `quoted_status` with its
+    `edited_at`, as read by id (an app marks it edited), not only its text."""
+    alice, bob = people["alice"], people["bob"]
+    original = _api(alice).post("/api/v1/statuses", {"status": "first words"}).json()
+    made = _quote(_api(bob), original["id"]).json()
+    assert made["quote"]["quoted_status"]["edited_at"] is None
+    edited = _api(alice).put(
+        f"/api/v1/statuses/{original['id']}",
+        {"status": "second words"},
+        content_type="application/json",
+    )
+    assert edited.status_code == 200, edited.content
+    run_jobs()
+    inner = _api(people["carol"]).get(f"/api/v1/statuses/{made['id']}").json()
+    inner = inner["quote"]["quoted_status"]
+    assert "second words" in inner["content"]
+    assert inner["edited_at"] == edited.json()["edited_at"]
