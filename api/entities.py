@@ -400,6 +400,7 @@ def _quote(status: Status, related: Related, urls: Urls) -> dict:
         created=quote.created,
         spoiler=quote.spoiler,
         unlisted=quote.unlisted,
+        edited=quote.edited_at,
     )
     entity = _base_status(inner, account(stats, urls), related, urls)
     if quote.quote_of is not None:

@@ -275,6 +275,9 @@ class Quote:
     # Kept off the public timelines (`Status.unlisted`: its visibility never
     # changes), for the API's `quoted_status.visibility`.
     unlisted: bool = False
+    # When the quoted status was last edited (`Status.edited`), copied with its
+    # text by its edit job, for the API's `quoted_status.edited_at`.
+    edited_at: float | None = None
     # Revoked by the quoted status's author (Mastodon's `revoke`): the copy keeps
     # nothing of the quoted status but its id and author, and never shows.
     revoked: bool = False
@@ -291,6 +294,7 @@ class Quote:
             spoiler=status.spoiler,
             quote_of=status.quote.id if status.quote is not None else None,
             unlisted=status.unlisted,
+            edited_at=status.edited,
         )
 
     def to_field(self) -> str:
@@ -307,6 +311,8 @@ class Quote:
             row["q"] = self.quote_of
         if self.unlisted:
             row["l"] = 1
+        if self.edited_at is not None:
+            row["e"] = round(self.edited_at, 3)
         if self.revoked:
             row["x"] = 1
         return json.dumps(row, separators=(",", ":"), ensure_ascii=False)
@@ -328,15 +334,16 @@ class Quote:
                 spoiler=str(row.get("s") or ""),
                 quote_of=int(row["q"]) if row.get("q") else None,
                 unlisted=bool(row.get("l")),
+                edited_at=float(row["e"]) if row.get("e") else None,
                 revoked=bool(row.get("x")),
             )
         except (ValueError, KeyError, TypeError):
             return None
 
     def edited(self, status: Status) -> Quote:
-        """This quote with the quoted status's current text and warning, and the
-        status it quotes in turn while that quote stands (one its quoted author
-        revoked is named no more); a revoked one stays as it is."""
+        """This quote with the quoted status's current text, warning and time of
+        edit, and the status it quotes in turn while that quote stands (one its
+        quoted author revoked is named no more); a revoked one stays as it is."""
         if self.revoked:
             return self
         inner = status.quote
@@ -344,6 +351,7 @@ class Quote:
             self,
             text=status.text,
             spoiler=status.spoiler,
+            edited_at=status.edited,
             quote_of=self.quote_of if inner is None or not inner.revoked else None,
         )
 
