@@ -14,7 +14,12 @@ def test_every_api_route_resolves_to_its_view():
     for route in routes:
         if route.name == "unrouted":
             continue
-        sample = {"id": "12", "tag": "cats", "group_key": "favourite-12"}
+        sample = {
+            "id": "12",
+            "tag": "cats",
+            "group_key": "favourite-12",
+            "quoting_id": "13",
+        }
         kwargs = {name: sample[name] for name in route.pattern.regex.groupindex}
         path = reverse(f"api:{route.name}", kwargs=kwargs)
         for asked in (path, path.rstrip("/") + "/"):
