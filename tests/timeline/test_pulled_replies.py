@@ -4,8 +4,14 @@ pushed ones."""
 
 from __future__ import annotations
 
+import pytest
+
+from accounts.selectors import PageReads
+from accounts.services import session_create
+from tests.api.helpers import api_client, token_for
 from tests.helpers import logged_in_client, make_user, page, run_jobs
-from timeline import keys, services, social
+from tests.timeline.test_reposts_across_pages import _walk_api
+from timeline import keys, selectors, services, social
 
 
 def test_a_pulled_authors_reply_to_a_stranger_stays_out_of_the_home(r, settings):
@@ -45,11 +51,6 @@ def test_control_a_pushed_authors_reply_to_a_stranger_stays_out(r):
 def _walk(user, size: int) -> dict[str, list[str]]:
     """Every page of the user's home, on the site and through the client API read
     downwards: the statuses' texts, newest first."""
-    from accounts.selectors import PageReads
-    from accounts.services import session_create
-    from tests.api.helpers import api_client, token_for
-    from timeline import selectors
-
     site, max_id = [], None
     for _ in range(30):
         home = selectors.home_get(
@@ -71,10 +72,10 @@ def _walk(user, size: int) -> dict[str, list[str]]:
     return {"site": site, "api": api}
 
 
-def test_a_pulled_authors_replies_left_out_do_not_end_the_home(r, settings):
-    # Star's replies to a stranger stay out of fan0's home; the page whose one past
-    # its size is such a reply still says there is more, and the next page reads
-    # on below the replies: fan0 reads every plain post, on the site and the API.
+@pytest.fixture
+def pulled_star(r, settings):
+    """Star, followed by fan0-fan2, is pulled (past FANOUT_PUSH_MAX); pages of 3.
+    Star, a stranger, and the fans."""
     settings.FANOUT_PUSH_MAX = 1
     settings.TIMELINE_PAGE_SIZE = 3
     settings.RATE_LIMIT_POST = "off"
@@ -84,6 +85,14 @@ def test_a_pulled_authors_replies_left_out_do_not_end_the_home(r, settings):
     for fan in fans:
         services.follow_create(follower=fan, followee_id=star.id)
     run_jobs()
+    return star, stranger, fans
+
+
+def test_a_pulled_authors_replies_left_out_do_not_end_the_home(r, pulled_star):
+    # Star's replies to a stranger stay out of fan0's home; the page whose one past
+    # its size is such a reply still says there is more, and the next page reads
+    # on below the replies: fan0 reads every plain post, on the site and the API.
+    star, stranger, fans = pulled_star
     assert r.get(keys.fanout_mode(star.id)) == "pull"
     parent = services.status_create(author=stranger, text="a question")
     first = services.status_create(author=star, text="first post")
@@ -97,31 +106,16 @@ def test_a_pulled_authors_replies_left_out_do_not_end_the_home(r, settings):
         walked["site"]
     )
     # Read upwards (min_id), window by window, the same statuses.
-    from tests.timeline.test_reposts_across_pages import _walk_api
-
     expected = [(s.id, s.id) for s in [*reversed(posts), first]]
     assert _walk_api(fans[0], "min_id=1") == expected
 
 
-def test_a_page_of_left_out_replies_reads_on_to_the_statuses_below(r, settings):
+def test_a_page_of_left_out_replies_reads_on_to_the_statuses_below(r, pulled_star):
     # Star's seven replies to a stranger fill more than a page of fan0's home, all
     # left out: the page does not come back empty (an app stops at an empty page,
     # as at the end of Mastodon's home), it reads on below them to the first post,
     # on the site and through the client API read either way.
-    from accounts.selectors import PageReads
-    from accounts.services import session_create
-    from tests.api.helpers import api_client, token_for
-    from timeline import selectors
-
-    settings.FANOUT_PUSH_MAX = 1
-    settings.TIMELINE_PAGE_SIZE = 3
-    settings.RATE_LIMIT_POST = "off"
-    settings.RATE_LIMIT_API = "off"
-    star, stranger = make_user("star"), make_user("stranger")
-    fans = [make_user(f"fan{i}") for i in range(3)]
-    for fan in fans:
-        services.follow_create(follower=fan, followee_id=star.id)
-    run_jobs()
+    star, stranger, fans = pulled_star
     parent = services.status_create(author=stranger, text="a question")
     first = services.status_create(author=star, text="first post")
     for i in range(7):
