@@ -3,10 +3,13 @@ names, read as conversations.
 
 **Who sees one.** A direct message's audience is fixed when it is posted and
 stored on it (`Status.to`): the people its text mentions and, for a reply, the
-audience and the author of the direct message it answers (so everyone who sees a
-message sees every reply to it: a thread of direct messages only grows). A
-direct message answers only a direct message, and a reply to one is direct: no
-public thread lists a direct reply, and no direct thread a public one. Only its
+audience and the author of the status it answers (so everyone who sees a
+message sees every reply to it: a thread of direct messages only grows). A reply
+to a direct message is direct, so no direct thread lists a public reply. A direct
+reply to a status that is none (a private reply, as Mastodon allows) reaches that
+status's author and whom it names, and is linked to nothing: the public thread it
+answers neither lists nor counts it for anyone (`social.link_posted`), and its own
+page shows its audience the status it answers above it. Only its
 author and its audience see it (`Status.visible_to`, applied wherever statuses
 are read by id: `timeline.selectors`), act on it (`social.status_target`) or are
 told of it; blocks apply as to any status. It reaches no timeline: no home, no
@@ -64,14 +67,9 @@ def audience(
     *, author_id: int, mentioned: list[int], reply_to: Status | None
 ) -> tuple[int, ...]:
     """Who besides its author sees a direct message: those it mentions and, of a
-    reply, the audience and author of what it answers; DirectRefused for none,
-    for more than AUDIENCE_MAX, or for a reply to a status that is no direct
-    message."""
-    if reply_to is not None and not reply_to.direct:
-        raise DirectRefused(
-            "A direct message answers only a direct message: reply in the open, "
-            "or write a new direct message."
-        )
+    reply, the audience (a direct message's) and author of what it answers, so
+    that a private reply to a public status reaches that status's author;
+    DirectRefused for none, or for more than AUDIENCE_MAX."""
     to = set(mentioned)
     if reply_to is not None:
         to |= {*reply_to.to, reply_to.author_id}

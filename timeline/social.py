@@ -585,11 +585,22 @@ def _repost_tell_again(
         _, newer = pipeline_run(untell)
 
 
+def _is_direct(sid: int) -> bool:
+    """Whether status `sid` is a direct message (its audience, `to`, is fixed when
+    it is posted); False once it is gone. One read, for a direct reply's link."""
+    return bool(get_redis().hexists(keys.status(sid), "to"))
+
+
 def link_posted(*, status: Status) -> bool:
     """Link a new reply to its parent, a new repost to its original (the request,
     then its fan-out job again: idempotent). A repost that lost to another of the
-    same person's, or whose original is gone, is removed: returns False."""
-    if status.reply_to is not None:
+    same person's, or whose original is gone, is removed: returns False. A
+    private reply (a direct message answering a status that is none) is linked to
+    nothing: its parent's thread neither lists nor counts it for anyone, as
+    Mastodon counts no direct reply; its audience reads it as a conversation."""
+    if status.reply_to is not None and (
+        not status.direct or _is_direct(status.reply_to)
+    ):
         parent = status.reply_to
         # A parent deleted meanwhile keeps no link: the reply shows it is gone.
         member = reply_member(status.id, status.author_id)
