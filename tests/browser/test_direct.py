@@ -58,3 +58,33 @@ def test_a_direct_message_and_its_answer(new_page):
         follower.goto(url)
         assert follower.get_by_text("lunch at noon?").count() == 0, url
         assert follower.get_by_text("yes!").count() == 0, url
+
+
+def test_a_private_reply_to_a_public_status(new_page):
+    alice, bob, carol = make_user("alice"), make_user("bob"), make_user("carol")
+    services.follow_create(follower=carol, followee_id=bob.id)
+    services.follow_create(follower=carol, followee_id=alice.id)
+    sid = services.status_create(author=bob, text="who is in for lunch?").id
+    run_jobs()
+    writer = new_page()
+    log_in(writer, "alice")
+    writer.goto(f"/s/{sid}/")
+    writer.get_by_label("Your reply").fill("me, but keep it quiet")
+    writer.get_by_label("Privately").check()
+    navigating(writer, writer.get_by_role("button", name="Reply", exact=True).click)
+    assert writer.get_by_text("Replied.").is_visible()
+    run_jobs()
+    # Bob reads it in his Messages, the status it answers above it on its page.
+    reader = new_page()
+    log_in(reader, "bob")
+    navigating(reader, reader.get_by_role("link", name="Messages").click)
+    row = reader.locator("li.conversation")
+    assert "keep it quiet" in row.inner_text()
+    navigating(reader, row.locator("a.permalink").click)
+    assert reader.get_by_text("who is in for lunch?").count() >= 1
+    # Carol, who follows both, sees it nowhere: not under bob's status either.
+    follower = new_page()
+    log_in(follower, "carol")
+    for url in ("/", f"/s/{sid}/", "/u/alice/", "/messages/"):
+        follower.goto(url)
+        assert follower.get_by_text("keep it quiet").count() == 0, url
