@@ -9,7 +9,10 @@ to a direct message is direct, so no direct thread lists a public reply. A direc
 reply to a status that is none (a private reply, as Mastodon allows) reaches that
 status's author and whom it names, and is linked to nothing: the public thread it
 answers neither lists nor counts it for anyone (`social.link_posted`), and its own
-page shows its audience the status it answers above it. Only its
+page shows its audience the status it answers above it. It begins a conversation
+of its own (its `conversation` is its id, not the public thread's root), so two
+people's private replies in one thread are two conversations, each with its own
+audience, and muting the public thread does not mute it. Only its
 author and its audience see it (`Status.visible_to`, applied wherever statuses
 are read by id: `timeline.selectors`), act on it (`social.status_target`) or are
 told of it; blocks apply as to any status. It reaches no timeline: no home, no

@@ -439,7 +439,9 @@ class Status:
     count, as `replies`).
 
     `conversation`: the id of the status a reply's thread began with (Mastodon's
-    conversation; a repost's: its original's), which a reader may mute
+    conversation; a repost's: its original's; a private reply's, a direct message
+    answering a status that is none, its own: it begins a conversation of direct
+    messages, kept apart from others' in the same thread), which a reader may mute
     (`timeline.conversations`); stored on every reply and repost (`upgrade_store`'s
     layout 8 named those posted before; `conversation_id` still works one out,
     as far as its `thread` goes back, for a status written meanwhile by an older

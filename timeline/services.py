@@ -439,6 +439,8 @@ def status_create(
         spoiler=spoiler,
         conversation=repost_of.conversation_id
         if repost_of
+        else sid  # a private reply begins a conversation of its own
+        if direct and reply_to is not None and not reply_to.direct
         else reply_to.conversation_id
         if reply_to
         else None,

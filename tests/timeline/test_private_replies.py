@@ -138,3 +138,28 @@ def test_the_api_sends_a_private_reply_and_its_context_keeps_it_private(people):
     assert conversation["last_status"]["id"] == sent["id"]
     ancestors = bo.get(f"/api/v1/statuses/{sent['id']}/context").json()["ancestors"]
     assert [s["id"] for s in ancestors] == [public]
+
+
+def test_two_private_replies_in_one_public_thread_are_two_conversations(people):
+    """Alice and dan each answer bob's public status privately: bob has two
+    conversations, one with each (as Mastodon keeps them apart), not one "with
+    alice and dan" whose reply would reach only whoever wrote last."""
+    alice, bob, _, dan = people
+    public = services.status_create(author=bob, text="ask me anything").id
+    run_jobs()
+    social.status_reply(author=alice, sid=public, text="alice asks", direct=True)
+    run_jobs()
+    social.status_reply(author=dan, sid=public, text="dan asks", direct=True)
+    run_jobs()
+    bo = logged_in_client("bob")
+    assert [c[:2] for c in conversations(bo)] == [
+        ("With @dan", "dan asks"),
+        ("With @alice", "alice asks"),
+    ]
+    found = api_client(token_for(bob)).get("/api/v1/conversations").json()
+    assert [[a["acct"] for a in c["accounts"]] for c in found] == [["dan"], ["alice"]]
+    # Each asker's conversation is theirs and bob's alone.
+    for name, text in (("alice", "alice asks"), ("dan", "dan asks")):
+        assert [c[:2] for c in conversations(logged_in_client(name))] == [
+            ("With @bob", text)
+        ]
