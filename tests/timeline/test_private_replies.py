@@ -10,7 +10,9 @@ import json
 import re
 
 import pytest
+from django.conf import settings
 
+from accounts.selectors import user_get_by_username
 from tests.api.helpers import api_client, token_for
 from tests.helpers import (
     body,
@@ -22,7 +24,7 @@ from tests.helpers import (
     status_ids,
 )
 from tests.timeline.test_direct import conversations
-from timeline import services, social
+from timeline import jobs, privacy, services, social
 
 
 @pytest.fixture(autouse=True)
@@ -163,3 +165,26 @@ def test_two_private_replies_in_one_public_thread_are_two_conversations(people):
         assert [c[:2] for c in conversations(logged_in_client(name))] == [
             ("With @bob", text)
         ]
+
+
+def test_a_private_reply_naming_a_stranger_shows_them_no_private_parent(people):
+    """Bob's account is private; carol, his follower, answers his status privately
+    and names dan, who does not follow bob: dan reads carol's reply, never bob's
+    status (not on the reply's page, its context, nor his Messages)."""
+    _, bob, carol, _ = people
+    privacy.account_privacy_set(user=bob, private=True)
+    run_jobs(now=jobs.now_ms() + settings.JOB_FOLLOW_GRACE_SECONDS * 1000 + 1)
+    bob = user_get_by_username(username="bob")
+    secret = services.status_create(author=bob, text="secret plans").id
+    run_jobs()
+    reply = social.status_reply(
+        author=carol, sid=secret, text="@dan look at this", direct=True
+    )
+    run_jobs()
+    da = logged_in_client("dan")
+    assert "look at this" in page(da, f"/s/{reply.id}/")
+    assert "secret plans" not in page(da, f"/s/{reply.id}/")
+    assert "secret plans" not in page(da, "/messages/")
+    dan_api = api_client(token_for(user_get_by_username(username="dan")))
+    context = dan_api.get(f"/api/v1/statuses/{reply.id}/context").json()
+    assert context["ancestors"] == []
