@@ -188,3 +188,21 @@ def test_a_private_reply_naming_a_stranger_shows_them_no_private_parent(people):
     dan_api = api_client(token_for(user_get_by_username(username="dan")))
     context = dan_api.get(f"/api/v1/statuses/{reply.id}/context").json()
     assert context["ancestors"] == []
+
+
+def test_muting_a_private_reply_mutes_its_conversation_not_the_public_one(people):
+    """Bob mutes the conversation from alice's private reply's page: her next
+    message in it tells him nothing; a public reply in his thread still does."""
+    alice, bob, carol, _ = people
+    public = services.status_create(author=bob, text="open question").id
+    run_jobs()
+    first = social.status_reply(author=alice, sid=public, text="@bob hm", direct=True)
+    run_jobs()
+    bo = logged_in_client("bob")
+    assert bo.post(f"/s/{first.id}/mute/").status_code == 302
+    told = len(notifications_shown(bo))
+    social.status_reply(author=alice, sid=first.id, text="still there?")
+    social.status_reply(author=carol, sid=public, text="in the open")
+    run_jobs()
+    shown = notifications_shown(bo)
+    assert len(shown) == told + 1 and "carol" in shown[0]
