@@ -402,6 +402,34 @@ def test_mastodon_py_sends_direct_messages_and_reads_conversations(site):
         rex.status(sent.id)
 
 
+def test_mastodon_py_sends_private_replies_to_a_public_status(site):
+    """Two private replies to one public status (`status_reply` with
+    visibility="direct"): its author has two conversations, one with each; the
+    status counts and lists neither, for a follower of all three."""
+    for name in ("sal", "tad", "uma", "vic"):
+        make_user(name)
+    sal, tad, uma, vic = (_signed_in(site, n) for n in ("sal", "tad", "uma", "vic"))
+    for name in ("sal", "tad", "uma"):
+        vic.account_follow(vic.account_lookup(name)["id"])
+    _run_jobs()
+    public = sal.status_post("who is coming?")
+    _run_jobs()
+    first = tad.status_reply(public, "me, quietly", visibility="direct")
+    _run_jobs()
+    second = uma.status_reply(public, "me too, quietly", visibility="direct")
+    _run_jobs()
+    assert first.visibility == second.visibility == "direct"
+    assert str(first.in_reply_to_id) == str(public.id)
+    found = sal.conversations()
+    assert [str(c.last_status.id) for c in found] == [str(second.id), str(first.id)]
+    assert [[a.acct for a in c.accounts] for c in found] == [["uma"], ["tad"]]
+    assert vic.status(public.id).replies_count == 0
+    assert vic.status_context(public.id).descendants == []
+    assert vic.conversations() == []
+    with pytest.raises(MastodonNotFoundError):
+        vic.status(first.id)
+
+
 def test_mastodon_py_reads_and_dismisses_suggestions(site):
     """Mastodon.py's `suggestions()` (the v2 endpoint, unpacked to Accounts, as the
     library does past 3.4.0), `suggestions_v2()` with its reasons, and
