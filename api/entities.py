@@ -405,6 +405,8 @@ def _quote(status: Status, related: Related, urls: Urls) -> dict:
     entity = _base_status(inner, account(stats, urls), related, urls)
     if quote.quote_of is not None:
         entity["quote"] = {"state": "accepted", "quoted_status_id": str(quote.quote_of)}
+    elif quote.quote_deleted:  # written by its deletion's job (`Quote`)
+        entity["quote"] = {"state": "deleted", "quoted_status_id": None}
     return {"state": "accepted", "quoted_status": entity}
 
 

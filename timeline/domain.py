@@ -281,6 +281,10 @@ class Quote:
     # Revoked by the quoted status's author (Mastodon's `revoke`): the copy keeps
     # nothing of the quoted status but its id and author, and never shows.
     revoked: bool = False
+    # The status it quoted in turn was deleted (`quote_of` then None): written by
+    # that deletion's unlink job (`edits.quotes_copy`), for the API's nested
+    # ShallowQuote `deleted`, as Mastodon's says.
+    quote_deleted: bool = False
 
     @classmethod
     def of(cls, status: Status) -> Quote:
@@ -315,6 +319,8 @@ class Quote:
             row["e"] = round(self.edited_at, 3)
         if self.revoked:
             row["x"] = 1
+        if self.quote_deleted:
+            row["g"] = 1
         return json.dumps(row, separators=(",", ":"), ensure_ascii=False)
 
     @classmethod
@@ -336,28 +342,36 @@ class Quote:
                 unlisted=bool(row.get("l")),
                 edited_at=float(row["e"]) if row.get("e") else None,
                 revoked=bool(row.get("x")),
+                quote_deleted=bool(row.get("g")),
             )
         except (ValueError, KeyError, TypeError):
             return None
 
-    def edited(self, status: Status) -> Quote:
+    def edited(self, status: Status, *, inner_deleted: bool = False) -> Quote:
         """This quote with the quoted status's current text, warning and time of
         edit, and the status it quotes in turn while that quote stands (one its
-        quoted author revoked is named no more); a revoked one stays as it is."""
+        quoted author revoked is named no more; one deleted, `inner_deleted`, is
+        named no more and said deleted); a revoked one stays as it is."""
         if self.revoked:
             return self
         inner = status.quote
+        deleted = self.quote_deleted or (inner_deleted and self.quote_of is not None)
         return replace(
             self,
             text=status.text,
             spoiler=status.spoiler,
             edited_at=status.edited,
-            quote_of=self.quote_of if inner is None or not inner.revoked else None,
+            quote_of=None
+            if deleted or (inner is not None and inner.revoked)
+            else self.quote_of,
+            quote_deleted=deleted,
         )
 
     def revoke(self) -> Quote:
         """This quote revoked: nothing of the quoted status's text kept."""
-        return replace(self, text="", spoiler="", quote_of=None, revoked=True)
+        return replace(
+            self, text="", spoiler="", quote_of=None, quote_deleted=False, revoked=True
+        )
 
     @property
     def url(self) -> str:

@@ -338,9 +338,11 @@ def edit_job_run(job: jobs.Job) -> None:
     _reposts_copy(job, status)
 
 
-def quotes_copy(status: Status) -> None:
+def quotes_copy(status: Status, *, inner_deleted: bool = False) -> None:
     """Copy the status's current text and warning (and whether its own quote
-    stands: `Quote.edited`) into each status quoting it (`timeline.quotes`) and
+    stands: `Quote.edited`; `inner_deleted`: the status it quotes was deleted, its
+    unlink job's call, `quotes_inner_deleted`) into each status quoting it
+    (`timeline.quotes`) and
     the copies of that quote (`quote_copies_write`: its
     author's outbox entry, its reposts and their reposters' outbox entries),
     EDIT_BATCH at a time (at most QUOTES_MAX). A quote whose hash is in line
@@ -358,15 +360,18 @@ def quotes_copy(status: Status) -> None:
                 for q in services.statuses_read(sids)
                 if q.quote is not None and q.quote.id == status.id
             ]
-            stale = [q for q in found if q.quote.edited(status) != q.quote]
+            new = {
+                q.id: q.quote.edited(status, inner_deleted=inner_deleted) for q in found
+            }
+            stale = [q for q in found if new[q.id] != q.quote]
 
-            def copy(pipe, stale=stale) -> None:
+            def copy(pipe, stale=stale, new=new) -> None:
                 for q in stale:
                     assert q.quote is not None
                     _QUOTE_COPY.queue(
                         pipe,
                         keys=[keys.status(q.id)],
-                        args=[q.quote.to_field(), q.quote.edited(status).to_field()],
+                        args=[q.quote.to_field(), new[q.id].to_field()],
                     )
 
             written = dict(
@@ -378,7 +383,7 @@ def quotes_copy(status: Status) -> None:
             )
             # Those the hash holds now (one deleted or revoked meanwhile: not).
             copied = [
-                replace(q, quote=q.quote.edited(status))
+                replace(q, quote=new[q.id])
                 for q in found
                 if q.quote is not None and written.get(q.id, 1)
             ]
@@ -395,6 +400,26 @@ def quotes_copy(status: Status) -> None:
                     if q.id in now and now[q.id].quote != q.quote
                 ]
             )
+        if cursor == 0:
+            return
+
+
+def quotes_inner_deleted(sid: int) -> None:
+    """The deleted status `sid`'s unlink job's walk two levels up: each status
+    quoting a status that quotes it says, in its copy of that quote, that the
+    status it quoted is deleted (`Quote.quote_deleted`: the API's nested
+    ShallowQuote; the site's embed links it no more). The first level needs
+    nothing: a page checks the quoted status stands as it reads the row. At most
+    QUOTES_MAX quotes of it, each walked as `quotes_copy` walks (at most QUOTES_MAX
+    each), EDIT_BATCH at a time; idempotent (a rerun finds them in line)."""
+    r = get_redis()
+    cursor = 0
+    while True:
+        cursor, rows = r.zscan(keys.quotes(sid), cursor, count=EDIT_BATCH)
+        quoting = [int(score) for _, score in rows]
+        for q in services.statuses_read(quoting) if quoting else []:
+            if q.quote is not None and q.quote.id == sid and q.repost_of is None:
+                quotes_copy(q, inner_deleted=True)
         if cursor == 0:
             return
 

@@ -20,7 +20,9 @@ quotes (with a `quotes` count in its hash), written by the quote's request and
 again by its post job (`social.link_posted`: the two statuses' slots differ, and
 the job is the durable second step), removed by the quote's `unlinkq` job when it
 is deleted, deleted whole by the quoted status's `unlink` job (its quotes stay,
-unavailable). An edit of the quoted status reaches the copies through its edit job
+unavailable; the quotes of its quotes are told it is deleted, their copy naming
+it no more: `edits.quotes_inner_deleted`, since a page checks one level only).
+An edit of the quoted status reaches the copies through its edit job
 (`timeline.edits`), which walks `quotes`.
 
 **Revoking.** The quoted status's author may detach a quote of it (Mastodon's

@@ -879,6 +879,8 @@ def status_unlink(
         )
         r.zrem(keys.reposts(sid), *[reposter for reposter, _ in rows])
     edits.versions_unlink(sid)  # what its earlier versions filed and told
+    # The quotes of its quotes name it deleted (their embeds' ShallowQuote).
+    edits.quotes_inner_deleted(sid)
     # One slot: the status's. Its quotes stay, showing it is unavailable.
     r.delete(keys.replies(sid), keys.edits(sid), keys.quotes(sid))
 

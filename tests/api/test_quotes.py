@@ -309,11 +309,6 @@ def test_the_quoted_status_keeps_its_visibility_in_the_quote(r, people):
     assert entity["quote"]["quoted_status"]["visibility"] == "unlisted"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the copy of a quote in a quote of it keeps the id of what it quoted; "
-    "the deletion reaches the first level only (not fixed: two levels to walk)",
-)
 def test_a_deleted_status_is_not_named_accepted_two_levels_up(r, people):
     """Carol quotes bob's quote of alice's post; alice deletes her post: the
     ShallowQuote in carol's embed of bob's post is Mastodon's `deleted` with no
