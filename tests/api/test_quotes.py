@@ -363,3 +363,50 @@ def test_the_quoted_status_says_when_it_was_edited(r, people):
     inner = inner["quote"]["quoted_status"]
     assert "second words" in inner["content"]
     assert inner["edited_at"] == edited.json()["edited_at"]
+
+
+@pytest.mark.parametrize(
+    ("how", "state"), [("block", "blocked_account"), ("mute", "muted_account")]
+)
+def test_a_quoted_author_the_reader_blocked_or_muted_is_said_so(r, people, how, state):
+    """Carol blocks (or mutes) alice, whose post bob quoted in a reply: the Quote
+    is Mastodon 4.5's `blocked_account` (`muted_account`) with the quoted status,
+    for her app to fold behind a "Show anyway", on the status, her home and the
+    thread (as StatusFilter#filter_state_for_quote says it); alice blocking her
+    stays `unauthorized`, nothing of it shown."""
+    alice, bob, carol = people["alice"], people["bob"], people["carol"]
+    services.follow_create(follower=carol, followee_id=bob.id)
+    parent = services.status_create(author=bob, text="a thread")
+    original = services.status_create(author=alice, text="the words")
+    made = _api(bob).post(
+        "/api/v1/statuses",
+        {
+            "status": "look",
+            "quoted_status_id": original.id,
+            "in_reply_to_id": parent.id,
+        },
+    )
+    assert made.status_code == 200, made.content
+    made = made.json()
+    run_jobs()
+    if how == "block":
+        blocks.block_create(blocker=carol, blocked_id=alice.id)
+    else:
+        blocks.mute_create(user=carol, muted_id=alice.id)
+    run_jobs()
+    client = _api(carol)
+    found = {
+        "status": client.get(f"/api/v1/statuses/{made['id']}").json(),
+        "home": client.get("/api/v1/timelines/home").json()[0],
+        "thread": client.get(f"/api/v1/statuses/{parent.id}/context").json()[
+            "descendants"
+        ][0],
+    }
+    for where, entity in found.items():
+        assert entity["id"] == made["id"], where
+        assert entity["quote"]["state"] == state, where
+        assert entity["quote"]["quoted_status"]["id"] == str(original.id), where
+        assert "the words" in entity["quote"]["quoted_status"]["content"], where
+    blocks.block_create(blocker=alice, blocked_id=carol.id)
+    entity = client.get(f"/api/v1/statuses/{made['id']}").json()
+    assert entity["quote"] == {"state": "unauthorized", "quoted_status": None}

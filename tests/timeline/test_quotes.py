@@ -399,3 +399,31 @@ def test_a_quote_refused_for_posting_too_fast_keeps_the_quote(r, people, setting
     assert "typed again" in html
     assert f'name="quote_of" value="{original.id}"' in html
     assert "the words" in html  # the post quoted, above the box
+
+
+@pytest.mark.parametrize(("how", "said"), [("block", "blocked"), ("mute", "muted")])
+def test_a_quoted_author_one_blocked_or_muted_is_folded_under_show_anyway(
+    r, people, how, said
+):
+    """Carol blocks (or mutes) alice, whose post bob quoted: the embed says why it
+    is hidden and folds the post under "Show anyway" (Mastodon's web UI does the
+    same), on every page; alice blocking carol stays "This post is unavailable."."""
+    _, quote = quoted(people)
+    alice, carol = people["alice"], people["carol"]
+    if how == "block":
+        blocks.block_create(blocker=carol, blocked_id=alice.id)
+    else:
+        blocks.mute_create(user=carol, muted_id=alice.id)
+    run_jobs()
+    client = logged_in_client("carol")
+    for url in ("/", "/u/bob/", f"/s/{quote}/"):
+        html = page(client, url)
+        assert f"This post is hidden because you {said} @alice." in html, url
+        folded = re.search(r'<details class="quote-folded">(.*?)</details>', html, re.S)
+        assert folded is not None, url
+        assert "Show anyway" in folded.group(1), url
+        assert "the original words" in folded.group(1), url
+    blocks.block_create(blocker=alice, blocked_id=carol.id)
+    html = page(client, f"/s/{quote}/")
+    assert UNAVAILABLE in html
+    assert "the original words" not in html
