@@ -379,18 +379,24 @@ def _quote_approval(status: Status, author: dict, viewer: int | None) -> dict:
     }
 
 
+# The Quote states whose quoted status is answered (Mastodon 4.5's: a reader who
+# blocked or muted its author gets it with the state, for their app to fold it).
+QUOTE_SHOWN = frozenset({"accepted", "blocked_account", "muted_account"})
+
+
 def _quote(status: Status, related: Related, urls: Urls) -> dict:
     """Mastodon's Quote of a status quoting another (`Status.quote`): `accepted`
     with the quoted status (built from the copy the row carries: its counts and
     the viewer's state are not read, as 0 and false), whose own quote is a
-    ShallowQuote (its id only, as Mastodon nests one level); `deleted` or
-    `unauthorized` (also when its read could not check it) with none."""
+    ShallowQuote (its id only, as Mastodon nests one level); `blocked_account` or
+    `muted_account` with it too (the reader blocked or muted its author); `deleted`
+    or `unauthorized` (also when its read could not check it) with none."""
     quote = status.quote
     assert quote is not None
     state = status.quote_state or "unauthorized"
     stats = related.accounts.get(quote.author_id)
-    if state != "accepted" or stats is None:
-        return {"state": "unauthorized" if state == "accepted" else state,
+    if state not in QUOTE_SHOWN or stats is None:
+        return {"state": "unauthorized" if state in QUOTE_SHOWN else state,
                 "quoted_status": None}  # fmt: skip
     inner = Status(
         id=quote.id,
@@ -407,7 +413,7 @@ def _quote(status: Status, related: Related, urls: Urls) -> dict:
         entity["quote"] = {"state": "accepted", "quoted_status_id": str(quote.quote_of)}
     elif quote.quote_deleted:  # written by its deletion's job (`Quote`)
         entity["quote"] = {"state": "deleted", "quoted_status_id": None}
-    return {"state": "accepted", "quoted_status": entity}
+    return {"state": state, "quoted_status": entity}
 
 
 @dataclass(frozen=True, slots=True)
@@ -481,7 +487,7 @@ def related_get(
     shown: list[Status] = []  # those whose mentions their entities show
     for status in statuses:
         authors.add(status.author_id)
-        if status.quote is not None and status.quote_state == "accepted":
+        if status.quote is not None and status.quote_state in QUOTE_SHOWN:
             authors.add(status.quote.author_id)  # its Quote's account
         if status.repost_of is not None:
             wanted.append(status.repost_of)

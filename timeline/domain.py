@@ -484,9 +484,11 @@ class Status:
     quote: Quote | None = None
     # Whether the reader may see the quoted status (`quote`), as the read that
     # brought the row checked it (`timeline.selectors`), in Mastodon's Quote
-    # states: "accepted" shows the embed; "deleted" (it is gone),
-    # "unauthorized" (a block either way, a private author) and "revoked" (its
-    # author detached the quote: `Quote.revoked`) show "unavailable",
+    # states: "accepted" shows the embed; "blocked_account" and "muted_account"
+    # (the reader blocked or muted its author) fold it under "Show anyway";
+    # "deleted" (it is gone), "unauthorized" (its author blocked the reader, a
+    # private author) and "revoked" (its author detached the quote:
+    # `Quote.revoked`) show "unavailable",
     # and so does None (not checked): a read that did not check shows nothing of
     # the quoted status. Part of equality, so a rendered row's memo
     # (`timeline.rendering`) tells a shown embed from a withheld one.

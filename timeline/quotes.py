@@ -10,16 +10,18 @@ the embed's check at read knows nothing of a direct message's people). A repost
 is not quoted: its original is.
 
 **What is stored.** The quoting status carries a copy of what its embed shows
-(`Quote`: the quoted status's id, author, text, content warning, time, and the id
-it quotes in turn) in its hash's `quote` field, as a repost carries its original:
-every page renders the embed from the row it reads anyway, and checks in the same
-round trip that the quoted status still stands and that the reader may see it
-(`timeline.selectors`, `quote_seen`), showing "This post is unavailable." and
-nothing of it otherwise. The quoted status's `quotes:{status:<sid>}` lists its
-quotes (with a `quotes` count in its hash), written by the quote's request and
-again by its post job (`social.link_posted`: the two statuses' slots differ, and
-the job is the durable second step), removed by the quote's `unlinkq` job when it
-is deleted, deleted whole by the quoted status's `unlink` job (its quotes stay,
+(`Quote`: the quoted status's id, author, text, content warning, time, and the
+id it quotes in turn) in its hash's `quote` field, as a repost carries its
+original: every page renders the embed from the row it reads anyway, and checks
+in the same round trip that the quoted status still stands and that the reader
+may see it (`timeline.selectors`, `quote_seen`), showing "This post is
+unavailable." and nothing of it otherwise; one whose author the reader blocked
+or muted is folded under "Show anyway" (Mastodon's `blocked_account`,
+`muted_account`). The quoted status's `quotes:{status:<sid>}` lists its quotes
+(with a `quotes` count in its hash), written by the quote's request and again by
+its post job (`social.link_posted`: the two statuses' slots differ, and the job
+is the durable second step), removed by the quote's `unlinkq` job when it is
+deleted, deleted whole by the quoted status's `unlink` job (its quotes stay,
 unavailable; the quotes of its quotes are told it is deleted, their copy naming
 it no more: `edits.quotes_inner_deleted`, since a page checks one level only).
 An edit of the quoted status reaches the copies through its edit job

@@ -122,15 +122,21 @@ QUOTE_UNAVAILABLE = (
 )
 
 
+# The quote states whose embed is folded, and why (`Status.quote_state`).
+_QUOTE_FOLDED = {"blocked_account": "blocked", "muted_account": "muted"}
+
+
 def _quote_embed(status: Status, url, name: str = "") -> str:
     """The status a status quotes, embedded under its text (`timeline.quotes`): its
     author, its text (folded under its content warning), a link to its page, and
     of a quote of a quote the inner one's page only (one level, as Mastodon's).
     Shown only when the row's read checked that the reader may see it
-    (`Status.quote_state`), else "This post is unavailable." and nothing of it."""
+    (`Status.quote_state`), folded under "Show anyway" when they blocked or muted
+    its author, else "This post is unavailable." and nothing of it."""
     quote = status.quote
     assert quote is not None
-    if status.quote_state != "accepted":
+    folded = _QUOTE_FOLDED.get(status.quote_state or "")
+    if status.quote_state != "accepted" and folded is None:
         return QUOTE_UNAVAILABLE
     iso = quote.created_at.isoformat()
     shown = f'<bdi class="display-name">{escape(name)}</bdi> ' if name else ""
@@ -149,13 +155,23 @@ def _quote_embed(status: Status, url, name: str = "") -> str:
         if quote.quote_of is not None
         else ""
     )
-    return (
+    embed = (
         f'<blockquote class="quote-embed" data-quote-id="{quote.id:d}">'
         '<p class="quote-meta"><a class="quote-author" '
         f'href="{escape(quote.author_url)}">{shown}@{escape(quote.author)}</a> · '
         f'<a class="quote-link" href="{escape(quote.url)}">'
         f'<time datetime="{iso}">{quote.created_at:%d %b %Y}</time></a></p>'
         f"{text}{inner}</blockquote>"
+    )
+    if folded is None:
+        return embed
+    # Mastodon's web UI: why it is hidden, and "Show anyway" (no script: a
+    # <details> the reader opens).
+    return (
+        '<details class="quote-folded"><summary><span class="quote-why">'
+        f"This post is hidden because you {folded} @{escape(quote.author)}."
+        "</span> Show anyway</summary>"
+        f"{embed}</details>"
     )
 
 

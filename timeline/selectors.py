@@ -145,24 +145,27 @@ end
 -- Whether the viewer may see the status a row quotes (`timeline.quotes`), whose
 -- copy the row carries in its `quote` field (`Quote.to_field`: it starts with the
 -- quoted id and its author's): `quote_seen(value, viewer, sp, ss, up, us, fp, fs,
--- private, bp, bs, cp, cs)` answers as `original_seen` (0 for no quote), but 3
--- when the quoted status is gone, and 1 too across a block either way (the halves
--- of a status, user, followers, blocks and blocked_by key around an id). A row's
--- check is `original_seen`'s answer plus 3 times this one (`_refusals`,
--- `_quote_states`).
+-- private, bp, bs, cp, cs, mp, ms)` answers as `original_seen` (0 for no quote),
+-- but 3 when the quoted status is gone, 1 too when its author blocked the viewer,
+-- and, when the viewer may see it otherwise, 4 when the viewer blocked its author
+-- and 5 when they muted them (Mastodon's `blocked_account`, `muted_account`: the
+-- halves of a status, user, followers, blocks, blocked_by and mutes key around an
+-- id). A row's check is `original_seen`'s answer plus 3 times this one
+-- (`_refusals`, `_quote_states`).
 local function quote_seen(value, viewer, sp, ss, up, us, fp, fs, private, bp, bs,
-    cp, cs)
+    cp, cs, mp, ms)
   if not value or value == null then return 0 end
   local sid, author = string.match(value, '^{"i":(%d+),"u":(%d+),')
   if not sid then return 3 end
   if redis.call('EXISTS', sp .. sid .. ss) == 0 then return 3 end
-  if viewer ~= '' and viewer ~= author and (
-      redis.call('ZSCORE', bp .. viewer .. bs, author)
-      or redis.call('ZSCORE', cp .. viewer .. cs, author)) then
-    return 1
-  end
-  return original_seen(true, up .. author .. us, fp .. author .. fs, private,
+  local other = viewer ~= '' and viewer ~= author
+  if other and redis.call('ZSCORE', cp .. viewer .. cs, author) then return 1 end
+  local seen = original_seen(true, up .. author .. us, fp .. author .. fs, private,
     viewer, author)
+  if seen == 1 or not other then return seen end
+  if redis.call('ZSCORE', bp .. viewer .. bs, author) then return 4 end
+  if redis.call('ZSCORE', mp .. viewer .. ms, author) then return 5 end
+  return seen
 end
 local function quote_at(fields)
   for j, name in ipairs(fields) do
@@ -183,8 +186,9 @@ local function read_rows(keys, a)
   local authors_at = {tonumber(ARGV[a + n + 2]), tonumber(ARGV[a + n + 3])}
   local original_at = tonumber(ARGV[a + n + 4])
   local prefix, suffix = ARGV[a + n + 5], ARGV[a + n + 6]
-  local sp, ss, fp, fs, private, bp, bs, cp, cs = unpack(ARGV, a + n + 7, a + n + 15)
-  local card_fields = {unpack(ARGV, a + n + 16)}
+  local sp, ss, fp, fs, private, bp, bs, cp, cs, mp, ms =
+    unpack(ARGV, a + n + 7, a + n + 17)
+  local card_fields = {unpack(ARGV, a + n + 18)}
   local at, q_at = counts_at(fields), quote_at(fields)
   local rows, cards, seen, checks = {}, {}, {}, {}
   for i = 1, #keys, 3 do
@@ -196,7 +200,7 @@ local function read_rows(keys, a)
         redis.call('EXISTS', sp .. original .. ss) == 1,
         prefix .. author .. suffix, fp .. author .. fs, private, viewer, author))
         + 3 * quote_seen(row[q_at], viewer, sp, ss, prefix, suffix, fp, fs, private,
-          bp, bs, cp, cs)
+          bp, bs, cp, cs, mp, ms)
     end
     for _, at in ipairs(authors_at) do
       local author = row[at]
@@ -697,17 +701,25 @@ def _refusals(sids: list[int], checks: list, trusted: bool) -> set[int]:
 def _quote_states(
     sids: list[int], checks: list, trusted: bool
 ) -> dict[int, str] | None:
-    """The states of the statuses' quotes that are withheld (`Status.quote_state`:
-    "deleted", "unauthorized") from `quote_seen`'s answers (a row's check over 3;
-    any other quote is "accepted"); None when the read could not check them (a
-    Cluster's: `_refused_queue` does)."""
+    """The states of the statuses' quotes that are not "accepted"
+    (`Status.quote_state`: "deleted", "unauthorized", "blocked_account",
+    "muted_account") from `quote_seen`'s answers (a row's check over 3); None when
+    the read could not check them (a Cluster's: `_refused_queue` does). What holds
+    only for the viewer claimed is "unauthorized" until they are proven."""
     if checks == [None]:
         return None
-    return {
-        sid: "deleted" if seen >= 9 else "unauthorized"
-        for sid, seen in zip(sids, checks, strict=True)
-        if seen >= 3 and (seen < 6 or seen >= 9 or not trusted)
-    }
+    states = {}
+    for sid, seen in zip(sids, checks, strict=True):
+        state = _QUOTE_SEEN[seen // 3]
+        if state is not None and not (state == "accepted" and trusted):
+            states[sid] = state if trusted or state == "deleted" else "unauthorized"
+    return states
+
+
+# `quote_seen`'s answers: the state each says (an "accepted" one counts only once
+# the viewer is proven), None for no quote or one anyone may see.
+_QUOTE_SEEN = (None, "unauthorized", "accepted", "deleted", "blocked_account",
+               "muted_account")  # fmt: skip
 
 
 def _quote_checked(status: Status, states: dict[int, str]) -> Status:
@@ -754,6 +766,7 @@ def _rows_args(reads: ReadBatch, cluster: bool) -> tuple[int | None, list]:
             User.PRIVATE_FIELD,
             *keys.around_id(keys.blocks),
             *keys.around_id(keys.blocked_by),
+            *keys.around_id(keys.mutes),
             *User.CARD_FIELDS,
         ]
     return viewer, args
@@ -1184,6 +1197,7 @@ def _refused_queue(
         if asked:
             pipe.zmscore(keys.blocks(vid), quoted)
             pipe.zmscore(keys.blocked_by(vid), quoted)
+            pipe.zmscore(keys.mutes(vid), quoted)
 
     def parse(replies: list) -> frozenset[int]:
         found = replies[: len(originals)]
@@ -1198,31 +1212,57 @@ def _refused_queue(
                 uid, private, vid if trusted else None, trusted and admitted
             ):
                 refused.add(uid)
-        blocked: set[int] = set()
+        # The quoted authors the viewer blocked, who blocked them, they muted.
+        marked: list[set[int]] = [set(), set(), set()]
         if asked:
-            for scores in (next(answers), next(answers)):
-                blocked |= {
+            for found in marked:
+                found |= {
                     uid
-                    for uid, score in zip(quoted, scores, strict=True)
+                    for uid, score in zip(quoted, next(answers), strict=True)
                     if score is not None and uid != vid
                 }
+        blocking, blocked, muting = marked
         out = _Refused(
             s.id
             for s in reposts
             if s.repost_of in gone or (s.repost_uid or 0) in refused
         )
         out.quotes = {
-            s.id: "deleted"
-            if s.quote.id in gone
-            else "unauthorized"
-            if s.quote.author_id in refused or s.quote.author_id in blocked
-            else "accepted"
+            s.id: _quote_state_of(
+                s.quote.author_id,
+                gone=s.quote.id in gone,
+                hidden=s.quote.author_id in refused or s.quote.author_id in blocked,
+                trusted=trusted,
+                blocking=blocking,
+                muting=muting,
+            )
             for s in quoting
             if s.quote is not None
         }
         return out
 
     return reads.queue(build, parse)
+
+
+def _quote_state_of(
+    author: int,
+    *,
+    gone: bool,
+    hidden: bool,
+    trusted: bool,
+    blocking: set[int],
+    muting: set[int],
+) -> str:
+    """A quote's state from a Cluster's check (`quote_seen`'s rule, in order)."""
+    if gone:
+        return "deleted"
+    if hidden:
+        return "unauthorized"
+    if author in blocking or author in muting:
+        if not trusted:
+            return "unauthorized"
+        return "blocked_account" if author in blocking else "muted_account"
+    return "accepted"
 
 
 class _Refused(frozenset):
@@ -3793,15 +3833,30 @@ def quotes_get(
         reads, {status.author_id} | {uid for _, uid in rows[:size]}
     )
     others = _statuses_queue(reads, [q for q, _ in rows[:size]]) if rows else None
+    vid = reads.claimed_uid
+    # A Cluster's rows are unchecked: whether the viewer muted this status's
+    # author (one server's row script reads it, `quote_seen`), in this round trip.
+    muting = (
+        reads.queue(
+            lambda pipe: pipe.zscore(keys.mutes(vid), status.author_id),
+            lambda replies: replies[0],
+        )
+        if rows and vid is not None and vid != status.author_id and is_cluster()
+        else None
+    )
     if not visible(status.author_id, status.direct):
         return None
     if refused is not None and status.id in refused.value:
         return None
     shown = _seen(reads, hidden, visible, others.value.statuses) if others else []
-    # Each quotes this status, which the viewer may see: a Cluster's read, which
-    # could not check, says so (one server's checked it in its script).
+    # Each quotes this status, which the viewer may see (a block either way hides
+    # it): a Cluster's read, which could not check, says so, or that they muted
+    # its author (one server's checked it in its script).
+    said = "accepted"
+    if muting is not None and muting.value is not None:
+        said = "muted_account" if reads.proven_uid() == vid else "unauthorized"
     quoting = [
-        replace(s, quote_state="accepted")
+        replace(s, quote_state=said)
         if s.quote_state is None
         and s.quote is not None
         and s.quote.id == sid
@@ -5392,8 +5447,8 @@ local function read_related(keys, a)
   local up, us, pp, ps, fp, fs, gp, gs, sp, ss, lp, ls, rp, rs, bp, bs, np, ns, cp, cs =
     unpack(ARGV, t, t + 19)
   local private = ARGV[t + 20]
-  local xp, xs, yp, ys = unpack(ARGV, t + 21, t + 24)
-  local ufields = {unpack(ARGV, t + 25)}
+  local xp, xs, yp, ys, zp, zs = unpack(ARGV, t + 21, t + 26)
+  local ufields = {unpack(ARGV, t + 27)}
   local q_at = quote_at(fields)
   local nu = #ufields
   local rows, accounts, originals, checks, texts = {}, {}, {}, {}, {}
@@ -5463,7 +5518,7 @@ local function read_related(keys, a)
       seen_original[original], up .. author .. us, fp .. author .. fs, private,
       viewer, author))
       + 3 * quote_seen(row[q_at], viewer, sp, ss, up, us, fp, fs, private, xp, xs,
-        yp, ys)
+        yp, ys, zp, zs)
     -- A repost row's own state is not shown (`Status.from_fields`): its original's.
     if not original then
       state(row, keys[i], keys[i + 1], keys[i + 2],
@@ -5558,6 +5613,7 @@ def _related_args(viewer: int | None) -> list:
         User.PRIVATE_FIELD,
         *keys.around_id(keys.blocks),
         *keys.around_id(keys.blocked_by),
+        *keys.around_id(keys.mutes),
         *User.FIELDS,
     ]
 

@@ -630,3 +630,21 @@ def test_mastodon_py_reads_quotes_count_and_pages_the_quotes_up(site):
     assert [s.id for s in pia.status_quotes(original.id, since_id=first.id)] == [
         second.id
     ]
+
+
+def test_mastodon_py_reads_a_quote_of_a_muted_author_as_muted_account(site):
+    """Mastodon.py, unmodified: a reader who muted (then blocked) the quoted
+    author reads the Quote as Mastodon 4.5's `muted_account` (`blocked_account`)
+    with the quoted status, for the app to fold it behind "Show anyway"."""
+    for name in ("pia", "quin", "rex"):
+        make_user(name)
+    pia, quin = _signed_in(site, "pia"), _signed_in(site, "quin")
+    rex = _signed_in(site, "rex")
+    original = pia.status_post("Worth quoting")
+    quote = quin.status_post("So true", quoted_status_id=original.id)
+    rex.account_mute(pia.me().id)
+    seen = rex.status(quote.id).quote
+    assert seen.state == "muted_account"
+    assert seen.quoted_status.id == original.id
+    rex.account_block(pia.me().id)
+    assert rex.status(quote.id).quote.state == "blocked_account"

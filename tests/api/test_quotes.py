@@ -410,3 +410,17 @@ def test_a_quoted_author_the_reader_blocked_or_muted_is_said_so(r, people, how, 
     blocks.block_create(blocker=alice, blocked_id=carol.id)
     entity = client.get(f"/api/v1/statuses/{made['id']}").json()
     assert entity["quote"] == {"state": "unauthorized", "quoted_status": None}
+
+
+def test_the_quotes_of_a_muted_authors_status_say_muted_account(r, people):
+    """Carol muted alice and lists the quotes of alice's post: each one's Quote is
+    `muted_account` with the post, on one server (its row script checks) and on a
+    Cluster (a read in the page's second round trip), as Mastodon's."""
+    alice, bob, carol = people["alice"], people["bob"], people["carol"]
+    original = services.status_create(author=alice, text="the words")
+    _quote(_api(bob), original.id)
+    run_jobs()
+    blocks.mute_create(user=carol, muted_id=alice.id)
+    listed = _api(carol).get(f"/api/v1/statuses/{original.id}/quotes").json()
+    assert [q["quote"]["state"] for q in listed] == ["muted_account"]
+    assert listed[0]["quote"]["quoted_status"]["id"] == str(original.id)
