@@ -427,3 +427,32 @@ def test_a_quoted_author_one_blocked_or_muted_is_folded_under_show_anyway(
     html = page(client, f"/s/{quote}/")
     assert UNAVAILABLE in html
     assert "the original words" not in html
+
+
+@pytest.mark.real_redis
+def test_the_quote_link_shows_only_where_a_quote_would_be_accepted(r, people):
+    """A private account's rows offer "Quote" to their author only (an approved
+    follower's quote would be refused at posting), on the home, the profile and
+    the status page; a public account's rows to everyone signed in. The rows carry
+    what decides it (the author's card): the pages cost the round trips they did."""
+    alice, bob = people["alice"], people["bob"]
+    services.follow_create(follower=bob, followee_id=alice.id)
+    shared = services.status_create(author=alice, text="public words")
+    run_jobs()
+    pages = ("/", "/u/alice/", f"/s/{shared.id}/")
+    viewer = logged_in_client("bob")
+    before = {url: _trips(viewer, url) for url in pages}
+    for url in pages:
+        assert f'href="/s/{shared.id}/quote/"' in page(viewer, url), url
+    privacy.account_privacy_set(user=alice, private=True)
+    privacy.follow_request_approve(owner=alice, requester_id=bob.id)
+    secret = services.status_create(author=alice, text="secret words")
+    run_jobs()
+    for url in ("/", "/u/alice/", f"/s/{secret.id}/"):
+        html = page(viewer, url)
+        assert "secret words" in html, url
+        assert f'href="/s/{secret.id}/quote/"' not in html, url
+    own = logged_in_client("alice")
+    for url in ("/u/alice/", f"/s/{secret.id}/"):
+        assert f'href="/s/{secret.id}/quote/"' in page(own, url), url
+    assert {url: _trips(viewer, url) for url in pages} == before
