@@ -110,7 +110,15 @@ class User:
     # holds the user (`accounts.services.user_create`): while present, each log-in
     # writes the entries. Absent in every hash made before it (all indexed).
     UNINDEXED_FIELD: ClassVar[str] = "unindexed"
-    CARD_FIELDS: ClassVar[tuple[str, ...]] = ("username", "name", "avatar", "deleted")
+    # A card's: what a row shows of its author, and whether they are private
+    # (the row then offers "Quote" to them alone, `timeline.rendering`).
+    CARD_FIELDS: ClassVar[tuple[str, ...]] = (
+        "username",
+        "name",
+        "avatar",
+        "deleted",
+        "private",
+    )
 
     @classmethod
     def from_fields(cls, uid: int, values: list[str | None]) -> User | None:
@@ -157,7 +165,9 @@ class User:
 
     @property
     def card(self) -> Card:
-        return Card(id=self.id, name=self.name, avatar=self.avatar)
+        return Card(
+            id=self.id, name=self.name, avatar=self.avatar, private=self.private
+        )
 
 
 AVATAR_VERSION_RE = re.compile(r"^[0-9a-f]{16}\Z", re.ASCII)
@@ -184,20 +194,25 @@ def avatar_url(
 @dataclass(frozen=True, slots=True)
 class Card:
     """What a status row shows of its author beside the username: their display
-    name and avatar (`User.CARD_FIELDS`), read fresh on every page, never cached
-    with the status, so an edit shows on old statuses too."""
+    name and avatar, and whether they are private (`User.CARD_FIELDS`), read fresh
+    on every page, never cached with the status, so an edit shows on old statuses
+    too."""
 
     id: int
     name: str = ""
     avatar: str = ""
+    # A private account (`timeline.privacy`): its statuses are quoted by it alone.
+    private: bool = False
 
     @classmethod
     def from_fields(cls, uid: int, values: list[str | None]) -> Card | None:
         """The card from an HMGET of `User.CARD_FIELDS`; None for no such user."""
-        username, name, avatar, deleted = values
+        username, name, avatar, deleted, private = values
         if username is None or deleted is not None:
             return None
-        return cls(id=uid, name=name or "", avatar=avatar or "")
+        return cls(
+            id=uid, name=name or "", avatar=avatar or "", private=private is not None
+        )
 
     @classmethod
     def from_read(cls, uid: int, values: list[str | None]) -> Card | None:

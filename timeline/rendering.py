@@ -218,9 +218,10 @@ def _count(n: int | None) -> str:
     return f' <span class="count">{n:d}</span>' if n else ""
 
 
-def _social(status: Status, form_head: str | None, url) -> str:
+def _social(status: Status, form_head: str | None, url, quotable: bool) -> str:
     """The row's Reply link and Like and Repost buttons (acting on a repost's
-    original), with its counts and the viewer's state where they were read.
+    original), with its counts and the viewer's state where they were read, and
+    its Quote link where the viewer may quote it (`quotable`, `_quotable`).
     `form_head`: the CSRF and `next` fields every form of the page starts with
     (None for a visitor, who gets the counts without buttons)."""
     page, like, unlike, repost, unrepost, _, quote = _links(url, status.original_id)
@@ -237,7 +238,7 @@ def _social(status: Status, form_head: str | None, url) -> str:
         # row links to the original's page, where both are shown and work.
         likes = f'<a class="link-button like" href="{page}#actions">Like</a>'
         reposts = f'<a class="link-button repost" href="{page}#actions">Repost</a>'
-        quoting = "" if status.direct else _quote_action(quote)
+        quoting = _quote_action(quote) if quotable else ""
         return f'<div class="status-social">{reply} {likes} {reposts}{quoting}</div>'
     liked, reposted = status.liked, status.reposted
     likes = _button(
@@ -253,8 +254,19 @@ def _social(status: Status, form_head: str | None, url) -> str:
         reposted,
         status.reposts,
     )
-    quoting = _quote_action(quote)
+    quoting = _quote_action(quote) if quotable else ""
     return f'<div class="status-social">{reply} {likes} {reposts}{quoting}</div>'
+
+
+def _quotable(status: Status, card: Card | None, viewer_id: int | None) -> bool:
+    """Whether the viewer's quote of the row's status (a repost's original) would
+    be accepted (`quotes.quote_target`'s rule): never a direct message; a private
+    account's by its author alone (the author's card says it, read with the row;
+    none read: offered, and the quote page answers)."""
+    if status.direct:
+        return False
+    private = card is not None and card.private
+    return not private or status.shown_author_id == viewer_id
 
 
 def _quote_action(href: str) -> str:
@@ -393,6 +405,7 @@ def _row(
     signed_in: bool,
     fold: str = "",
     quote_name: str = "",
+    quotable: bool = True,
 ) -> tuple[str, tuple[str, ...]]:
     """A row's markup before its relative time, and after it in parts, with the
     page's CSRF field and forms' head to put in (`_TOKEN`, `_FORM_HEAD`, `_marked`):
@@ -400,7 +413,8 @@ def _row(
     arguments (the status's immutable fields, its `counts` and the viewer's state
     (with a poll's tally and the viewer's choices, then whether it has closed),
     the author's card, whether the viewer wrote it, the prefix's `url`, whether a
-    viewer is signed in, the titles of the filters that `fold` it), so a memoized
+    viewer is signed in, the titles of the filters that `fold` it, its quoted
+    author's display name, whether the viewer may quote it), so a memoized
     row shows what a fresh one would. A page of 30 rows built from scratch was
     about a tenth of its Python (docs/BENCHMARKS.md)."""
     head, before, meta, tail = _fragments(status, url, quote_name)
@@ -429,7 +443,7 @@ def _row(
         # ends the tail), as Mastodon's: its options may be what it warns of.
         assert tail.endswith("</details>")
         tail, poll = tail[: -len("</details>")], f"{poll}</details>"
-    social = _social(status, form_head, url)
+    social = _social(status, form_head, url, quotable)
     return start, _marked(f"{tail}{poll}{social}{delete}{end}")
 
 
@@ -489,6 +503,7 @@ def _row_maker(
     form_head = f"{token_html}{nxt}"
 
     def parts(status: Status) -> list[str]:
+        card = cards.get(status.shown_author_id)
         start, rest = _row(
             status,
             (
@@ -502,13 +517,14 @@ def _row_maker(
                 status.voted,
                 status.poll is not None and status.poll.expired(now),
             ),
-            cards.get(status.shown_author_id),
+            card,
             status.author_id == viewer_id,
             url,
             signed_in,
             filtered.get(status.id, ""),
             # No call for the many rows without a quote.
             "" if status.quote is None else _quote_name(status, cards),
+            _quotable(status, card, viewer_id),
         )
         items = [start, relative(status.created, now)]
         if signed_in:
