@@ -1,6 +1,8 @@
 """Quote posts in a real browser: a reader quotes a status from everyone's posts
 (an empty text first: the error, and the quoted status still above the box), sees
-it embedded under their own on their home, and the quoted author is told."""
+it embedded under their own on their home, and the quoted author is told, then
+revokes the quote from their status's quotes page: the quote no longer shows
+their post."""
 
 from __future__ import annotations
 
@@ -44,3 +46,20 @@ def test_a_reader_quotes_a_status_and_its_author_is_told(new_page):
     log_in(page, "alice")
     page.goto("/notifications/")
     assert page.get_by_text("quoted your post.").is_visible()
+    # She revokes it from her post's quotes: said so, and bob's quote shows
+    # nothing of her post any more.
+    page.goto(f"/s/{original.id}/")
+    navigating(page, page.get_by_role("link", name="1 quote").click)
+    assert path_of(page) == f"/s/{original.id}/quotes/"
+    row = page.locator("li.status", has_text="So true")
+    navigating(page, row.get_by_role("button", name="Revoke quote").click)
+    assert path_of(page) == f"/s/{original.id}/quotes/"
+    assert page.get_by_text(
+        "Quote revoked: the post by @bob no longer shows yours."
+    ).is_visible()
+    assert page.get_by_text("No quotes yet.").is_visible()
+    page.context.clear_cookies()
+    log_in(page, "bob")
+    page.goto("/")
+    assert page.get_by_text("This post is unavailable.").is_visible()
+    assert not page.get_by_text("Worth quoting, this").is_visible()

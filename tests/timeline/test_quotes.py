@@ -456,3 +456,43 @@ def test_the_quote_link_shows_only_where_a_quote_would_be_accepted(r, people):
     for url in ("/u/alice/", f"/s/{secret.id}/"):
         assert f'href="/s/{secret.id}/quote/"' in page(own, url), url
     assert {url: _trips(viewer, url) for url in pages} == before
+
+
+def test_the_quoted_author_revokes_a_quote_from_the_quotes_page(r, people, settings):
+    """Alice's quotes page gives each row a "Revoke quote" button (a CSRF-protected
+    POST); pressing it says what happened, and bob's quote shows "This post is
+    unavailable." and leaves her quotes, as the API's revoke. Nobody else is
+    offered the button, and their POST is 403 with nothing changed; revoking is
+    rate-limited as likes are (429, nothing changed)."""
+    settings.RATE_LIMIT_LIKE = "1/1h"
+    original, quote = quoted(people)
+    other = quotes.status_quote(author=people["carol"], sid=original, text="mine")
+    run_jobs()
+    listing = f"/s/{original}/quotes/"
+    revoke = f"/s/{original}/quotes/{quote}/revoke/"
+    for name in ("bob", "carol"):
+        client = logged_in_client(name)
+        assert "Revoke quote" not in page(client, listing), name
+        assert client.post(revoke).status_code == 403, name
+        assert "the original words" in page(client, f"/s/{quote}/"), name
+    assert r.zcard(keys.quotes(original)) == 2
+    # Without the page's CSRF token the POST is refused.
+    strict = logged_in_client("alice", enforce_csrf_checks=True)
+    assert strict.post(revoke).status_code == 403
+    assert r.zcard(keys.quotes(original)) == 2
+    owner = logged_in_client("alice")
+    html = page(owner, listing)
+    assert html.count("Revoke quote") == 2
+    assert f'action="{revoke}"' in html
+    answer = owner.post(revoke, {"next": listing}, follow=True)
+    assert answer.redirect_chain[-1][0] == listing
+    shown = answer.content.decode()
+    assert "Quote revoked: the post by @bob no longer shows yours." in shown
+    assert f'data-status-id="{quote}"' not in shown
+    assert f'data-status-id="{other.id}"' in shown
+    assert UNAVAILABLE in page(logged_in_client("carol"), f"/s/{quote}/")
+    assert r.zcard(keys.quotes(original)) == 1
+    # The budget is spent: past it, 429 and the other quote stands.
+    refused = owner.post(f"/s/{original}/quotes/{other.id}/revoke/")
+    assert refused.status_code == 429 and "Retry-After" in refused
+    assert r.zcard(keys.quotes(original)) == 1
