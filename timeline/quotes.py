@@ -132,12 +132,17 @@ def status_quote(
     return replace(status, quote_state="accepted")  # as `quote_target` found it
 
 
-def quote_revoke(*, user: User, sid: int, quoting_id: int) -> Status:
+def quote_revoke(
+    *, user: User, sid: int, quoting_id: int, limit: limits.Limit | None = None
+) -> Status:
     """Detach status `quoting_id`'s quote of status `sid`, the user's own (Mastodon's
     `revoke`): the quote as it stands now, revoked. NotFound when `sid` is gone or
     hidden from the user or `quoting_id` does not quote it; Forbidden when `sid`
-    is another's (Mastodon's QuotePolicy: only the quoted author revokes).
-    Idempotent."""
+    is another's (Mastodon's QuotePolicy: only the quoted author revokes). With
+    `limit` (the site's: `limits.like`), taken first or refused with
+    TooManyAttempts. Idempotent."""
+    if limit is not None:
+        limits.take(limit)
     if not (0 < sid < MAX_STATUS_ID and 0 < quoting_id < MAX_STATUS_ID):
         raise NotFound(sid)
     found = {s.id: s for s in services.statuses_read([sid, quoting_id])}

@@ -457,6 +457,7 @@ def status_list(
     cards: dict[int, Card] | None = None,
     list_id: str = "",
     filtered: dict[int, str] | None = None,
+    revoke_of: int | None = None,
 ) -> Markup:
     """Statuses as `<ol class="statuses">`, newest first, each with its author's
     card from `cards` (the generated avatar and the username without one), its
@@ -464,14 +465,40 @@ def status_list(
     statuses get a Delete button (the page's one CSRF token serves every form).
     `list_id`: the list's id, for a pager that extends it (`timeline/_pager.html`);
     `filtered`: the statuses folded by the viewer's filters (sid -> their titles,
-    `timeline.filters.Filters.fold`)."""
+    `timeline.filters.Filters.fold`); `revoke_of`: the viewer's status these quote
+    (its quotes page, for its author): each row gets a "Revoke quote" button."""
     rows = _row_maker(viewer_id, csrf_token, back, cards, filtered)
-    items = [part for status in statuses for part in rows(status)]
+    items = []
+    for status in statuses:
+        parts = rows(status)
+        if revoke_of is not None and viewer_id is not None:
+            parts[-1] = _with_revoke(parts[-1], status, revoke_of, csrf_token, back)
+        items += parts
     id_attr = f' id="{escape(list_id)}"' if list_id else ""
     return Markup(
         f'<ol class="statuses"{id_attr} aria-label="{escape(label)}">'
         f"{''.join(items)}</ol>"
     )
+
+
+def _with_revoke(
+    last: str, status: Status, sid: int, csrf_token: str, back: str
+) -> str:
+    """A row's last part with, for a status quoting status `sid` (not revoked),
+    the quoted author's "Revoke quote" form (`timeline.views.quote_revoke`, a
+    CSRF-protected POST back to `back`) at its end."""
+    quote = status.quote
+    if quote is None or quote.id != sid or quote.revoked or status.repost_of:
+        return last
+    assert last.endswith("</li>")
+    action = escape(url_maker()("timeline:quote_revoke", sid, status.id))
+    nxt = f'<input type="hidden" name="next" value="{escape(back)}">' if back else ""
+    form = (
+        f'<form class="revoke-form" method="post" action="{action}">'
+        f"{csrf_input_html(csrf_token)}{nxt}"
+        '<button type="submit" class="link-button">Revoke quote</button></form>'
+    )
+    return f"{last[: -len('</li>')]}{form}</li>"
 
 
 def _quote_name(status: Status, cards: dict[int, Card]) -> str:
@@ -562,12 +589,14 @@ def status_list_tag(
     cards: dict[int, Card] | None = None,
     list_id: str = "",
     filtered: dict[int, str] | None = None,
+    revoke_of: int | None = None,
 ) -> Markup:
     """`{{ status_list(statuses, label, cards) }}` in templates, for the page's
     viewer (`cards`: the page's authors' cards, `Page.cards`; `list_id`,
-    `filtered`: as `status_list`). The rows' forms return to the page shown: the
-    context's `page_path` where the view names it (a page rendered after a failed
-    POST, at the form's POST-only address), else the request's path and query."""
+    `filtered`, `revoke_of`: as `status_list`). The rows' forms return to the page
+    shown: the context's `page_path` where the view names it (a page rendered after
+    a failed POST, at the form's POST-only address), else the request's path and
+    query."""
     viewer_id, token, back = _page_args(context)
     return status_list(
         statuses,
@@ -578,6 +607,7 @@ def status_list_tag(
         cards=cards,
         list_id=list_id,
         filtered=filtered,
+        revoke_of=revoke_of,
     )
 
 

@@ -22,6 +22,11 @@ urlpatterns = [
     path("s/<int:sid>/reply/", views.status_reply, name="status_reply"),
     path("s/<int:sid>/quote/", views.status_quote, name="status_quote"),
     path("s/<int:sid>/quotes/", views.status_quotes, name="status_quotes"),
+    path(
+        "s/<int:sid>/quotes/<int:quoting_id>/revoke/",
+        views.quote_revoke,
+        name="quote_revoke",
+    ),
     path("s/<int:sid>/edit/", views.status_edit, name="status_edit"),
     path("s/<int:sid>/history/", views.status_history, name="status_history"),
     path("s/<int:sid>/like/", views.like, name="like"),

@@ -936,7 +936,41 @@ def status_quotes(request, sid: int):
     )
     if found is None:
         raise Http404("No such status")
-    return render(request, "timeline/quotes.html", {"found": found})
+    # Its author revokes the quotes from here (`quote_revoke`).
+    revocable = request.user.is_authenticated and request.user.id == (
+        found.status.author_id
+    )
+    return render(
+        request, "timeline/quotes.html", {"found": found, "revocable": revocable}
+    )
+
+
+@require_POST
+@login_required
+def quote_revoke(request, sid: int, quoting_id: int):
+    """The quoted author detaches a quote of their status (`quotes.quote_revoke`,
+    from the like budget): back to `next` saying so; 403 for anyone else."""
+    back = safe_next(request, url_for("timeline:status_quotes", sid))
+    try:
+        revoked = quotes.quote_revoke(
+            user=request.user,
+            sid=sid,
+            quoting_id=quoting_id,
+            limit=limits.like(request.user.id),
+        )
+    except NotFound as error:
+        raise Http404("No such quote") from error
+    except Forbidden as error:
+        raise PermissionDenied(str(error)) from error
+    except TooManyAttempts as error:
+        return _slow_down(
+            request, error, reason="You have changed too much lately.", back=back
+        )
+    messages.success(
+        request,
+        f"Quote revoked: the post by @{revoked.author} no longer shows yours.",
+    )
+    return redirect(back)
 
 
 def status_likes(request, sid: int):
