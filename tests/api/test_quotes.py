@@ -424,3 +424,26 @@ def test_the_quotes_of_a_muted_authors_status_say_muted_account(r, people):
     listed = _api(carol).get(f"/api/v1/statuses/{original.id}/quotes").json()
     assert [q["quote"]["state"] for q in listed] == ["muted_account"]
     assert listed[0]["quote"]["quoted_status"]["id"] == str(original.id)
+
+
+def test_quoting_a_reblogs_id_is_mastodons_404(r, people):
+    """A reblog is quoted by no one, its reblogger included (Mastodon 4.5's
+    `quote_policy_for_account` denies a reblog, and its statuses API answers 404
+    The post you are trying to quote does not appear to exist.); nothing is
+    posted; the original's own id quotes it."""
+    alice, bob, carol = people["alice"], people["bob"], people["carol"]
+    original = services.status_create(author=alice, text="the words")
+    reblog = _api(bob).post(f"/api/v1/statuses/{original.id}/reblog").json()
+    for who in (carol, bob):
+        answer = _quote(_api(who), reblog["id"])
+        assert answer.status_code == 404, who.username
+        assert answer.json() == {
+            "error": "The post you are trying to quote does not appear to exist."
+        }
+    assert _api(carol).get(f"/api/v1/accounts/{carol.id}/statuses").json() == []
+    assert (
+        _api(alice).get(f"/api/v1/statuses/{original.id}").json()["quotes_count"] == 0
+    )
+    made = _quote(_api(carol), original.id)
+    assert made.status_code == 200
+    assert made.json()["quote"]["quoted_status"]["id"] == str(original.id)
