@@ -246,9 +246,13 @@ def _post(request, values, user, reserved_id: int | None = None) -> Status:
             if reply_to and (not reply_to.isdecimal() or len(reply_to) > 19):
                 raise ApiError(404, IN_REPLY_NOT_FOUND)
             try:
-                quotes.quote_target(user=user, sid=int(quoted))
+                target = quotes.quote_target(user=user, sid=int(quoted))
             except (NotFound, Forbidden) as error:
                 raise ApiError(404, QUOTED_NOT_FOUND) from error
+            if target.id != int(quoted):
+                # A reblog's id (its original answered): Mastodon's quote policy
+                # denies a reblog, to its reblogger too (`quote_policy_for_account`).
+                raise ApiError(404, QUOTED_NOT_FOUND)
             try:
                 return quotes.status_quote(
                     author=user,
