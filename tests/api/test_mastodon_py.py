@@ -594,8 +594,8 @@ def test_mastodon_py_votes_through_a_reblogs_poll_and_counts_unread_by_type(site
 
 def test_mastodon_py_quotes_a_status_and_lists_its_quotes(site):
     """Mastodon.py 2.x's quote calls, unmodified: a status posted with
-    `quoted_status_id`, its Quote read back, the quoted status's quotes, and the
-    quoted author's `quote` notification."""
+    `quoted_status_id`, its Quote read back, the quoted status's quotes, the
+    quoted author's `quote` notification, and a reblog's id refused (404)."""
     for name in ("pia", "quin"):
         make_user(name)
     pia, quin = _signed_in(site, "pia"), _signed_in(site, "quin")
@@ -610,6 +610,10 @@ def test_mastodon_py_quotes_a_status_and_lists_its_quotes(site):
     assert [n.status.id for n in told] == [quote.id]
     with pytest.raises(MastodonNotFoundError):
         quin.status_post("Nothing there", quoted_status_id=999)
+    # A reblog's id is quoted by no one, its reblogger included (Mastodon's).
+    reblog = quin.status_reblog(original.id)
+    with pytest.raises(MastodonNotFoundError):
+        quin.status_post("Through a reblog", quoted_status_id=reblog.id)
 
 
 def test_mastodon_py_reads_quotes_count_and_pages_the_quotes_up(site):
