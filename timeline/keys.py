@@ -34,8 +34,9 @@ account's job (`account:<uid>`) deletes every per-user key of both tables
 |                      |        | its closing job was queued: once)         | the closing job (older hashes: none)      |
 |                      |        | quote (JSON: the quoted status's id,      | absent without one (older hashes: none, no|
 |                      |        | author id and name, text, warning, time,  | migration); a repost carries its          |
-|                      |        | the id it quotes in turn: `Quote`),       | original's; quotes: a count, HINCRBY with |
-|                      |        | quotes (how many quote it)                | `quotes:{status:<sid>}`                   |
+|                      |        | the id it quotes in turn, or that one's   | original's; quotes: a count, HINCRBY with |
+|                      |        | deletion, written by its unlink job:      | `quotes:{status:<sid>}`                   |
+|                      |        | `Quote`), quotes (how many quote it)      |                                           |
 | `edits:{status:<sid>}` | list | the versions an edit replaced, oldest     | EDITS_MAX (20): past it, edits are        |
 |                      |        | first, each JSON {text, spoiler, mentions,| refused with a message; deleted with the  |
 |                      |        | at} (`timeline.edits`)                    | status by its `unlink` job                |
