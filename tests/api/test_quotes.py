@@ -447,3 +447,19 @@ def test_quoting_a_reblogs_id_is_mastodons_404(r, people):
     made = _quote(_api(carol), original.id)
     assert made.status_code == 200
     assert made.json()["quote"]["quoted_status"]["id"] == str(original.id)
+
+
+def test_a_quote_made_after_a_deletion_two_levels_up_says_deleted(r, people):
+    """Alice's post is deleted, then carol quotes bob's quote of it: her embed's
+    ShallowQuote is `deleted` with no id from the start (the deletion's job,
+    done before her quote, could not tell it)."""
+    alice, bob, carol = people["alice"], people["bob"], people["carol"]
+    first = services.status_create(author=alice, text="the words")
+    middle = _quote(_api(bob), first.id).json()
+    services.status_delete(user=alice, sid=first.id)
+    run_jobs()
+    outer = _quote(_api(carol), middle["id"]).json()
+    run_jobs()
+    for entity in (outer, _api(carol).get(f"/api/v1/statuses/{outer['id']}").json()):
+        inner = entity["quote"]["quoted_status"]["quote"]
+        assert inner == {"state": "deleted", "quoted_status_id": None}
