@@ -85,6 +85,19 @@ def quote_target(*, user: User, sid: int) -> Status:
     return found
 
 
+def _quote_of(quoted: Status) -> Quote:
+    """The copy a new quote of `quoted` carries: one of a quote whose own quoted
+    status is deleted says so (`Quote.quote_deleted`), as that deletion's job
+    writes into the quotes it finds (`edits.quotes_inner_deleted`): one round
+    trip more, for a quote of a quote only."""
+    quote = Quote.of(quoted)
+    if quote.quote_of is not None and not get_redis().exists(
+        keys.status(quote.quote_of)
+    ):
+        return replace(quote, quote_of=None, quote_deleted=True)
+    return quote
+
+
 def status_quote(
     *,
     author: User,
@@ -121,7 +134,7 @@ def status_quote(
         spoiler=spoiler,
         direct=direct,
         poll=poll,
-        quote=Quote.of(quoted),
+        quote=_quote_of(quoted),
     )
     if not social.link_posted(status=status):
         raise QuotesFull(
