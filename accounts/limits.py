@@ -110,6 +110,11 @@ def like(uid: int) -> Limit:
     return Limit("like", keys.user_tag(uid), rates(settings.RATE_LIMIT_LIKE))
 
 
+def report(uid: int) -> Limit:
+    """Reports a user may file (`timeline.reports`)."""
+    return Limit("report", keys.user_tag(uid), rates(settings.RATE_LIMIT_REPORT))
+
+
 def api(grant_id: str | None, client: str) -> Limit:
     """API requests: per access token (its hash), else per client address."""
     subject = f"a:{grant_id[:32]}" if grant_id else keys.client_tag(_client(client))

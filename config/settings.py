@@ -63,6 +63,8 @@ RATE_LIMIT_POST = env.str("RATE_LIMIT_POST", default="30/5m,300/3h")
 RATE_LIMIT_FOLLOW = env.str("RATE_LIMIT_FOLLOW", default="30/1m,400/1d")
 # Likes, reposts and their undoing per user (timeline.social).
 RATE_LIMIT_LIKE = env.str("RATE_LIMIT_LIKE", default="60/1m,1000/1d")
+# Reports one user may file (`timeline.reports`): the site's and the API's.
+RATE_LIMIT_REPORT = env.str("RATE_LIMIT_REPORT", default="10/1h")
 # API requests per access token (Mastodon's default: 300 in 5 minutes), and per
 # client address for requests without one; every API response says what is left
 # (X-RateLimit-* headers).
@@ -115,6 +117,12 @@ NOTIFICATIONS_CAP = env.int("NOTIFICATIONS_CAP", default=500)
 # Suggestions a user dismissed ("who to follow", `timeline.suggestions`), kept per
 # user; past it the oldest dismissal goes (that person may be suggested again).
 SUGGESTION_DISMISSALS_MAX = env.int("SUGGESTION_DISMISSALS_MAX", default=1000)
+# Reports (`timeline.reports`): open ones waiting for an operator (past it, a new
+# report is refused with a message), settled ones kept (past it, the oldest settled
+# go), and statuses one report may flag.
+REPORTS_OPEN_MAX = env.int("REPORTS_OPEN_MAX", default=10_000)
+REPORTS_SETTLED_MAX = env.int("REPORTS_SETTLED_MAX", default=10_000)
+REPORT_STATUSES_MAX = env.int("REPORT_STATUSES_MAX", default=20)
 FOLLOW_BACKFILL = env.int("FOLLOW_BACKFILL", default=200)
 # A profile names the people in common among the viewer's newest follows, up to this
 # many, so its cost does not grow with how many people the viewer follows.

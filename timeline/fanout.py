@@ -731,6 +731,7 @@ def _account_keys(uid: int) -> list[str]:
         *limits.post(uid).keys(),
         *limits.follow(uid).keys(),
         *limits.like(uid).keys(),
+        *limits.report(uid).keys(),
         keys.home(uid),
         keys.posts(uid),
         keys.followers(uid),
@@ -783,7 +784,9 @@ def run_account(job: jobs.Job) -> None:
     requests leave the notifications they made (`l`, `g`, `r`); their other
     notifications in others' stores stay, left out at read (no index leads to
     them). Others' mutes of them stay (no index leads to them; a deleted id is never
-    handed out again, and the list of one's mutes skips people who are gone). The
+    handed out again, and the list of one's mutes skips people who are gone).
+    Reports they filed and reports about them stay (`timeline.reports`: they are
+    the operators', in their own slot, and name both people as they were). The
     posts and the followers, following and block zsets are kept until `e`, so every
     walk's order holds and a rerun finds the same members; every step is idempotent.
     """

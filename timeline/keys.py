@@ -183,6 +183,19 @@ account's job (`account:<uid>`) deletes every per-user key of both tables
 |                      |        | API's DELETE /api/v1/suggestions/:id);    | does not exist (yet); a dismissed account |
 |                      |        | never suggested again, by either source   | deleted since stays (ids are never given  |
 |                      |        | (`timeline/suggestions.py`)               | again); deleted with the account          |
+| `report:{reports}:<id>` | hash | a report (`timeline.reports.Report`):    | one per report in the two zsets below;    |
+|                      |        | reporter and target (uid and name then),  | deleted when its settled entry is dropped |
+|                      |        | category, comment, created (unix ms),     | (REPORTS_SETTLED_MAX); stays when either  |
+|                      |        | statuses (JSON: each flagged status's id, | account is deleted (the operators'        |
+|                      |        | text, warning, time as filed: a copy that | record); REPORT_STATUSES_MAX (20) statuses|
+|                      |        | outlives an edit or a delete); settled,   | each                                      |
+|                      |        | note once settled                         |                                           |
+| `reports:{reports}:ids` | string | the last report id given              | one key                                   |
+| `reports:{reports}:open` | zset | report id -> created (ms): what the     | REPORTS_OPEN_MAX (10,000): past it, a new |
+|                      |        | operators read, oldest first (`manage.py` | report is refused with a message (none is |
+|                      |        | `reports`)                                | dropped)                                  |
+| `reports:{reports}:settled` | zset | report id -> settled (ms)           | REPORTS_SETTLED_MAX (10,000): past it the |
+|                      |        |                                           | oldest settled go, with their hashes      |
 | `users:popular`      | zset   | uid -> follower count, set after a follow | top POPULAR_CAP (100), trimmed on write;  |
 |                      |        | or unfollow from that user's ZCARD        | suggestions for new users                 |
 | `jobs:{q<k>}`         | zset   | job id -> when it is due (unix ms); while | one queue per Cluster slot (the tag `q<k>`|
@@ -246,6 +259,11 @@ user's account is deleted: nothing indexes the recipients from the actor, and th
 page leaves out deleted actors at read (as it does blocked and muted ones). Their
 follows and follow requests are the exception: the deletion job walks those anyway,
 and takes them out of the "followed you" and "asked to follow you" groups.
+
+Reports share one slot (the tag `{reports}`), so filing one (its id, its hash, its
+entry in the open zset, the cap's check) and settling one are each one script. One
+slot for every report is fine where it would not be for statuses: reports are rare
+(RATE_LIMIT_REPORT per user) and only operators read them, so the slot is never hot.
 
 Blocks and mutes: a page reads at most HIDE_READ_MAX (1,000) entries of each of the
 viewer's `blocks`, `blocked_by` and `mutes` in its first round trip, and asks a longer
@@ -610,6 +628,33 @@ def suggestions_dismissed(uid: int) -> str:
     """Whom the user dismissed from their suggestions; in their slot, beside
     `suggestions:{<uid>}`, so one script dismisses from both."""
     return f"suggestions_dismissed:{{{uid}}}"
+
+
+def report(rid: int) -> str:
+    """Report `rid` (`timeline.reports`): every report key shares the tag
+    `{reports}`, one slot."""
+    return f"{report_prefix()}{rid}"
+
+
+def report_prefix() -> str:
+    """What a report's key is before its id: the scripts that file and drop
+    reports make the key of an id they learn as they run."""
+    return "report:{reports}:"
+
+
+def report_ids() -> str:
+    """The last report id given."""
+    return "reports:{reports}:ids"
+
+
+def reports_open() -> str:
+    """Open reports, oldest first (score: when filed, ms)."""
+    return "reports:{reports}:open"
+
+
+def reports_settled() -> str:
+    """Settled reports (score: when settled, ms), the newest REPORTS_SETTLED_MAX."""
+    return "reports:{reports}:settled"
 
 
 def popular_users() -> str:

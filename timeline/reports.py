@@ -1,0 +1,360 @@
+"""Reports: a person flags an account, and some of its statuses, to the people who
+run the site (Mastodon's reports); operators read and settle them with
+`manage.py reports`.
+
+A report is a hash (`keys.report`) listed in the open zset, oldest first, until an
+operator settles it; it then moves to the settled zset, which keeps the newest
+REPORTS_SETTLED_MAX (the oldest settled go with their hashes). Every report key
+carries the tag `{reports}`: one slot, so filing one (its id from the counter, the
+open zset's cap, the hash, the entry) is one script, and settling one is another.
+One slot for all reports is fine: they are rare (RATE_LIMIT_REPORT a user) and read
+by operators only, unlike statuses, which every page reads.
+
+A report keeps a copy of each status it flags as it stood when filed (text, content
+warning, time): the author may edit or delete it since, and the operator must still
+read what was reported. The copy is read in one round trip before the script (the
+statuses live in their own slots); a status deleted in between is still copied as
+it was read. At most REPORT_STATUSES_MAX statuses a report; the open zset holds at
+most REPORTS_OPEN_MAX: past it, a report is refused with a message, never dropped.
+
+Deleting an account deletes none of this: reports it filed and reports about it
+stay (the names are kept in the report; the listing says who is gone since).
+
+Categories: Mastodon's `spam`, `legal` and `other`. Its `violation` names the
+server's rules (`rule_ids`), and this site has none (`/api/v1/instance/rules` is
+empty): a report may not claim one (`CategoryRefused`), as Mastodon refuses a
+violation without valid rules.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+
+from django.conf import settings
+
+from accounts import keys as account_keys
+from accounts import limits
+from accounts.domain import User
+from accounts.selectors import user_get
+from config.pipelines import LuaScript, pipeline_run
+from config.redis import get_redis
+from timeline import keys
+from timeline.domain import NotFound, Refused, Status
+
+CATEGORIES = ("spam", "legal", "other")
+# Mastodon's Report::COMMENT_SIZE_LIMIT.
+COMMENT_MAX = 1000
+
+
+class ReportRefused(Refused):
+    """A report refused for what it asks: the message says why."""
+
+
+class CannotReportSelf(ReportRefused):
+    pass
+
+
+class ReportsFull(ReportRefused):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class FlaggedStatus:
+    """A flagged status as it stood when reported."""
+
+    id: int
+    text: str
+    spoiler: str
+    created: float
+
+    def to_dict(self) -> dict:
+        return {
+            "id": self.id,
+            "text": self.text,
+            "spoiler": self.spoiler,
+            "created": self.created,
+        }
+
+    @classmethod
+    def from_dict(cls, value: dict) -> FlaggedStatus:
+        return cls(
+            id=int(value["id"]),
+            text=str(value.get("text", "")),
+            spoiler=str(value.get("spoiler", "")),
+            created=float(value.get("created", 0)),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    """A report. The one owner of the `report:{reports}:<id>` hash layout."""
+
+    id: int
+    reporter_id: int
+    reporter: str
+    target_id: int
+    target: str
+    category: str
+    comment: str
+    created: float  # unix seconds
+    statuses: tuple[FlaggedStatus, ...] = ()
+    settled: float | None = None
+    note: str = ""
+
+    @property
+    def status_ids(self) -> tuple[int, ...]:
+        return tuple(s.id for s in self.statuses)
+
+    def to_hash(self) -> dict[str, str]:
+        """The fields a new report is written with (its id is the script's)."""
+        return {
+            "reporter": str(self.reporter_id),
+            "reporter_name": self.reporter,
+            "target": str(self.target_id),
+            "target_name": self.target,
+            "category": self.category,
+            "comment": self.comment,
+            "created": str(int(self.created * 1000)),
+            "statuses": json.dumps(
+                [s.to_dict() for s in self.statuses], separators=(",", ":")
+            ),
+        }
+
+    @classmethod
+    def from_hash(cls, values: dict[str, str]) -> Report | None:
+        if not values or "id" not in values:
+            return None
+        settled = values.get("settled")
+        return cls(
+            id=int(values["id"]),
+            reporter_id=int(values.get("reporter", 0)),
+            reporter=values.get("reporter_name", ""),
+            target_id=int(values.get("target", 0)),
+            target=values.get("target_name", ""),
+            category=values.get("category", "other"),
+            comment=values.get("comment", ""),
+            created=int(values.get("created", 0)) / 1000,
+            statuses=tuple(
+                FlaggedStatus.from_dict(s)
+                for s in json.loads(values.get("statuses") or "[]")
+            ),
+            settled=int(settled) / 1000 if settled else None,
+            note=values.get("note", ""),
+        )
+
+
+# KEYS: the open zset, the id counter. ARGV: the open cap, the report key's prefix,
+# the time (ms), then the hash's fields and values. Refuses (-1) past the cap;
+# else gives the next id, writes the hash and lists it: returns the id. The hash's
+# key is made here from its id (`keys.report_prefix`): in the tag `{reports}`, the
+# slot of the declared keys.
+_FILE = LuaScript(
+    """
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[1]) then return -1 end
+local id = redis.call('INCR', KEYS[2])
+redis.call('HSET', ARGV[2] .. id, 'id', id, unpack(ARGV, 4))
+redis.call('ZADD', KEYS[1], ARGV[3], id)
+return id
+"""
+)
+
+# KEYS: the open zset, the settled zset, the report. ARGV: its id, the time (ms),
+# the operator's note, the settled cap, the report key's prefix. Returns -1 when
+# there is no such report, 0 when settled already, 1 when settled now; the oldest
+# settled reports past the cap go, with their hashes.
+_SETTLE = LuaScript(
+    """
+if redis.call('EXISTS', KEYS[3]) == 0 then return -1 end
+if redis.call('ZREM', KEYS[1], ARGV[1]) == 0 then return 0 end
+redis.call('HSET', KEYS[3], 'settled', ARGV[2], 'note', ARGV[3])
+redis.call('ZADD', KEYS[2], ARGV[2], ARGV[1])
+local over = redis.call('ZCARD', KEYS[2]) - tonumber(ARGV[4])
+if over > 0 then
+  local gone = redis.call('ZPOPMIN', KEYS[2], over)
+  for i = 1, #gone, 2 do redis.call('DEL', ARGV[5] .. gone[i]) end
+end
+return 1
+"""
+)
+
+
+def _flagged(*, reporter: User, target: User, sids: list[int]) -> list[Status]:
+    """The statuses `sids` as `reporter` may see them, each of `target`'s own; else
+    NotFound (Mastodon's 404 for a status not among the account's visible ones).
+    One round trip."""
+    if not sids:
+        return []
+    author = target.id
+
+    def read(pipe) -> None:
+        for sid in sids:
+            pipe.hmget(keys.status(sid), Status.IMMUTABLE)
+        pipe.zscore(keys.blocks(reporter.id), author)
+        pipe.zscore(keys.blocked_by(reporter.id), author)
+        pipe.hexists(account_keys.user(author), User.PRIVATE_FIELD)
+        pipe.zscore(keys.followers(author), reporter.id)
+
+    replies = pipeline_run(read, confirm=False)
+    blocks, blocked_by, private, admitted = replies[len(sids) :]
+    found = []
+    for sid, values in zip(sids, replies, strict=False):
+        status = Status.from_fields(sid, values)
+        if status is None or status.author_id != author:
+            raise NotFound(sid)
+        if not status.visible_to(reporter.id):
+            raise NotFound(sid)  # another's direct message
+        if blocks is not None or blocked_by is not None:
+            raise NotFound(sid)
+        if private and admitted is None and not status.direct:
+            raise NotFound(sid)
+        found.append(status)
+    return found
+
+
+def report_file(
+    *,
+    reporter: User,
+    target_id: int,
+    category: str = "other",
+    comment: str = "",
+    status_ids: list[int] | tuple[int, ...] = (),
+    limit: limits.Limit | None = None,
+) -> Report:
+    """File a report of user `target_id` (and some of their statuses) for the
+    operators. NotFound for an unknown account or a status not theirs or not
+    visible to the reporter; ReportRefused for oneself, a bad category, a comment
+    past COMMENT_MAX, too many statuses or a full queue; with `limit`
+    (`limits.report`), taken first or refused with TooManyAttempts."""
+    if target_id == reporter.id:
+        raise CannotReportSelf("You cannot report yourself.")
+    if category not in CATEGORIES:
+        raise ReportRefused(
+            "Choose why: spam, legal or other (this site has no rules to cite)."
+        )
+    if len(comment) > COMMENT_MAX:
+        raise ReportRefused(
+            f"The comment is {len(comment):,} characters; at most {COMMENT_MAX:,}."
+        )
+    sids = list(dict.fromkeys(status_ids))
+    most = settings.REPORT_STATUSES_MAX
+    if len(sids) > most:
+        raise ReportRefused(f"A report may flag at most {most} statuses.")
+    target = user_get(uid=target_id)
+    if target is None:
+        raise NotFound(target_id)
+    if limit is not None:
+        limits.take(limit)
+    flagged = _flagged(reporter=reporter, target=target, sids=sids)
+    now = time.time()
+    report = Report(
+        id=0,
+        reporter_id=reporter.id,
+        reporter=reporter.username,
+        target_id=target.id,
+        target=target.username,
+        category=category,
+        comment=comment,
+        created=int(now * 1000) / 1000,
+        statuses=tuple(
+            FlaggedStatus(
+                id=s.id, text=s.text, spoiler=s.spoiler, created=float(s.created)
+            )
+            for s in flagged
+        ),
+    )
+    fields = [v for pair in report.to_hash().items() for v in pair]
+    rid = _FILE(
+        keys=[keys.reports_open(), keys.report_ids()],
+        args=[
+            settings.REPORTS_OPEN_MAX,
+            keys.report_prefix(),
+            int(report.created * 1000),
+            *fields,
+        ],
+    )
+    if rid < 0:
+        raise ReportsFull(
+            "The people who run this site have too many reports to read just now; "
+            "please try again later."
+        )
+    return Report(**{**_as_dict(report), "id": int(rid)})
+
+
+def _as_dict(report: Report) -> dict:
+    return {name: getattr(report, name) for name in Report.__slots__}
+
+
+def report_get(*, rid: int) -> Report | None:
+    """Report `rid`, open or settled; None when there is none (or no more)."""
+    return Report.from_hash(get_redis().hgetall(keys.report(rid)))
+
+
+def reports_list(*, settled: bool = False, limit: int = 100) -> list[Report]:
+    """The open reports, oldest first (settled: the settled, newest first): one
+    round trip for the ids, one for the hashes (all in one slot)."""
+    r = get_redis()
+    if settled:
+        ids = r.zrevrange(keys.reports_settled(), 0, limit - 1)
+    else:
+        ids = r.zrange(keys.reports_open(), 0, limit - 1)
+    if not ids:
+        return []
+    rows = pipeline_run(
+        lambda pipe: [pipe.hgetall(keys.report(int(i))) for i in ids], confirm=False
+    )
+    return [found for row in rows if (found := Report.from_hash(row)) is not None]
+
+
+@dataclass(frozen=True, slots=True)
+class Standing:
+    """What is left now of a report's people and statuses."""
+
+    users: frozenset[int]  # of its reporters and targets, those still here
+    statuses: frozenset[int]  # of its flagged statuses, those still standing
+
+
+def standing_get(reports: list[Report]) -> Standing:
+    """Which of the reports' people and statuses still exist: one round trip."""
+    uids = sorted({u for r in reports for u in (r.reporter_id, r.target_id)})
+    sids = sorted({s for r in reports for s in r.status_ids})
+
+    def read(pipe) -> None:
+        for uid in uids:
+            pipe.hmget(account_keys.user(uid), User.FIELDS)
+        for sid in sids:
+            pipe.exists(keys.status(sid))
+
+    replies = pipeline_run(read, confirm=False) if uids or sids else []
+    users = frozenset(
+        uid
+        for uid, values in zip(uids, replies[: len(uids)], strict=True)
+        if User.from_fields(uid, values) is not None
+    )
+    statuses = frozenset(
+        sid for sid, there in zip(sids, replies[len(uids) :], strict=True) if there
+    )
+    return Standing(users=users, statuses=statuses)
+
+
+SETTLED = 1
+ALREADY = 0
+UNKNOWN = -1
+
+
+def report_settle(*, rid: int, note: str = "") -> int:
+    """Settle report `rid`: it leaves the open reports for the settled ones, with
+    the operator's note; SETTLED, ALREADY (settled before) or UNKNOWN."""
+    return int(
+        _SETTLE(
+            keys=[keys.reports_open(), keys.reports_settled(), keys.report(rid)],
+            args=[
+                rid,
+                time.time_ns() // 1_000_000,
+                note,
+                settings.REPORTS_SETTLED_MAX,
+                keys.report_prefix(),
+            ],
+        )
+    )
