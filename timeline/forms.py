@@ -16,6 +16,7 @@ from timeline.domain import (
 from timeline.filters import CONTEXT_LABELS, FilterRefused, keyword_clean
 from timeline.lists import REPLIES_POLICIES, TITLE_MAX
 from timeline.polls import PollRefused, poll_draft, poll_make
+from timeline.reports import COMMENT_MAX
 
 # How long a poll stays open (seconds), as Mastodon's menu offers.
 POLL_DURATIONS = (
@@ -267,4 +268,29 @@ class ListForm(AccessibleForm):
         label="Leave its members out of your home",
         required=False,
         help_text="Their statuses then show on this list's page only.",
+    )
+
+
+class ReportForm(AccessibleForm):
+    """A report of an account (`timeline.reports`): why, and what to add. The
+    statuses it flags are tick boxes the page writes out (`status` values)."""
+
+    category = forms.ChoiceField(
+        label="Why are you reporting them?",
+        widget=forms.RadioSelect,
+        choices=(
+            ("spam", "Spam: ads, scams, the same junk again and again"),
+            ("legal", "It is illegal where I am"),
+            ("other", "Something else"),
+        ),
+        error_messages={"required": "Choose why you report them."},
+    )
+    comment = forms.CharField(
+        label="Anything the people who run this site should know? (optional)",
+        required=False,
+        strip=False,
+        max_length=COMMENT_MAX,
+        widget=forms.Textarea(
+            attrs={"rows": 4, "data-counter": "report-counter", "data-max": COMMENT_MAX}
+        ),
     )

@@ -29,6 +29,7 @@ from timeline import (
     polls,
     privacy,
     quotes,
+    reports,
     richtext,
     scheduled,
     selectors,
@@ -51,7 +52,7 @@ from timeline.domain import (
     Page,
     Status,
 )
-from timeline.forms import ComposeForm, FilterForm, ListForm, StatusForm
+from timeline.forms import ComposeForm, FilterForm, ListForm, ReportForm, StatusForm
 from timeline.richtext import tag_wanted
 from timeline.scheduled import ScheduleRefused
 from timeline.trends import trends_queue
@@ -1397,3 +1398,96 @@ def suggestion_dismiss(request, username: str):
     if suggestions.suggestion_dismiss(user=request.user, dismissed_id=dismissed_id):
         messages.success(request, f"@{username} will not be suggested again.")
     return redirect(safe_next(request, url_for("timeline:suggested")))
+
+
+def _report_ticked(request) -> list[int]:
+    """The statuses a report's form ticked (`status` values), each once."""
+    values = request.POST.getlist("status")
+    return list(
+        dict.fromkeys(
+            int(v) for v in values if v.isascii() and v.isdigit() and len(v) <= 19
+        )
+    )
+
+
+@login_required
+def report(request, username: str):
+    """Report an account (and some of its statuses) to the operators: GET the form
+    (its profile's first page of statuses to tick; `?status=` ticks one), POST it.
+    Reporting neither blocks nor mutes: the thanks page offers both."""
+    if request.method not in ("GET", "HEAD", "POST"):
+        return HttpResponseNotAllowed(["GET", "HEAD", "POST"])
+    asked = int_param(request, "status") if request.method != "POST" else None
+    found = selectors.profile_get(reads=request.reads, username=username)
+    if found is None:
+        raise Http404("No such user")
+    target = found.user
+    back = url_for("timeline:profile", target.username)
+    if target.id == request.user.id:
+        messages.error(request, "You cannot report yourself.")
+        return redirect(back)
+    shown = [
+        s
+        for s in found.page.statuses
+        if s.author_id == target.id and s.repost_of is None
+    ]
+    if asked is not None and asked not in {s.id for s in shown}:
+        # A status older than the profile's first page, opened from its own page.
+        extra = selectors.status_get(reads=request.reads, sid=asked)
+        if extra is not None and extra.author_id == target.id and not extra.repost_of:
+            shown.insert(0, extra)
+
+    def page(form: ReportForm, ticked: list[int], code: int = 200):
+        context = {
+            "form": form,
+            "target": target,
+            "statuses": shown,
+            "ticked": set(ticked),
+            "statuses_max": settings.REPORT_STATUSES_MAX,
+        }
+        return render(request, "timeline/report.html", context, status=code)
+
+    if request.method != "POST":
+        return page(ReportForm(), [asked] if asked is not None else [])
+    form = ReportForm(request.POST)
+    ticked = _report_ticked(request)
+    if not form.is_valid():
+        return page(form, ticked, 400)
+    try:
+        reports.report_file(
+            reporter=request.user,
+            target_id=target.id,
+            category=form.cleaned_data["category"],
+            comment=form.cleaned_data["comment"],
+            status_ids=ticked,
+            limit=limits.report(request.user.id),
+        )
+    except TooManyAttempts as error:
+        form.add_error(
+            None,
+            "You have sent too many reports lately. Your text is kept here: "
+            f"send it in {error.wait}.",
+        )
+        response = page(form, ticked, 429)
+        return too_many_requests(response, retry_after=error.retry_after)
+    except NotFound:
+        form.add_error(
+            None,
+            "A status you ticked is gone, or not theirs: untick it and send again.",
+        )
+        return page(form, ticked, 400)
+    except reports.ReportRefused as error:
+        form.add_error(None, str(error))
+        return page(form, ticked, 400)
+    messages.success(request, "Thanks: the people who run this site will look at it.")
+    return redirect(url_for("timeline:reported", target.username))
+
+
+@login_required
+@require_safe
+def reported(request, username: str):
+    """After a report: offers to block or mute the account (reporting does neither)."""
+    found = selectors.profile_get(reads=request.reads, username=username)
+    if found is None:
+        raise Http404("No such user")
+    return render(request, "timeline/reported.html", {"profile": found})

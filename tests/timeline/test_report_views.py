@@ -1,0 +1,132 @@
+"""The site's report form (`/u/<name>/report/`): the links that lead to it, the
+statuses it offers, its errors (what was typed is kept), CSRF, the rate limit's
+429, oneself refused, a visitor sent to log in, and the thanks page."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.test import Client
+
+from tests.helpers import body, logged_in_client, make_user
+from timeline import reports, services
+
+
+@pytest.fixture(autouse=True)
+def _backend(redis_backend, settings):
+    settings.RATE_LIMIT_POST = "off"
+    settings.RATE_LIMIT_REPORT = "off"
+
+
+@pytest.fixture
+def people():
+    alice, bob = make_user("alice"), make_user("bob")
+    statuses = [services.status_create(author=bob, text=f"bob {i}") for i in range(3)]
+    return alice, bob, statuses
+
+
+def ticked(html: str) -> list[int]:
+    return [int(m) for m in re.findall(r'name="status" value="(\d+)" checked', html)]
+
+
+def test_the_profile_and_a_status_page_lead_to_the_form(people):
+    alice, bob, statuses = people
+    client = logged_in_client("alice")
+    assert 'href="/u/bob/report/"' in body(client.get("/u/bob/"))
+    status_page = body(client.get(f"/s/{statuses[1].id}/"))
+    assert f'href="/u/bob/report/?status={statuses[1].id}"' in status_page
+    # Not on one's own, nor for a visitor.
+    assert "/report/" not in body(logged_in_client("bob").get("/u/bob/"))
+    assert "/report/" not in body(Client().get("/u/bob/"))
+
+
+def test_the_form_offers_their_recent_statuses_with_the_one_ticked(people):
+    alice, bob, statuses = people
+    page = body(
+        logged_in_client("alice").get(f"/u/bob/report/?status={statuses[1].id}")
+    )
+    for status in statuses:
+        assert (
+            f'value="{status.id}"' in page and f"bob {statuses.index(status)}" in page
+        )
+    assert ticked(page) == [statuses[1].id]
+    assert 'name="category"' in page and 'value="violation"' not in page
+
+
+def test_a_report_is_filed_and_thanked_for(people):
+    alice, bob, statuses = people
+    client = logged_in_client("alice")
+    answer = client.post(
+        "/u/bob/report/",
+        {"category": "spam", "comment": "selling pills", "status": [statuses[0].id]},
+    )
+    assert answer.status_code == 302 and answer["Location"] == "/u/bob/reported/"
+    thanks = body(client.get(answer["Location"]))
+    assert "Thanks: the people who run this site will look at it." in thanks
+    assert 'action="/u/bob/block/"' in thanks and 'action="/u/bob/mute/"' in thanks
+    (filed,) = reports.reports_list()
+    assert (filed.reporter, filed.target, filed.category) == ("alice", "bob", "spam")
+    assert filed.comment == "selling pills"
+    assert [s.text for s in filed.statuses] == ["bob 0"]
+
+
+def test_errors_keep_what_was_typed(people):
+    alice, bob, statuses = people
+    client = logged_in_client("alice")
+    answer = client.post(
+        "/u/bob/report/", {"comment": "he is rude", "status": [statuses[2].id]}
+    )
+    assert answer.status_code == 400
+    page = body(answer)
+    assert "Choose why you report them." in page
+    assert "he is rude</textarea>" in page
+    assert ticked(page) == [statuses[2].id]
+    too_long = client.post(
+        "/u/bob/report/", {"category": "other", "comment": "x" * 1001}
+    )
+    assert too_long.status_code == 400
+    assert "x" * 1001 in body(too_long)
+    assert reports.reports_list() == []
+
+
+def test_the_rate_limit_answers_429_and_keeps_the_text(people, settings):
+    settings.RATE_LIMIT_REPORT = "1/1h"
+    client = logged_in_client("alice")
+    assert client.post("/u/bob/report/", {"category": "spam"}).status_code == 302
+    answer = client.post(
+        "/u/bob/report/", {"category": "other", "comment": "and again"}
+    )
+    assert answer.status_code == 429 and answer["Retry-After"]
+    page = body(answer)
+    assert "too many reports lately" in page and "and again</textarea>" in page
+    assert len(reports.reports_list()) == 1
+
+
+def test_one_cannot_report_oneself(people):
+    client = logged_in_client("bob")
+    for answer in (
+        client.get("/u/bob/report/"),
+        client.post("/u/bob/report/", {"category": "spam"}),
+    ):
+        assert answer.status_code == 302 and answer["Location"] == "/u/bob/"
+    assert "You cannot report yourself." in body(client.get("/u/bob/"))
+    assert reports.reports_list() == []
+
+
+def test_a_visitor_is_sent_to_log_in(people):
+    answer = Client().get("/u/bob/report/")
+    assert answer.status_code == 302
+    assert answer["Location"] == "/login/?next=%2Fu%2Fbob%2Freport%2F"
+    assert Client().post("/u/bob/report/", {"category": "spam"}).status_code == 302
+    assert reports.reports_list() == []
+
+
+def test_the_form_is_csrf_protected(people):
+    client = logged_in_client("alice", enforce_csrf_checks=True)
+    assert client.post("/u/bob/report/", {"category": "spam"}).status_code == 403
+    assert reports.reports_list() == []
+
+
+def test_an_unknown_account_is_404(people):
+    assert logged_in_client("alice").get("/u/nobody/report/").status_code == 404
