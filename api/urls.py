@@ -21,6 +21,7 @@ from api.views import (
     notifications,
     oauth,
     polls,
+    reports,
     safety,
     search,
     statuses,
@@ -81,6 +82,8 @@ urlpatterns = [
         "api/v1/follow_requests/<id>/authorize", safety.authorize, "request_authorize"
     ),
     route("api/v1/follow_requests/<id>/reject", safety.reject, "request_reject"),
+    # Reports to the operators (`timeline.reports`).
+    route("api/v1/reports", reports.create, "reports"),
     # Who to follow, and dismissing one (`timeline.suggestions`).
     route("api/v2/suggestions", suggestions.v2, "suggestions_v2"),
     route("api/v1/suggestions", suggestions.v1, "suggestions_v1"),
