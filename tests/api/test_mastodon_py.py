@@ -40,7 +40,7 @@ def site():
 
 @pytest.fixture(autouse=True)
 def _no_limits(settings):
-    for name in ("POST", "FOLLOW", "LIKE", "API", "APPS"):
+    for name in ("POST", "FOLLOW", "LIKE", "API", "APPS", "REPORT"):
         setattr(settings, f"RATE_LIMIT_{name}", "off")
 
 
@@ -428,6 +428,37 @@ def test_mastodon_py_sends_private_replies_to_a_public_status(site):
     assert vic.conversations() == []
     with pytest.raises(MastodonNotFoundError):
         vic.status(first.id)
+
+
+def test_mastodon_py_reports_an_account_and_its_status(site):
+    """Mastodon.py's `report`, unmodified: the Report it reads back, the operators'
+    copy, and its 404 for a status of someone else and 422 for a violation (the
+    site has no rules)."""
+    from timeline import reports
+
+    for name in ("sam", "tess"):
+        make_user(name)
+    sam, tess = _signed_in(site, "sam"), _signed_in(site, "tess")
+    spam = tess.status_post("buy cheap followers")
+    tess_id = tess.me()["id"]
+    filed = sam.report(
+        tess_id,
+        status_ids=[spam],
+        comment="Spam account",
+        forward=True,
+        category="spam",
+    )
+    assert str(filed.target_account.id) == str(tess_id)
+    assert [str(i) for i in filed.status_ids] == [str(spam.id)]
+    assert (filed.category, filed.comment) == ("spam", "Spam account")
+    assert filed.action_taken is False and filed.forwarded is False
+    kept = reports.report_get(rid=int(filed.id))
+    assert kept.reporter == "sam" and kept.statuses[0].text == "buy cheap followers"
+    own = sam.status_post("mine")
+    with pytest.raises(MastodonNotFoundError):
+        sam.report(tess_id, status_ids=[own])
+    with pytest.raises(MastodonAPIError, match="valid rules"):
+        sam.report(tess_id, category="violation")
 
 
 def test_mastodon_py_reads_and_dismisses_suggestions(site):
