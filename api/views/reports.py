@@ -3,7 +3,9 @@
 `forward` is read and ignored (no federation: every account is local). This site
 has no rules (`/api/v1/instance/rules` is empty), so `rule_ids` can name none and
 the `violation` category, which Mastodon accepts only with valid rules, is refused
-as Mastodon refuses it without them (422).
+as Mastodon refuses it without them (422). Reporting oneself is a 422, as the site's
+form refuses it: Mastodon's Report has no such check (its web app offers no Report
+on one's own account, its API would file one).
 """
 
 from __future__ import annotations
