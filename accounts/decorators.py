@@ -17,15 +17,19 @@ def login_required(view):
     @wraps(view)
     def wrapper(request, *args, **kwargs):
         if not request.user.is_authenticated:
-            # After logging in, come back here; a form's target cannot be revisited
-            # with a GET, so an anonymous POST returns to the page it came from.
-            back = (
-                request.get_full_path()
-                if request.method == "GET"
-                else url_for("timeline:home")
-            )
-            query = urlencode({"next": back})
-            return redirect(f"{url_for(settings.LOGIN_URL)}?{query}")
+            return login_redirect(request)
         return view(request, *args, **kwargs)
 
     return wrapper
+
+
+def login_redirect(request):
+    """To the login page, then back here: for a view that reads its page with the
+    viewer's check (one round trip) before it asks whether they are signed in."""
+    # After logging in, come back here; a form's target cannot be revisited with a
+    # GET, so an anonymous POST returns to the page it came from.
+    back = (
+        request.get_full_path() if request.method == "GET" else url_for("timeline:home")
+    )
+    query = urlencode({"next": back})
+    return redirect(f"{url_for(settings.LOGIN_URL)}?{query}")

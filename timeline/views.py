@@ -11,7 +11,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST, require_safe
 
 from accounts import limits
-from accounts.decorators import login_required
+from accounts.decorators import login_redirect, login_required
 from accounts.domain import TooManyAttempts
 from accounts.selectors import user_id_by_username
 from config.http import int_param, safe_next, too_many_requests
@@ -1410,15 +1410,17 @@ def _report_ticked(request) -> list[int]:
     )
 
 
-@login_required
 def report(request, username: str):
     """Report an account (and some of its statuses) to the operators: GET the form
     (its profile's first page of statuses to tick; `?status=` ticks one), POST it.
-    Reporting neither blocks nor mutes: the thanks page offers both."""
+    Reporting neither blocks nor mutes: the thanks page offers both. Signed in only;
+    the profile is read with the viewer's check (one round trip), then that asked."""
     if request.method not in ("GET", "HEAD", "POST"):
         return HttpResponseNotAllowed(["GET", "HEAD", "POST"])
     asked = int_param(request, "status") if request.method != "POST" else None
     found = selectors.profile_get(reads=request.reads, username=username)
+    if not request.user.is_authenticated:
+        return login_redirect(request)
     if found is None:
         raise Http404("No such user")
     target = found.user
@@ -1483,11 +1485,12 @@ def report(request, username: str):
     return redirect(url_for("timeline:reported", target.username))
 
 
-@login_required
 @require_safe
 def reported(request, username: str):
     """After a report: offers to block or mute the account (reporting does neither)."""
     found = selectors.profile_get(reads=request.reads, username=username)
+    if not request.user.is_authenticated:
+        return login_redirect(request)
     if found is None:
         raise Http404("No such user")
     return render(request, "timeline/reported.html", {"profile": found})

@@ -130,3 +130,19 @@ def test_the_form_is_csrf_protected(people):
 
 def test_an_unknown_account_is_404(people):
     assert logged_in_client("alice").get("/u/nobody/report/").status_code == 404
+
+
+@pytest.mark.real_redis
+def test_the_pages_cost_what_a_profile_costs(people):
+    from config.redis import is_cluster
+    from tests.roundtrips import get_round_trips
+
+    alice, bob, statuses = people
+    client = logged_in_client("alice")
+    # The profile's read rides with the viewer's check, as on the profile page:
+    # one round trip on one server, two on a Cluster.
+    profile = get_round_trips(client, "/u/bob/")
+    assert profile == (2 if is_cluster() else 1)
+    assert get_round_trips(client, "/u/bob/report/") == profile
+    assert get_round_trips(client, f"/u/bob/report/?status={statuses[0].id}") == profile
+    assert get_round_trips(client, "/u/bob/reported/") == profile
