@@ -184,3 +184,31 @@ def test_reports_by_and_about_a_deleted_account_stay(users):
     standing = reports.standing_get(kept)
     assert bob.id not in standing.users and alice.id in standing.users
     assert standing.statuses == frozenset()
+
+
+@pytest.mark.real_redis
+def test_parallel_reports_never_pass_the_cap_nor_share_an_id(users, settings):
+    from concurrent.futures import ThreadPoolExecutor
+
+    settings.REPORTS_OPEN_MAX = 5
+    alice, bob = users["alice"], users["bob"]
+
+    def attempt(_) -> int | None:
+        try:
+            return reports.report_file(reporter=alice, target_id=bob.id).id
+        except ReportsFull:
+            return None
+
+    with ThreadPoolExecutor(8) as pool:
+        ids = list(pool.map(attempt, range(20)))
+    filed = sorted(i for i in ids if i is not None)
+    assert filed == [1, 2, 3, 4, 5]
+    assert [r.id for r in reports.reports_list()] == filed
+
+    def settle(_) -> int:
+        return reports.report_settle(rid=3)
+
+    with ThreadPoolExecutor(8) as pool:
+        outcomes = list(pool.map(settle, range(8)))
+    assert outcomes.count(reports.SETTLED) == 1
+    assert outcomes.count(reports.ALREADY) == 7
