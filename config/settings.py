@@ -160,6 +160,21 @@ FANOUT_ACTIVE_DAYS = env.int("FANOUT_ACTIVE_DAYS", default=30)
 FANOUT_PUSH_MAX = env.int("FANOUT_PUSH_MAX", default=100_000)
 STATUS_MAX_LENGTH = 280
 
+# The streaming API (`api.streaming`): open streams a process serves at most (each
+# holds a web-server thread; past it, 503); the heartbeat's interval, which also
+# refreshes the reader's presence key, whose TTL outlives a few missed beats; how
+# far back a read on a signal looks for statuses whose fan-out ran late; and how
+# many statuses (or notification groups) such a read takes.
+STREAMS_MAX = env.int("STREAMS_MAX", default=200)
+STREAM_HEARTBEAT_SECONDS = env.float("STREAM_HEARTBEAT_SECONDS", default=15.0)
+STREAM_PRESENCE_SECONDS = env.int("STREAM_PRESENCE_SECONDS", default=90)
+STREAM_CATCH_UP_SECONDS = env.int("STREAM_CATCH_UP_SECONDS", default=120)
+STREAM_READ_SIZE = 20
+# Where clients stream from (`urls.streaming_api` of the instance): empty, the site's
+# own address; else another origin (`wss://...` or `https://...`) serving
+# /api/v1/streaming/ (the README's deploy section).
+STREAMING_API_BASE = env.str("STREAMING_API_BASE", default="")
+
 # --- Jobs (timeline/jobs.py, timeline/fanout.py) -------------------------------------
 # A worker holds a job this long before another may resume it from its cursor.
 JOB_LEASE_SECONDS = env.int("JOB_LEASE_SECONDS", default=60)

@@ -260,6 +260,8 @@ def status_edit(
     status = Status.from_fields(sid, row)
     if status is None:  # deleted right after the edit
         raise NotFound(sid)
+    # Open streams that may show it read it again (`api.streaming`).
+    get_redis().publish(keys.stream_edited(), sid)
     return status
 
 

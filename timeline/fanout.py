@@ -413,7 +413,11 @@ def run_post(job: jobs.Job) -> None:
         # statuses too (`services.status_create`).
         services.status_publish(status=status)
     if mode == "pull":
-        return  # every follower's home merges the author's outbox instead
+        # Every follower's home merges the author's outbox instead; their open
+        # streams hear of it on the author's channel (`api.streaming`).
+        if job.cursor == "0":
+            get_redis().publish(keys.stream_author(author_id), sid)
+        return
     reply_uid = status.reply_uid
 
     if not is_cluster():

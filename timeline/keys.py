@@ -119,6 +119,10 @@ account's job (`account:<uid>`) deletes every per-user key of both tables
 | `posts:{<uid>}`      | zset   | status id -> status id                    | uncapped: the author's own record, the    |
 |                      |        |                                           | source of backfills and of the profile    |
 | `home:{<uid>}`       | zset   | status id -> status id                    | HOME_TIMELINE_CAP (1000), trimmed on add  |
+| `home:{<uid>}:streamed` | string | `1` while the user has a stream open  | TTL STREAM_PRESENCE_SECONDS (90), set     |
+|                      |        | (`api.streaming`): home and notification  | again by each open stream every heartbeat;|
+|                      |        | writers publish on `stream:home:{<uid>}`  | never deleted (another stream of the user |
+|                      |        | only while it is, in their own step       | may be open): it expires                  |
 | `followers:{<uid>}`  | zset   | follower uid -> follow time (microsecs)   | one entry per follower (the graph itself) |
 | `following:{<uid>}`  | zset   | followee uid -> follow time (microsecs)   | one entry per followee (the graph itself) |
 | `follower_names:{<uid>}` | hash | follower uid -> follower's username     | one field per entry of `followers:{<uid>}`|
@@ -389,6 +393,48 @@ def posts(uid: int) -> str:
 
 def home(uid: int) -> str:
     return f"home:{{{uid}}}"
+
+
+def home_streamed(uid: int) -> str:
+    """Set (with a TTL) while user `uid` has a stream open (`api.streaming`): the
+    writers of their home and notifications publish a signal only while it is, in
+    the same step as their write. In the home's slot: its name is the home's and a
+    suffix (`services.HOME_ADD_LUA` builds it so)."""
+    return f"{home(uid)}:streamed"
+
+
+# Pub/sub channels of the streaming API (`api.streaming`). Not keys (no slot: a
+# Cluster broadcasts PUBLISH to every node), named here all the same. Each carries
+# ids (a signal), never a rendered status: each stream reads what it points at for
+# its own reader.
+
+
+def stream_user(uid: int) -> str:
+    """User `uid`'s signals: `home` (their home gained a status), `notification`,
+    `conversation` (a direct message reached them). The home's name and a prefix
+    (`services.HOME_ADD_LUA` builds it so)."""
+    return f"stream:{home(uid)}"
+
+
+def stream_author(uid: int) -> str:
+    """The id of each status of author `uid` posted while they are pulled (no home
+    write: the followers' streams read their homes on it)."""
+    return f"stream:author:{uid}"
+
+
+def stream_public() -> str:
+    """`<sid> <tag> <tag>...` of each status published to the global timeline."""
+    return "stream:public"
+
+
+def stream_deleted() -> str:
+    """The id of each status deleted."""
+    return "stream:deleted"
+
+
+def stream_edited() -> str:
+    """The id of each status edited."""
+    return "stream:edited"
 
 
 def followers(uid: int) -> str:

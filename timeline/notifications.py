@@ -182,6 +182,9 @@ local function notify(k, args, i)
       group_drop(k, old)
     end
   end
+  if k.live and redis.call('EXISTS', k.live) == 1 then
+    redis.call('PUBLISH', k.channel, 'notification')
+  end
   return 1
 end
 
@@ -247,7 +250,14 @@ end
 if ARGV[3] ~= '' and not redis.call('ZSCORE', KEYS[9], ARGV[3]) then return 0 end
 if ARGV[4] ~= '' and redis.call('ZSCORE', KEYS[10], ARGV[4]) then return 0 end
 """
-_NOTIFY = LuaScript(NOTIFY + _KEYS_TABLE + _TELLABLE + "return notify(k, ARGV, 5)")
+# KEYS 11 and ARGV 16: the recipient's presence key and channel (`keys.home_streamed`,
+# `keys.stream_user`): a recipient with a stream open hears of what was recorded.
+_STREAMED = """
+k.live, k.channel = KEYS[11], ARGV[16]
+"""
+_NOTIFY = LuaScript(
+    NOTIFY + _KEYS_TABLE + _STREAMED + _TELLABLE + "return notify(k, ARGV, 5)"
+)
 
 # KEYS and ARGV: as `_NOTIFY`. An event that happens again (a status edited again):
 # its group, recorded for an older time, goes and is recorded anew at the top; one
@@ -256,6 +266,7 @@ _NOTIFY = LuaScript(NOTIFY + _KEYS_TABLE + _TELLABLE + "return notify(k, ARGV, 5
 _NOTIFY_AGAIN = LuaScript(
     NOTIFY
     + _KEYS_TABLE
+    + _STREAMED
     + _TELLABLE
     + """
 local group, at = ARGV[7], tonumber(ARGV[10])
@@ -380,6 +391,7 @@ def notify_queue(
             account_keys.user(recipient),
             keys.following(recipient),
             keys.conversation_mutes(recipient),
+            keys.home_streamed(recipient),
         ],
         args=[
             User.USERNAME_FIELD,
@@ -389,6 +401,7 @@ def notify_queue(
             *notify_args(
                 recipient=recipient, kind=kind, actor=actor, sid=sid, at_ms=at_ms
             ),
+            keys.stream_user(recipient),
         ],
     )
 

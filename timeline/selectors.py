@@ -31,7 +31,7 @@ from accounts.selectors import (
     users_queue,
 )
 from config.pipelines import Deferred, LuaScript, ReadBatch, hashes_queue, pipeline_run
-from config.redis import is_cluster, slot_groups
+from config.redis import get_redis, is_cluster, slot_groups
 from timeline import bookmarks, direct, keys, lists, richtext, tagfollows
 from timeline.domain import (
     MAX_STATUS_ID,
@@ -5715,3 +5715,9 @@ def _statuses_related_queue(reads: ReadBatch, sids: list[int]) -> Deferred[_Foun
         return _related_found(reads, viewer, sids, *orjson.loads(replies[0]))
 
     return reads.queue(build, parse)
+
+
+def pulled_authors(*, uid: int) -> list[int]:
+    """The followees of user `uid` whose statuses their home merges at read (pull
+    mode, `pulls:{uid}`): one round trip."""
+    return [int(a) for a in get_redis().zrange(keys.pulls(uid), 0, -1)]

@@ -107,6 +107,13 @@ from timeline.ids import status_ids_from, status_ids_queue
 # one slot; one server holds every key, so nothing else reads the declaration (the
 # site uses no ACL key patterns). On a Cluster the keys are passed, as before.
 #
+# A home that gained a status tells its user's open streams (`api.streaming`): while
+# the user's presence key exists, `add` publishes `home` on their channel, both named
+# from the home's (`keys.home_streamed`, `keys.stream_user`: ARGV 7 and 8). Nobody
+# listening costs one EXISTS per home written. On a Cluster the presence key is not
+# declared but sits in the declared home's slot, which Redis allows (it refuses a key
+# of another slot only).
+#
 # HOME_ADD_LUA is the part other scripts share: the arguments up to the status ids
 # and `add`, whose `following` may be false where the caller knows the reader
 # follows the author in the same atomic step (`timeline.fanout._FOLLOWERS_PUSH`,
@@ -118,7 +125,8 @@ HOME_ADD_LUA = """
 local author, cap, own = ARGV[1], tonumber(ARGV[2]), ARGV[3]
 local active_only = ARGV[4] == '1'
 local to, to_home = ARGV[5], ARGV[6]
-local last_sid = 7 + tonumber(ARGV[7])
+local streamed, channel = ARGV[7], ARGV[8]
+local last_sid = 9 + tonumber(ARGV[9])
 local function add(home, following, seen, mutes, excl)
   if home ~= own then
     if following and not redis.call('ZRANK', following, author) then return 0 end
@@ -139,11 +147,14 @@ local function add(home, following, seen, mutes, excl)
     end
   end
   local added = 0
-  for j = 8, last_sid do
+  for j = 10, last_sid do
     added = added + redis.call('ZADD', home, ARGV[j], ARGV[j])
   end
   if redis.call('ZCARD', home) > cap then
     redis.call('ZREMRANGEBYRANK', home, 0, -(cap + 1))
+  end
+  if added > 0 and redis.call('EXISTS', home .. streamed) == 1 then
+    redis.call('PUBLISH', channel .. home, 'home')
   end
   return added
 end
@@ -267,7 +278,8 @@ return 0
 # hash, the slot's counts and the author's scheduled statuses (all in the author's
 # slot). ARGV: sid, home cap, the fan-out job's id, now (ms), the status as JSON, the
 # outbox cap, the user hash's username, deleted, private and unindexed fields, the
-# scheduled status it posts ('' for none). A scheduled status's entry goes in the
+# scheduled status it posts ('' for none), the stream parts (`_stream_parts`: the
+# author's own open streams hear of their post). A scheduled status's entry goes in the
 # same step (`timeline.scheduled`); one gone already was posted by another run of
 # its job, and nothing is published again (returns 3). Publishes a status and records
 # the fan-out it owes in one atomic step: no crash separates the two; a status new
@@ -287,7 +299,10 @@ if ARGV[11] ~= '' and redis.call('HDEL', KEYS[9], ARGV[11]) == 0 then return 3 e
 local sid, cap = ARGV[1], tonumber(ARGV[2])
 local added = redis.call('ZADD', KEYS[1], sid, sid)
 if redis.call('HEXISTS', KEYS[7], ARGV[10]) == 0 then count(KEYS[8], 0, added) end
-redis.call('ZADD', KEYS[2], sid, sid)
+if redis.call('ZADD', KEYS[2], sid, sid) == 1
+    and redis.call('EXISTS', KEYS[2] .. ARGV[12]) == 1 then
+  redis.call('PUBLISH', ARGV[13] .. KEYS[2], 'home')
+end
 if redis.call('ZCARD', KEYS[2]) > cap then
   redis.call('ZREMRANGEBYRANK', KEYS[2], 0, -(cap + 1))
 end
@@ -495,6 +510,7 @@ def status_create(
                 User.PRIVATE_FIELD,
                 User.UNINDEXED_FIELD,
                 "" if scheduled_entry is None else scheduled_entry,
+                *_STREAM_PARTS,
             ],
         )
         if public:
@@ -670,9 +686,23 @@ def _home_add_args(
         1 if active_only else 0,
         reply_uid if reply_uid is not None else "",
         keys.home(reply_uid) if reply_uid is not None else "",
+        *_STREAM_PARTS,
         len(sids),
         *sids,
     ]
+
+
+def _stream_parts() -> tuple[str, str]:
+    """What HOME_ADD_LUA builds a reader's presence key and channel from, given
+    their home's name: the presence key's suffix, the channel's prefix
+    (`keys.home_streamed`, `keys.stream_user`)."""
+    home = keys.home(0)
+    streamed, channel = keys.home_streamed(0), keys.stream_user(0)
+    assert streamed.startswith(home) and channel.endswith(home)
+    return streamed.removeprefix(home), channel.removesuffix(home)
+
+
+_STREAM_PARTS = _stream_parts()
 
 
 def _key_parts() -> list[str]:
@@ -768,6 +798,8 @@ def status_remove(*, author_id: int, status: Status) -> None:
         jobs.wake_queue(pipe, slot=slot)
 
     pipeline_run(unpublish)
+    # Open streams that showed it take it back (`api.streaming`).
+    get_redis().publish(keys.stream_deleted(), sid)
 
 
 # KEYS: a tag's timeline. ARGV: its cap, a status id. Adds the status, drops the
@@ -818,6 +850,9 @@ def status_publish(*, status: Status, everyone: bool = True) -> list[str]:
             pipe.hget(keys.status(sid), "text")
 
     replies = pipeline_run(add)
+    if everyone:
+        # Public and tag streams read it for their readers (`api.streaming`).
+        get_redis().publish(keys.stream_public(), " ".join([str(sid), *tags]))
     if not tags:
         return []
     *added, text = replies[1:] if everyone else replies
