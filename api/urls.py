@@ -25,6 +25,7 @@ from api.views import (
     safety,
     search,
     statuses,
+    streaming,
     suggestions,
     timelines,
 )
@@ -220,6 +221,25 @@ urlpatterns = [
     route("api/v1/timelines/list/<id>", timelines.list_view, "timeline_list"),
     route("api/v1/announcements", none_here.announcements, "announcements"),
     route("api/v1/preferences", none_here.preferences, "preferences"),
+    # The streaming API over Server-Sent Events (`streaming`).
+    route("api/v1/streaming/health", streaming.health, "streaming_health"),
+    route("api/v1/streaming/user", streaming.user, "streaming_user"),
+    route(
+        "api/v1/streaming/user/notification",
+        streaming.user_notification,
+        "streaming_user_notification",
+    ),
+    route("api/v1/streaming/public", streaming.public, "streaming_public"),
+    route("api/v1/streaming/public/local", streaming.public_local, "streaming_local"),
+    route(
+        "api/v1/streaming/public/remote", streaming.public_remote, "streaming_remote"
+    ),
+    route("api/v1/streaming/hashtag", streaming.hashtag, "streaming_hashtag"),
+    route(
+        "api/v1/streaming/hashtag/local",
+        streaming.hashtag_local,
+        "streaming_hashtag_local",
+    ),
     # Last: any other API path answers a JSON 404.
     re_path(r"^api/", unrouted, name="unrouted"),
 ]

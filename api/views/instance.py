@@ -62,6 +62,16 @@ def _polls_configuration() -> dict:
     }
 
 
+def _streaming(request) -> str:
+    """Where clients stream from (`/api/v1/streaming/...`), as Mastodon gives it: a
+    WebSocket origin (`wss://host`), which SSE clients (Mastodon.py) turn into
+    `https://host`; STREAMING_API_BASE when another origin serves the streams."""
+    if settings.STREAMING_API_BASE:
+        return settings.STREAMING_API_BASE
+    scheme = "wss" if request.is_secure() else "ws"
+    return f"{scheme}://{request.get_host()}"
+
+
 def instance_v1(request) -> dict:
     host = request.get_host()
     counts = site_counts_queue(request.reads).value
@@ -72,9 +82,7 @@ def instance_v1(request) -> dict:
         "description": DESCRIPTION,
         "email": "",
         "version": VERSION,
-        # No streaming server (clients poll): null, as the site has no URL to give;
-        # "" is no URL, and a client that decodes one (Ice Cubes) fails on it.
-        "urls": {"streaming_api": None},
+        "urls": {"streaming_api": _streaming(request)},
         "stats": {
             "user_count": counts.users,
             "status_count": counts.statuses,
@@ -109,7 +117,7 @@ def instance_v2(request) -> dict:
         "thumbnail": {"url": urls.static(THUMBNAIL)},
         "languages": ["en"],
         "configuration": {
-            "urls": {"streaming": "", "status": None},
+            "urls": {"streaming": _streaming(request), "status": None},
             "vapid": {"public_key": ""},
             "accounts": {"max_featured_tags": 0, "max_pinned_statuses": PINS_MAX},
             "statuses": _statuses_configuration(),

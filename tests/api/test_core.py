@@ -33,8 +33,9 @@ def test_instance_answers_with_and_without_trailing_slash():
 def test_header_and_streaming_api_are_urls_or_null(settings):
     """A client that decodes URL fields strictly (Ice Cubes: `header` as a URL,
     `streaming_api` as an optional one) can parse every Account and the instance:
-    the header names a placeholder image the site serves, and there is no
-    streaming URL rather than an empty one."""
+    the header names a placeholder image the site serves, and the streaming URL
+    is the site's own origin as a WebSocket URL (Mastodon's `wss://host`; SSE
+    clients such as Mastodon.py turn it into `https://host`), in v1 and v2."""
     alice = make_user("alice")
     me = api_client(token_for(alice)).get("/api/v1/accounts/verify_credentials")
     header = me.json()["header"]
@@ -44,7 +45,9 @@ def test_header_and_streaming_api_are_urls_or_null(settings):
     image = finders.find(path)
     assert image and Path(image).read_bytes().startswith(b"\x89PNG")
     streaming = api_client().get("/api/v1/instance").json()["urls"]["streaming_api"]
-    assert streaming is None
+    assert streaming == "ws://testserver"
+    v2 = api_client().get("/api/v2/instance").json()
+    assert v2["configuration"]["urls"]["streaming"] == "ws://testserver"
 
 
 def test_verify_credentials_with_a_token_shows_the_user():
