@@ -796,10 +796,10 @@ def status_remove(*, author_id: int, status: Status) -> None:
         tags_remove_queue(pipe, statuses=[status])
         pipe.barrier()
         jobs.wake_queue(pipe, slot=slot)
+        # Open streams that showed it take it back (`api.streaming`).
+        pipe.publish(keys.stream_deleted(), sid)
 
     pipeline_run(unpublish)
-    # Open streams that showed it take it back (`api.streaming`).
-    get_redis().publish(keys.stream_deleted(), sid)
 
 
 # KEYS: a tag's timeline. ARGV: its cap, a status id. Adds the status, drops the

@@ -10,6 +10,7 @@ and a real Cluster like every other.
 
 from __future__ import annotations
 
+import queue
 import re
 import time
 from datetime import UTC, datetime, timedelta
@@ -23,6 +24,7 @@ from mastodon import (
     MastodonAPIError,
     MastodonNotFoundError,
     MastodonUnauthorizedError,
+    StreamListener,
 )
 
 from devtools.liveserver import serve_in_thread
@@ -683,3 +685,56 @@ def test_mastodon_py_reads_a_quote_of_a_muted_author_as_muted_account(site):
     assert seen.quoted_status.id == original.id
     rex.account_block(pia.me().id)
     assert rex.status(quote.id).quote.state == "blocked_account"
+
+
+class _Heard(StreamListener):
+    """What Mastodon.py's stream reader hands its listener, kept for the test."""
+
+    def __init__(self):
+        super().__init__()
+        self.updates: queue.Queue = queue.Queue()
+        self.notifications: queue.Queue = queue.Queue()
+
+    def on_update(self, status):
+        self.updates.put(status)
+
+    def on_notification(self, notification):
+        self.notifications.put(notification)
+
+
+def _streams_fast(settings) -> None:
+    settings.STREAM_HEARTBEAT_SECONDS = 0.5
+
+
+def test_mastodon_py_streams_the_home_notifications_and_public_posts(site, settings):
+    """Mastodon.py finds the stream through the instance's `urls.streaming_api`
+    and reads its Server-Sent Events, unmodified: `stream_user` hears a followed
+    user's post (`on_update`) and a mention (`on_notification`); `stream_public`
+    and `stream_hashtag` hear a public post."""
+    _streams_fast(settings)
+    make_user("sia"), make_user("tom")
+    sia, tom = _signed_in(site, "sia"), _signed_in(site, "tom")
+    sia.account_follow(tom.me()["id"])
+    _run_jobs()
+    assert sia.stream_healthy()
+    home, public, tagged = _Heard(), _Heard(), _Heard()
+    handles = [
+        sia.stream_user(home, run_async=True),
+        sia.stream_public(public, run_async=True),
+        sia.stream_hashtag("Birds", tagged, run_async=True),
+    ]
+    try:
+        time.sleep(1.0)  # the streams are open before anything is posted
+        post = tom.status_post("spotted a #birds flock")
+        _run_jobs()
+        heard = home.updates.get(timeout=10)
+        assert str(heard.id) == str(post.id) and heard.account.acct == "tom"
+        assert str(public.updates.get(timeout=10).id) == str(post.id)
+        assert str(tagged.updates.get(timeout=10).id) == str(post.id)
+        tom.status_post("@sia look up")
+        _run_jobs()
+        note = home.notifications.get(timeout=10)
+        assert note.type == "mention" and note.account.acct == "tom"
+    finally:
+        for handle in handles:
+            handle.close()
