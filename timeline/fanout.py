@@ -737,6 +737,7 @@ def _account_keys(uid: int) -> list[str]:
         *limits.like(uid).keys(),
         *limits.report(uid).keys(),
         keys.home(uid),
+        keys.home_streamed(uid),
         keys.posts(uid),
         keys.followers(uid),
         keys.following(uid),

@@ -7,6 +7,18 @@ two sides of a follow) are separate single-slot steps, each idempotent. A delete
 account's job (`account:<uid>`) deletes every per-user key of both tables
 (`timeline.fanout._account_keys`, which a new per-user key must join).
 
+The streaming API's pub/sub channels (`api.streaming`) are named here too, below the
+table: they hold nothing (no slot: a Cluster broadcasts PUBLISH to every node) and
+carry signals, ids, never a rendered status (each stream reads for its own reader):
+
+| channel                   | message                        | published by                         |
+|---------------------------|--------------------------------|--------------------------------------|
+| `stream:home:{<uid>}`     | `home`, `notification`         | a home write (`services.HOME_ADD_LUA`'s `add`, the author's own in `_PUBLISH`), `notifications.notify`; only while `home:{<uid>}:streamed` exists, in the same script |
+| `stream:author:<uid>`     | status id                      | a pulled author's post job (`fanout.run_post`: no home write) |
+| `stream:public`           | `<sid> <tag> <tag>...`         | `services.status_publish` (global timeline and tags) |
+| `stream:deleted`          | status id                      | `services.status_remove`             |
+| `stream:edited`           | status id                      | `edits.status_edit`                  |
+
 | key                  | type   | members -> score                          | cap / reason                              |
 |----------------------|--------|-------------------------------------------|-------------------------------------------|
 | `statuses:clock:{c<n>}` | string | the last id tick of id shard n (0-255)| ID_SHARDS (256) keys; see `timeline/ids.py`|

@@ -1110,8 +1110,9 @@ def _follow_set(
 # followee is deleted (or being deleted). Anything but 1 means the follow must end
 # on the follower's side: their deletion job may have walked the followers already,
 # or the account is private. Then KEYS: the followee's notification keys (groups,
-# rows, actors, follows), mutes; ARGV from 9: `notify`'s arguments for a follow,
-# then for a follow request, then `unnotify`'s for that follow request. A follower
+# rows, actors, follows), mutes, presence (`keys.home_streamed`); ARGV from 9:
+# `notify`'s arguments for a follow, then for a follow request, then `unnotify`'s
+# for that follow request, then the followee's stream channel (`keys.stream_user`). A follower
 # who arrives (not one already there, nor one the owner approved) and a request
 # newly filed notify the followee, atomically with their arrival
 # (`timeline.notifications`): so told once, however often the request and the
@@ -1123,7 +1124,8 @@ _FOLLOWER_ADD = LuaScript(
     + """
 if not live(KEYS[3], ARGV[4], ARGV[5]) then return 0 end
 local k = {z = KEYS[8], h = KEYS[9], actors = KEYS[10], follows = KEYS[11],
-           blocks = KEYS[6], blocked_by = KEYS[7], mutes = KEYS[12]}
+           blocks = KEYS[6], blocked_by = KEYS[7], mutes = KEYS[12],
+           live = KEYS[13], channel = ARGV[#ARGV]}
 local r = ARGV[1]
 local approving = redis.call('ZSCORE', KEYS[5], ARGV[7])
 if redis.call('ZSCORE', KEYS[1], r) or redis.call('HEXISTS', KEYS[3], ARGV[6]) == 0
@@ -1247,6 +1249,7 @@ def _follow_sync(
                     keys.blocked_by(followee_id),
                     *notifications.store_keys(followee_id),
                     keys.mutes(followee_id),
+                    keys.home_streamed(followee_id),
                 ],
                 args=[
                     follower_id,
@@ -1270,6 +1273,7 @@ def _follow_sync(
                     *notifications.unnotify_args(
                         kind="follow_request", actor=follower_id, sid=None
                     ),
+                    keys.stream_user(followee_id),
                 ],
             )
             pipe.zcard(keys.followers(followee_id))

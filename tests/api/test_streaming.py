@@ -354,3 +354,37 @@ def test_a_stream_open_marks_its_reader_present_in_their_homes_slot(streams, r):
     assert not r.exists(keys.home_streamed(alice.id))
     streams("/api/v1/streaming/user", token_for(alice))
     assert 0 < r.ttl(keys.home_streamed(alice.id)) <= 90
+
+
+def test_a_new_follower_arrives_as_a_notification(streams):
+    alice, bob = make_user("alice"), make_user("bob")
+    stream = streams("/api/v1/streaming/user", token_for(alice))
+    _follow(bob, alice)
+    name, note = stream.event()
+    assert (name, note["type"], note["account"]["username"]) == (
+        "notification",
+        "follow",
+        "bob",
+    )
+
+
+def test_nobody_listening_publishes_nothing_on_the_users_channel(r):
+    """The writers check the presence key in their own step: without a stream open
+    a followed user's post, a mention and a follow publish nothing for the user."""
+    alice, bob = make_user("alice"), make_user("bob")
+    _follow(alice, bob)
+    listener = r.pubsub()
+    listener.subscribe(keys.stream_user(alice.id))
+    deadline = time.monotonic() + WITHIN
+    while listener.get_message(timeout=0.1) is None:  # the subscribe confirmation
+        assert time.monotonic() < deadline
+    _post(bob, "hi @alice")
+    _follow(bob, alice)
+    assert listener.get_message(timeout=0.5) is None
+    r.set(keys.home_streamed(alice.id), 1, ex=60)
+    _post(bob, "again @alice")
+    heard = set()
+    while (message := listener.get_message(timeout=1.0)) is not None:
+        heard.add(message["data"])
+    assert heard == {"home", "notification"}
+    listener.close()
