@@ -1112,9 +1112,9 @@ def _follow_set(
 # or the account is private. Then KEYS: the followee's notification keys (groups,
 # rows, actors, follows), mutes, presence (`keys.home_streamed`); ARGV from 9:
 # `notify`'s arguments for a follow, then for a follow request, then `unnotify`'s
-# for that follow request, then the followee's stream channel (`keys.stream_user`). A follower
-# who arrives (not one already there, nor one the owner approved) and a request
-# newly filed notify the followee, atomically with their arrival
+# for that follow request, then the followee's stream channel (`keys.stream_user`).
+# A follower who arrives (not one already there, nor one the owner approved) and a
+# request newly filed notify the followee, atomically with their arrival
 # (`timeline.notifications`): so told once, however often the request and the
 # follow job run this. An admitted follower's request (one filed while the account
 # was private) ends with its "asked to follow you" in the same step.
