@@ -221,6 +221,9 @@ def frame(event: str, payload=None) -> bytes:
 
 
 HEARTBEAT = b":thump\n"
+# The streams of one user's own things: their writers publish only while the user's
+# presence key says one is open (`keys.home_streamed`).
+_PERSONAL = ("user", "user:notification", "list", "direct")
 OPENED = b":)\n"
 
 
@@ -228,10 +231,20 @@ class Stream:
     """One open stream: its reader's credentials, the channels it hears, and what
     it read for each signal. `kind` is Mastodon's stream name (`user`,
     `user:notification`, `public`, `public:local`, `public:remote`, `hashtag`,
-    `hashtag:local`); `tag` for the hashtag streams."""
+    `hashtag:local`, `list`, `direct`); `tag` for the hashtag streams, `lid` for
+    the list stream."""
 
-    def __init__(self, request, *, kind: str, uid: int, tag: str | None = None):
+    def __init__(
+        self,
+        request,
+        *,
+        kind: str,
+        uid: int,
+        tag: str | None = None,
+        lid: int | None = None,
+    ):
         self.request = request
+        self.lid = lid
         self.credentials = request.credentials
         self.kind = kind
         self.uid = uid
@@ -249,7 +262,7 @@ class Stream:
 
     def _wanted(self) -> set[str]:
         user = keys.stream_user(self.uid)
-        if self.kind == "user":
+        if self.kind in ("user", "list"):
             pulled = selectors.pulled_authors(uid=self.uid)
             return {
                 user,
@@ -257,7 +270,7 @@ class Stream:
                 keys.stream_edited(),
                 *(keys.stream_author(a) for a in pulled),
             }
-        if self.kind == "user:notification":
+        if self.kind in ("user:notification", "direct"):
             return {user}
         if self.kind == "public:remote":
             return set()  # one instance: nothing is remote
@@ -280,7 +293,7 @@ class Stream:
     def _present(self) -> None:
         """Say the reader has a stream open, for the writers of their home and
         notifications (`keys.home_streamed`): refreshed each heartbeat."""
-        if self.kind in ("user", "user:notification"):
+        if self.kind in _PERSONAL:
             get_redis().set(
                 keys.home_streamed(self.uid), 1, ex=settings.STREAM_PRESENCE_SECONDS
             )
@@ -339,11 +352,44 @@ class Stream:
         return max(self.floor, first_id_at(back))
 
     def _home(self) -> list[bytes]:
+        if self.lid is not None:
+            return self._statuses(
+                lambda reads: selectors.list_window(
+                    reads=reads,
+                    lid=self.lid,
+                    size=settings.STREAM_READ_SIZE,
+                    since_id=self._since(),
+                )
+            )
         return self._statuses(
             lambda reads: selectors.home_window(
                 reads=reads, size=settings.STREAM_READ_SIZE, since_id=self._since()
             )
         )
+
+    def _conversations(self) -> list[bytes]:
+        """`conversation` frames of the reader's conversations whose newest message
+        came since the stream opened and was not sent yet, as the REST list shows
+        them."""
+        from api.views.conversations import _entities
+
+        reads = self._reads()
+        found = selectors.conversations_get(
+            reads=reads, size=settings.STREAM_READ_SIZE, since_id=self._since()
+        )
+        self._proven(reads)
+        if found is None:
+            raise _Ended()
+        fresh = [
+            c
+            for c in reversed(found.conversations)
+            if c.last.id > self.floor and not self._has(c.last.id)
+        ]
+        if not fresh:
+            return []
+        for conversation in fresh:
+            self._remember(conversation.last.id)
+        return [frame("conversation", c) for c in _entities(self.request, fresh)]
 
     def _public(self, data: str) -> list[bytes]:
         sid, *tags = data.split()
@@ -420,8 +466,12 @@ class Stream:
             return self._public(data)
         if self.kind == "user:notification":
             return self._notifications() if data == "notification" else []
+        if self.kind == "direct":
+            return self._conversations() if data == "conversation" else []
         if data == "notification":
-            return self._notifications()
+            return self._notifications() if self.kind == "user" else []
+        if data == "conversation":
+            return []
         return self._home()  # `home`, or a pulled author's status
 
     # -- the stream --------------------------------------------------------------
@@ -490,10 +540,17 @@ def _told(event) -> tuple:
     return (item.kind, item.status.id if item.status else None, event.actor.id)
 
 
-def stream_open(request, *, kind: str, uid: int, tag: str | None = None) -> Stream:
+def stream_open(
+    request, *, kind: str, uid: int, tag: str | None = None, lid: int | None = None
+) -> Stream:
     """A stream for the proven reader `uid`; StreamsFull past STREAMS_MAX."""
     _take_slot()
-    return Stream(request, kind=kind, uid=uid, tag=tag)
+    return Stream(request, kind=kind, uid=uid, tag=tag, lid=lid)
+
+
+def list_owned(request, *, lid: int) -> bool:
+    """Whether the list is one of the request's proven viewer's."""
+    return selectors.list_window(reads=request.reads, lid=lid, size=1) is not None
 
 
 def credentials_of(request) -> BearerCredentials | None:

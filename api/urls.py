@@ -240,6 +240,8 @@ urlpatterns = [
         streaming.hashtag_local,
         "streaming_hashtag_local",
     ),
+    route("api/v1/streaming/list", streaming.list_, "streaming_list"),
+    route("api/v1/streaming/direct", streaming.direct, "streaming_direct"),
     # Last: any other API path answers a JSON 404.
     re_path(r"^api/", unrouted, name="unrouted"),
 ]

@@ -177,9 +177,11 @@ def _caps() -> list[int]:
 # KEYS: the author's direct messages, their three conversation keys, the job queue
 # and data of their slot, their user hash. ARGV: sid, its conversation, the post
 # job's id, now (ms), CONVERSATIONS_MAX, CONVERSATION_SIDS_KEPT, the user hash's
-# username and deleted fields, its participants, the author. Publishes a direct
-# message with the job that delivers it, in one step (the conversation is read by
-# whoever writes in it); 0 (nothing) for an author being deleted.
+# username and deleted fields, its participants, the author, their stream channel
+# (KEYS 8: their presence key, `keys.home_streamed`). Publishes a direct message with
+# the job that delivers it, in one step (the conversation is read by whoever writes
+# in it), and tells the author's open streams; 0 (nothing) for an author being
+# deleted.
 _PUBLISH = LuaScript(
     jobs.ENQUEUE
     + _CONVERSATION_LUA
@@ -193,6 +195,9 @@ conv_add(KEYS[2], KEYS[3], KEYS[4], ARGV[2], ARGV[1], ARGV[9], ARGV[10], false,
   tonumber(ARGV[5]), tonumber(ARGV[6]))
 -- Whoever writes in a conversation has read it (Mastodon's).
 redis.call('SREM', KEYS[4], ARGV[2])
+if redis.call('EXISTS', KEYS[8]) == 1 then
+  redis.call('PUBLISH', ARGV[11], 'conversation')
+end
 enqueue(KEYS[5], KEYS[6], ARGV[3], ARGV[4], ARGV[4])
 return 1
 """
@@ -211,6 +216,7 @@ def publish_queue(pipe, *, status: Status, job: str) -> None:
             *conversation_keys(author),
             *jobs.slot_keys(slot),
             account_keys.user(author),
+            keys.home_streamed(author),
         ],
         args=[
             status.id,
@@ -222,6 +228,7 @@ def publish_queue(pipe, *, status: Status, job: str) -> None:
             User.DELETED_FIELD,
             _people(status),
             author,
+            keys.stream_user(author),
         ],
     )
 
@@ -231,12 +238,12 @@ def _people(status: Status) -> str:
     return " ".join(map(str, (status.author_id, *status.to)))
 
 
-# KEYS: a recipient's three conversation keys, their user hash, blocks and
-# blocked_by. ARGV: sid, its conversation, its author, CONVERSATIONS_MAX,
-# CONVERSATION_SIDS_KEPT, the user hash's username and deleted fields, its
-# participants, the recipient. Adds the
-# message to the recipient's conversation, unread; nothing for a recipient gone or
-# across a block either way (0).
+# KEYS: a recipient's three conversation keys, their user hash, blocks, blocked_by
+# and presence key (`keys.home_streamed`). ARGV: sid, its conversation, its author,
+# CONVERSATIONS_MAX, CONVERSATION_SIDS_KEPT, the user hash's username and deleted
+# fields, its participants, the recipient, their stream channel. Adds the message to
+# the recipient's conversation, unread, and tells their open streams; nothing for a
+# recipient gone or across a block either way (0).
 _DELIVER = LuaScript(
     _CONVERSATION_LUA
     + """
@@ -246,8 +253,12 @@ if redis.call('HEXISTS', KEYS[4], ARGV[6]) == 0
     or redis.call('ZSCORE', KEYS[6], ARGV[3]) then
   return 0
 end
-return conv_add(KEYS[1], KEYS[2], KEYS[3], ARGV[2], ARGV[1], ARGV[8], ARGV[9], true,
-  tonumber(ARGV[4]), tonumber(ARGV[5]))
+local added = conv_add(KEYS[1], KEYS[2], KEYS[3], ARGV[2], ARGV[1], ARGV[8], ARGV[9],
+  true, tonumber(ARGV[4]), tonumber(ARGV[5]))
+if added == 1 and redis.call('EXISTS', KEYS[7]) == 1 then
+  redis.call('PUBLISH', ARGV[10], 'conversation')
+end
+return added
 """
 )
 
@@ -265,6 +276,7 @@ def deliver(*, status: Status) -> None:
                     account_keys.user(uid),
                     keys.blocks(uid),
                     keys.blocked_by(uid),
+                    keys.home_streamed(uid),
                 ],
                 args=[
                     status.id,
@@ -275,6 +287,7 @@ def deliver(*, status: Status) -> None:
                     User.DELETED_FIELD,
                     _people(status),
                     uid,
+                    keys.stream_user(uid),
                 ],
             )
 

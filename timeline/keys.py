@@ -13,7 +13,8 @@ carry signals, ids, never a rendered status (each stream reads for its own reade
 
 | channel                   | message                        | published by                         |
 |---------------------------|--------------------------------|--------------------------------------|
-| `stream:home:{<uid>}`     | `home`, `notification`         | a home write (`services.HOME_ADD_LUA`'s `add`, the author's own in `_PUBLISH`), `notifications.notify`; only while `home:{<uid>}:streamed` exists, in the same script |
+| `stream:home:{<uid>}`     | `home`, `notification`,        | a home write (`services.HOME_ADD_LUA`'s `add`, the author's own in `_PUBLISH`), `notifications.notify`, a direct message's delivery (`direct._PUBLISH`, `_DELIVER`); only while `home:{<uid>}:streamed` exists, in the same script |
+|                           | `conversation`                 |                                      |
 | `stream:author:<uid>`     | status id                      | a pulled author's post job (`fanout.run_post`: no home write) |
 | `stream:public`           | `<sid> <tag> <tag>...`         | `services.status_publish` (global timeline and tags) |
 | `stream:deleted`          | status id                      | `services.status_remove`             |

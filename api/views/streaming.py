@@ -18,7 +18,7 @@ from django.views.decorators.csrf import csrf_exempt
 
 from accounts.selectors import PageReads
 from api import scopes, streaming
-from api.http import CORS_HEADERS, ApiError, error_response
+from api.http import CORS_HEADERS, OWN_ID_DIGITS, ApiError, error_response
 from config.middleware import REDIS_OUTAGES
 
 log = logging.getLogger(__name__)
@@ -32,6 +32,8 @@ _SCOPES = {
     "public:remote": "read:statuses",
     "hashtag": "read:statuses",
     "hashtag:local": "read:statuses",
+    "list": "read:lists",
+    "direct": "read:statuses",
 }
 
 
@@ -79,9 +81,21 @@ def _stream(kind: str):
                 return _with_cors(
                     error_response(ApiError(400, "Missing tag name parameter"))
                 )
+        lid = None
+        if kind == "list":
+            raw = request.GET.get("list") or ""
+            if not raw.isdecimal() or len(raw) > OWN_ID_DIGITS:
+                return _with_cors(
+                    error_response(ApiError(400, "Missing list parameter"))
+                )
+            lid = int(raw)
         try:
             uid = _reader(request, kind)
-            stream = streaming.stream_open(request, kind=kind, uid=uid, tag=tag)
+            if lid is not None and not streaming.list_owned(request, lid=lid):
+                raise ApiError(401, "Not authorized to stream this list")
+            stream = streaming.stream_open(
+                request, kind=kind, uid=uid, tag=tag, lid=lid
+            )
         except ApiError as error:
             return _with_cors(error_response(error))
         except streaming.StreamsFull:
@@ -124,3 +138,5 @@ public_local = _stream("public:local")
 public_remote = _stream("public:remote")
 hashtag = _stream("hashtag")
 hashtag_local = _stream("hashtag:local")
+list_ = _stream("list")
+direct = _stream("direct")

@@ -388,3 +388,41 @@ def test_nobody_listening_publishes_nothing_on_the_users_channel(r):
         heard.add(message["data"])
     assert heard == {"home", "notification"}
     listener.close()
+
+
+def test_a_list_stream_sends_its_members_posts_only(streams):
+    alice, bob, carol = make_user("alice"), make_user("bob"), make_user("carol")
+    _follow(alice, bob)
+    _follow(alice, carol)
+    client = api_client(token_for(alice))
+    lid = client.post("/api/v1/lists", {"title": "close"}).json()["id"]
+    added = client.post(f"/api/v1/lists/{lid}/accounts", {"account_ids[]": bob.id})
+    assert added.status_code == 200, added.content
+    stream = streams(f"/api/v1/streaming/list?list={lid}", token_for(alice))
+    _post(carol, "not on the list")
+    sid = _post(bob, "on the list")
+    name, status = stream.event()
+    assert (name, status["id"]) == ("update", str(sid))
+    stream.quiet(0.5)
+    other = token_for(carol)
+    refused = api_client(other).get(f"/api/v1/streaming/list?list={lid}")
+    assert refused.status_code == 401
+    assert refused.json() == {"error": "Not authorized to stream this list"}
+    assert api_client(other).get("/api/v1/streaming/list").status_code == 400
+
+
+def test_a_direct_message_arrives_as_a_conversation(streams):
+    alice, bob, carol = make_user("alice"), make_user("bob"), make_user("carol")
+    stream = streams("/api/v1/streaming/direct", token_for(alice))
+    bystander = streams("/api/v1/streaming/direct", token_for(carol))
+    sent = api_client(token_for(bob)).post(
+        "/api/v1/statuses", {"status": "@alice psst", "visibility": "direct"}
+    )
+    assert sent.status_code == 200, sent.content
+    run_jobs()
+    name, conversation = stream.event()
+    assert name == "conversation"
+    assert conversation["last_status"]["id"] == sent.json()["id"]
+    assert [a["username"] for a in conversation["accounts"]] == ["bob"]
+    assert conversation["unread"] is True
+    bystander.quiet(0.5)
