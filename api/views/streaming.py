@@ -18,7 +18,13 @@ from django.views.decorators.csrf import csrf_exempt
 
 from accounts.selectors import PageReads
 from api import scopes, streaming
-from api.http import CORS_HEADERS, OWN_ID_DIGITS, ApiError, error_response
+from api.http import (
+    CORS_HEADERS,
+    OWN_ID_DIGITS,
+    PREFLIGHT_HEADERS,
+    ApiError,
+    error_response,
+)
 from config.middleware import REDIS_OUTAGES
 
 log = logging.getLogger(__name__)
@@ -70,7 +76,15 @@ def _reader(request, kind: str) -> int:
 def _stream(kind: str):
     @csrf_exempt
     def view(request) -> HttpResponse:
-        if request.method not in ("GET", "HEAD"):
+        if request.method == "OPTIONS":
+            # A client that sends the token as a header asks first (CORS).
+            response = HttpResponse(status=200)
+            response["Access-Control-Allow-Methods"] = "GET, OPTIONS"
+            for name, value in PREFLIGHT_HEADERS.items():
+                response[name] = value
+            return _with_cors(response)
+        if request.method != "GET":
+            # HEAD too: a stream has no end for a body-less answer to wait for.
             response = error_response(ApiError(405, "Method not allowed"))
             response["Allow"] = "GET"
             return _with_cors(response)

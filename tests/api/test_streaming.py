@@ -426,3 +426,35 @@ def test_a_direct_message_arrives_as_a_conversation(streams):
     assert [a["username"] for a in conversation["accounts"]] == ["bob"]
     assert conversation["unread"] is True
     bystander.quiet(0.5)
+
+
+def test_a_stream_answers_a_preflight_and_refuses_other_methods():
+    client = api_client()
+    preflight = client.options("/api/v1/streaming/user")
+    assert preflight.status_code == 200
+    assert "Authorization" in preflight["Access-Control-Allow-Headers"]
+    assert preflight["Access-Control-Allow-Origin"] == "*"
+    for method in (client.post, client.head):
+        refused = method("/api/v1/streaming/public")
+        assert refused.status_code == 405
+        assert refused["Allow"] == "GET"
+
+
+@pytest.mark.fake_redis
+def test_a_redis_outage_ends_the_stream_and_refuses_new_ones_with_json(r):
+    alice = make_user("alice")
+    token = token_for(alice)
+    stream = _open("/api/v1/streaming/user", token)
+    server = r.connection_pool.connection_kwargs["server"]
+    server.connected = False
+    try:
+        deadline = time.monotonic() + WITHIN
+        while (chunk := stream.chunks.get(timeout=WITHIN)) is not None:
+            assert chunk == b":thump\n"
+            assert time.monotonic() < deadline
+        stream.thread.join(WITHIN)
+        refused = api_client(token).get("/api/v1/streaming/user")
+        assert refused.status_code == 503
+        assert refused.json()["error"].startswith("The data store is unavailable")
+    finally:
+        server.connected = True
