@@ -36,7 +36,7 @@ from accounts.domain import BearerCredentials
 from accounts.selectors import PageReads
 from config.middleware import REDIS_OUTAGES
 from config.redis import get_redis
-from timeline import filters, keys, richtext, selectors
+from timeline import filters, keys, richtext, selectors, services
 from timeline.ids import first_id_at
 
 log = logging.getLogger(__name__)
@@ -294,9 +294,7 @@ class Stream:
         """Say the reader has a stream open, for the writers of their home and
         notifications (`keys.home_streamed`): refreshed each heartbeat."""
         if self.kind in _PERSONAL:
-            get_redis().set(
-                keys.home_streamed(self.uid), 1, ex=settings.STREAM_PRESENCE_SECONDS
-            )
+            services.stream_presence_set(uid=self.uid)
 
     # -- reading for the reader --------------------------------------------------
 

@@ -147,12 +147,14 @@ return page
 )
 
 # One server only. KEYS: the author's followers, the author's user hash, `seen:days`,
-# `muters`. ARGV: `services.homes_push_args` (HOME_ADD_LUA's arguments, then the 10
-# key parts), then a cursor's score and member ('' from the start), how many, the user
-# hash's username and deleted fields, the first day whose stamp is alive for sure
-# (`accounts.services.seen_alive_since`), the last uid `seen:days` records
-# (`accounts.services.SEEN_DAYS_MAX_UID`) and how many readers one read of the two
-# indexes takes (`_INDEX_READ`). Nothing while the author is being deleted:
+# `muters`, `streamers`. ARGV: `services.homes_push_args` (HOME_ADD_LUA's arguments,
+# then the 10 key parts), then a cursor's score and member ('' from the start), how
+# many, the user hash's username and deleted fields, the first day whose stamp is
+# alive for sure (`accounts.services.seen_alive_since`), the last uid `seen:days`
+# records (`accounts.services.SEEN_DAYS_MAX_UID`), how many readers one read of the
+# indexes takes (`_INDEX_READ`) and now (ms: a reader in `streamers` until a later
+# time has a stream open, and only they are asked for their presence key and told).
+# Nothing while the author is being deleted:
 # their account's job ends each follower's follow and sweeps the home before it empties
 # the followers zset, and a post job held past its lease may still run a step in between
 # (`run_account`). Otherwise the next that many followers after the cursor (as
@@ -191,6 +193,7 @@ local page, score = after(KEYS[1], ARGV[p + 10], ARGV[p + 11], tonumber(ARGV[p +
 local reply = to ~= ''
 local since, max_uid = tonumber(ARGV[p + 15]), ARGV[p + 16]
 local per_read = 3 * tonumber(ARGV[p + 17])
+local now = tonumber(ARGV[p + 18])
 -- Each reader's field in an index (u1: their bit in `muters`, u16: their day in
 -- `seen:days`), 0 past its end. One table of GETs serves both reads, with the type
 -- changed, and with '#0' for a uid past what `seen:days` records (a read at 2**28
@@ -220,6 +223,16 @@ local muting = fields(KEYS[4], 'u1', gets)
 for _, i in ipairs(past) do gets[3 * i] = '#0' end
 local day = fields(KEYS[3], 'u16', gets)
 for _, i in ipairs(past) do day[i] = 0 end
+-- Who of the page has a stream open (`streamers`): one ZMSCORE a chunk of readers.
+local listening = {}
+for first = 1, #page, per_read do
+  local last = math.min(#page, first + per_read - 1)
+  local until_ = redis.call('ZMSCORE', KEYS[5], unpack(page, first, last))
+  for j = first, last do
+    local t = until_[j - first + 1]
+    listening[j] = (t and tonumber(t) > now) or false
+  end
+end
 local added = 0
 for i = 1, #page do
   local u = page[i]
@@ -227,7 +240,7 @@ for i = 1, #page do
   local seen = day[i] < since and (s .. u .. s_)
   local skips = muting[i] == 1
   added = added + add(h .. u .. h_, following, seen, skips and (m .. u .. m_),
-                      skips and (x .. u .. x_))
+                      skips and (x .. u .. x_), listening[i])
 end
 return {#page, page[#page] or '', score or '', added}
 """
@@ -454,6 +467,7 @@ def _push_walk(job: jobs.Job, author_id: int, *, sid: int, reply_uid) -> None:
                 account_keys.user(author_id),
                 account_keys.seen_days(),
                 keys.muters(),
+                keys.streamers(),
             ],
             args=[
                 *args,
@@ -464,6 +478,7 @@ def _push_walk(job: jobs.Job, author_id: int, *, sid: int, reply_uid) -> None:
                 seen_alive_since(),
                 SEEN_DAYS_MAX_UID,
                 _INDEX_READ,
+                jobs.now_ms(),
             ],
         )
 

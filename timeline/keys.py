@@ -158,6 +158,11 @@ carry signals, ids, never a rendered status (each stream reads for its own reade
 |                      |        | person's slot, for their pages and checks | blocker's statuses through)               |
 | `mutes:{<uid>}`      | zset   | muted uid -> mute time (microsecs): the   | MUTES_MAX (10,000): past it, refused      |
 |                      |        | authors the user's home leaves out        |                                           |
+| `streamers`          | zset   | one server only (a Cluster has none): uid | the users with a stream open: each        |
+|                      |        | -> when their `home:{<uid>}:streamed`     | stream's heartbeat drops the expired      |
+|                      |        | expires (ms), written with it; the push   | (ZREMRANGEBYSCORE), so it holds those of  |
+|                      |        | asks it for a step's readers in one call  | the last STREAM_PRESENCE_SECONDS only     |
+|                      |        | (ZMSCORE), not each reader's key          |                                           |
 | `muters`             | string | one server only (a Cluster has none): a   | one bit per uid (uids are counted up: 1   |
 |                      |        | bitmap, bit <uid> set while `mutes:{uid}` | MiB per 8 million users); never a bit     |
 |                      |        | or `list_exclusive:{uid}` is not empty:   | clear for someone with home skips: the    |
@@ -546,6 +551,13 @@ def blocked_by(uid: int) -> str:
 
 def mutes(uid: int) -> str:
     return f"mutes:{{{uid}}}"
+
+
+def streamers() -> str:
+    """One server only: uid -> when their presence key expires (unix ms), for each
+    user with a stream open: the push reads it for a whole step at once
+    (`fanout._FOLLOWERS_PUSH`) instead of each reader's presence key."""
+    return "streamers"
 
 
 def muters() -> str:

@@ -381,7 +381,7 @@ def test_nobody_listening_publishes_nothing_on_the_users_channel(r):
     _post(bob, "hi @alice")
     _follow(bob, alice)
     assert listener.get_message(timeout=0.5) is None
-    r.set(keys.home_streamed(alice.id), 1, ex=60)
+    services.stream_presence_set(uid=alice.id)  # as an open stream does
     _post(bob, "again @alice")
     heard = set()
     while (message := listener.get_message(timeout=1.0)) is not None:
@@ -458,3 +458,26 @@ def test_a_redis_outage_ends_the_stream_and_refuses_new_ones_with_json(r):
         assert refused.json()["error"].startswith("The data store is unavailable")
     finally:
         server.connected = True
+
+
+@pytest.mark.single_server
+def test_one_servers_push_asks_the_streamers_index_not_each_readers_key(r):
+    """On one server the push reads who has a stream open from `streamers` for its
+    whole step: a reader listed until later hears of the post, one whose listing
+    expired does not (their presence key alone is not asked)."""
+    alice, bob, carol = make_user("alice"), make_user("bob"), make_user("carol")
+    _follow(alice, bob)
+    _follow(carol, bob)
+    services.stream_presence_set(uid=alice.id)
+    assert r.zscore(keys.streamers(), alice.id) is not None
+    r.set(keys.home_streamed(carol.id), 1, ex=60)  # not in the index
+    listener = r.pubsub()
+    listener.subscribe(keys.stream_user(alice.id), keys.stream_user(carol.id))
+    for _ in range(2):
+        assert listener.get_message(timeout=WITHIN)["type"] == "subscribe"
+    _post(bob, "hello both")
+    heard = []
+    while (message := listener.get_message(timeout=1.0)) is not None:
+        heard.append(message["channel"])
+    assert heard == [keys.stream_user(alice.id)]
+    listener.close()
