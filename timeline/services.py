@@ -111,9 +111,9 @@ from timeline.ids import status_ids_from, status_ids_queue
 # the user's presence key exists, `add` publishes `home` on their channel, both named
 # from the home's (`keys.home_streamed`, `keys.stream_user`: ARGV 7 and 8). A caller
 # that knows the reader has no stream open passes `listening` false: one server's
-# push asks `streamers` for its whole step at once (`timeline.fanout`), as an EXISTS
-# per home written cost about 1.4 us of Redis CPU each, a sixth of a push's per home
-# (docs/BENCHMARKS.md). On a Cluster the presence key is not
+# push asks `streamers` for its whole step at once (`timeline.fanout`): an EXISTS per
+# home written cost about 0.35 us of Redis CPU each (4% of a push's 8-9 us a home),
+# the index 0.05-0.2 (docs/BENCHMARKS.md). On a Cluster the presence key is not
 # declared but sits in the declared home's slot, which Redis allows (it refuses a key
 # of another slot only).
 #
