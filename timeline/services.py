@@ -849,14 +849,17 @@ def status_publish(*, status: Status, everyone: bool = True) -> list[str]:
                 keys=[keys.tag_timeline(tag)],
                 args=[settings.TAG_TIMELINE_CAP, sid],
             )
+        if everyone:
+            # Public and tag streams read it for their readers (`api.streaming`),
+            # once it is in their timelines: in this round trip, after the adds.
+            pipe.publish(keys.stream_public(), " ".join([str(sid), *tags]))
         if tags:
             pipe.barrier()
             pipe.hget(keys.status(sid), "text")
 
     replies = pipeline_run(add)
     if everyone:
-        # Public and tag streams read it for their readers (`api.streaming`).
-        get_redis().publish(keys.stream_public(), " ".join([str(sid), *tags]))
+        del replies[1 + len(tags)]  # the publish's
     if not tags:
         return []
     *added, text = replies[1:] if everyone else replies
