@@ -496,3 +496,35 @@ def test_the_quoted_author_revokes_a_quote_from_the_quotes_page(r, people, setti
     refused = owner.post(f"/s/{original}/quotes/{other.id}/revoke/")
     assert refused.status_code == 429 and "Retry-After" in refused
     assert r.zcard(keys.quotes(original)) == 1
+
+
+@pytest.mark.parametrize("how", ["block", "mute"])
+def test_a_keyword_filter_folds_a_row_whose_folded_embed_has_the_word(r, people, how):
+    """Carol muted (or blocked) alice, whose post bob quoted, and filters a word of
+    alice's post: the embed's "Show anyway" would show the word, so the filter
+    folds bob's row as it does where the embed shows whole (it matched only an
+    embed shown unfolded: the word was one click away, unfiltered)."""
+    _, quote = quoted(people, text="the dragon returns")
+    alice, carol = people["alice"], people["carol"]
+    if how == "block":
+        blocks.block_create(blocker=carol, blocked_id=alice.id)
+    else:
+        blocks.mute_create(user=carol, muted_id=alice.id)
+    run_jobs()
+    client = logged_in_client("carol")
+    made = client.post(
+        "/filters/new/",
+        {
+            "title": "Spoilers",
+            "keywords": "dragon",
+            "whole_word": "on",
+            "context": ["home", "public", "thread", "account", "notifications"],
+            "action": "warn",
+            "expires_in": "",
+        },
+    )
+    assert made.status_code == 302
+    for url in ("/", "/u/bob/"):
+        html = page(client, url)
+        assert '<details class="quote-folded">' in html, url
+        assert re.search(r'<bdi class="filter-titles">[^<]*Spoilers', html), url
