@@ -168,6 +168,11 @@ class FilterMatch:
     status_matches: tuple[int, ...] | None
 
 
+# The quote states whose embed shows the quoted status (`Status.quote_state`):
+# "accepted", and folded under "Show anyway" the two Mastodon 4.5 answers with it.
+_QUOTE_SHOWN = frozenset({"accepted", "blocked_account", "muted_account"})
+
+
 @dataclass(frozen=True, slots=True)
 class Filters:
     """A reader's filters, newest first, with what matching needs compiled once."""
@@ -222,8 +227,9 @@ class Filters:
             if status.poll is not None:
                 body = "\n\n".join((body, *status.poll.options))
             quote = status.quote
-            if quote is not None and status.quote_state == "accepted":
-                # The embed shows it: a word filtered there folds the row too.
+            if quote is not None and status.quote_state in _QUOTE_SHOWN:
+                # The embed shows it (folded under "Show anyway" for an author the
+                # reader blocked or muted): a word filtered there folds the row too.
                 body = "\n\n".join(p for p in (body, quote.spoiler, quote.text) if p)
             folded = body.casefold()
             if self._any.search(folded):
