@@ -8,7 +8,7 @@ import pytest
 
 from tests.api.helpers import api_client, token_for
 from tests.helpers import logged_in_client, make_user, page, run_jobs
-from timeline import blocks, privacy, services
+from timeline import blocks, privacy, quotes, services
 
 
 @pytest.fixture(autouse=True)
@@ -463,3 +463,30 @@ def test_a_quote_made_after_a_deletion_two_levels_up_says_deleted(r, people):
     for entity in (outer, _api(carol).get(f"/api/v1/statuses/{outer['id']}").json()):
         inner = entity["quote"]["quoted_status"]["quote"]
         assert inner == {"state": "deleted", "quoted_status_id": None}
+
+
+def test_a_quote_made_while_the_status_two_levels_up_is_deleted_says_deleted(
+    r, people, monkeypatch
+):
+    """Carol quotes bob's quote of alice's post as alice deletes it: her request
+    finds the post standing, then the deletion's job walks bob's quotes before
+    hers is among them. Her embed's ShallowQuote still ends `deleted` with no id
+    (it named the deleted post as accepted for good: a check, then a set)."""
+    alice, bob, carol = people["alice"], people["bob"], people["carol"]
+    first = services.status_create(author=alice, text="the words")
+    middle = _quote(_api(bob), first.id).json()
+    run_jobs()
+    made = quotes._quote_of
+
+    def deleted_meanwhile(quoted):
+        quote = made(quoted)  # found standing
+        services.status_delete(user=alice, sid=first.id)
+        run_jobs()  # its job walks bob's quotes: carol's is not among them yet
+        return quote
+
+    monkeypatch.setattr(quotes, "_quote_of", deleted_meanwhile)
+    outer = _quote(_api(carol), middle["id"]).json()
+    run_jobs()
+    got = _api(carol).get(f"/api/v1/statuses/{outer['id']}").json()
+    inner = got["quote"]["quoted_status"]["quote"]
+    assert inner == {"state": "deleted", "quoted_status_id": None}
