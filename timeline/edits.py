@@ -49,6 +49,7 @@ from timeline.domain import (
     Forbidden,
     InvalidStatus,
     NotFound,
+    Quote,
     Status,
     normalize_spoiler,
     normalize_text,
@@ -136,6 +137,7 @@ enqueue(KEYS[3], KEYS[4], ARGV[7], ARGV[8], ARGV[8])
 return 1
 """
 )
+
 
 # KEYS: a repost's hash. ARGV: its original's id, then the original's editable
 # fields' values ('' for none), in Status.EDITABLE's order. Copies them, while the
@@ -424,6 +426,27 @@ def quotes_inner_deleted(sid: int) -> None:
                 quotes_copy(q, inner_deleted=True)
         if cursor == 0:
             return
+
+
+def quote_inner_gone(quoting: Status, raw: str) -> None:
+    """A quote of a quote, just linked into its quoted status's quotes (`raw`: its
+    hash's `quote` field as read after): when the status that one quotes in turn
+    is gone, its copy says so (`Quote.quote_deleted`), as the deletion's walk
+    (`quotes_inner_deleted`) would have, had it found it linked. Its request's
+    check (`quotes.status_quote`) could find it standing and the walk come before
+    the link: in either order one of the two sees the other. Idempotent."""
+    r = get_redis()
+    for _ in range(3):  # an edit's copy written meanwhile: read again
+        quote = Quote.from_field(raw)
+        if quote is None or quote.revoked or quote.quote_of is None:
+            return
+        if r.exists(keys.status(quote.quote_of)):
+            return
+        new = replace(quote, quote_of=None, quote_deleted=True)
+        if _QUOTE_COPY(keys=[keys.status(quoting.id)], args=[raw, new.to_field()]):
+            quote_copies_write([replace(quoting, quote=new)])
+            return
+        raw = r.hget(keys.status(quoting.id), "quote")
 
 
 # KEYS: a repost's hash. ARGV: its original's id, the original's `quote` field.

@@ -641,11 +641,17 @@ def link_posted(*, status: Status) -> bool:
             # after this status was read is seen now and unlinked here, so in
             # either order no revoked quote stays linked (one more round trip,
             # for a quote's first link only).
-            now = Quote.from_field(get_redis().hget(keys.status(status.id), "quote"))
+            raw = get_redis().hget(keys.status(status.id), "quote")
+            now = Quote.from_field(raw)
             if now is not None and now.revoked:
                 quote_unlink(
                     quoted=quoted, quoting=status.id, author_id=status.author_id
                 )
+            elif now is not None and now.quote_of is not None:
+                # Linked, it is among those a deletion of the status it quotes in
+                # turn walks (`edits.quotes_inner_deleted`); one deleted before
+                # is told here (one round trip more, for a quote of a quote only).
+                edits.quote_inner_gone(status, raw)
     status_notify(status=status)
     return True
 
