@@ -528,3 +528,25 @@ def test_a_keyword_filter_folds_a_row_whose_folded_embed_has_the_word(r, people,
         html = page(client, url)
         assert '<details class="quote-folded">' in html, url
         assert re.search(r'<bdi class="filter-titles">[^<]*Spoilers', html), url
+
+
+def test_revoking_a_quote_hidden_from_the_quoted_author_tells_nothing_of_it(r, people):
+    """Bob's account is private and alice does not follow him: his quote of her
+    post is hidden from her. Her revoke POST for its id (a guess: her quotes page
+    does not list it) revokes it all the same, as the API's does, and answers 404
+    as for an id that quotes nothing, naming no one (it answered "the post by @bob",
+    telling her who wrote a status she may not see, and that it quotes hers)."""
+    alice, bob = people["alice"], people["bob"]
+    original = services.status_create(author=alice, text="the original words")
+    privacy.account_privacy_set(user=bob, private=True)
+    quote = quotes.status_quote(author=bob, sid=original.id, text="look").id
+    run_jobs()
+    owner = logged_in_client("alice")
+    assert f'data-status-id="{quote}"' not in page(owner, f"/s/{original.id}/quotes/")
+    answer = owner.post(f"/s/{original.id}/quotes/{quote}/revoke/", follow=True)
+    assert answer.status_code == 404
+    assert "@bob" not in answer.content.decode()
+    assert "@bob" not in page(owner, f"/s/{original.id}/quotes/")  # no message kept
+    assert UNAVAILABLE in page(logged_in_client("bob"), f"/s/{quote}/")  # revoked
+    nothing = owner.post(f"/s/{original.id}/quotes/{original.id}/revoke/")
+    assert nothing.status_code == 404
