@@ -950,7 +950,8 @@ def status_quotes(request, sid: int):
 @login_required
 def quote_revoke(request, sid: int, quoting_id: int):
     """The quoted author detaches a quote of their status (`quotes.quote_revoke`,
-    from the like budget): back to `next` saying so; 403 for anyone else."""
+    from the like budget): back to `next` saying so; 403 for anyone else; 404 for
+    a quote hidden from them (revoked all the same, as the API's)."""
     back = safe_next(request, url_for("timeline:status_quotes", sid))
     try:
         revoked = quotes.quote_revoke(
@@ -967,6 +968,13 @@ def quote_revoke(request, sid: int, quoting_id: int):
         return _slow_down(
             request, error, reason="You have changed too much lately.", back=back
         )
+    try:
+        # A quote hidden from them (a private account's, a direct message to
+        # others, a block) is revoked all the same and answered as an id that
+        # quotes nothing, as the API's revoke: nothing of it told.
+        social.status_target(user=request.user, sid=quoting_id)
+    except NotFound as error:
+        raise Http404("No such quote") from error
     messages.success(
         request,
         f"Quote revoked: the post by @{revoked.author} no longer shows yours.",
