@@ -31,7 +31,7 @@ from api.http import iso
 from config.reverse import url_maker
 from timeline import ids, richtext
 from timeline.bookmarks import status_member
-from timeline.domain import AccountStats, Relationship, Status
+from timeline.domain import QUOTE_SHOWN, AccountStats, Relationship, Status
 from timeline.filters import (
     EMPTY,
     Filter,
@@ -377,11 +377,6 @@ def _quote_approval(status: Status, author: dict, viewer: int | None) -> dict:
         # A visitor may quote nothing: Mastodon's answer is `denied`.
         "current_user": "automatic" if viewer is not None else "denied",
     }
-
-
-# The Quote states whose quoted status is answered (Mastodon 4.5's: a reader who
-# blocked or muted its author gets it with the state, for their app to fold it).
-QUOTE_SHOWN = frozenset({"accepted", "blocked_account", "muted_account"})
 
 
 def _quote(status: Status, related: Related, urls: Urls) -> dict:

@@ -253,6 +253,13 @@ class Poll:
         )
 
 
+# The quote states whose quoted status the reader gets (`Status.quote_state`):
+# "accepted", and Mastodon 4.5's two for an author they blocked or muted (the
+# site folds the embed under "Show anyway", the API answers the status for the
+# app to fold it). A keyword filter matches its text in each (`timeline.filters`).
+QUOTE_SHOWN = frozenset({"accepted", "blocked_account", "muted_account"})
+
+
 @dataclass(frozen=True, slots=True)
 class Quote:
     """The status a status quotes (Mastodon 4.5's quote posts, `timeline.quotes`): its

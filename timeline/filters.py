@@ -53,7 +53,7 @@ except ImportError:  # another Python's layout: the cache is bounded all the sam
 from config.pipelines import Deferred, LuaScript, ReadBatch
 from config.redis import get_redis
 from timeline import keys
-from timeline.domain import NotFound, Refused, Status, normalize_text
+from timeline.domain import QUOTE_SHOWN, NotFound, Refused, Status, normalize_text
 
 # Where a filter may apply, as the site's pages name them.
 CONTEXT_LABELS = {
@@ -168,11 +168,6 @@ class FilterMatch:
     status_matches: tuple[int, ...] | None
 
 
-# The quote states whose embed shows the quoted status (`Status.quote_state`):
-# "accepted", and folded under "Show anyway" the two Mastodon 4.5 answers with it.
-_QUOTE_SHOWN = frozenset({"accepted", "blocked_account", "muted_account"})
-
-
 @dataclass(frozen=True, slots=True)
 class Filters:
     """A reader's filters, newest first, with what matching needs compiled once."""
@@ -227,7 +222,7 @@ class Filters:
             if status.poll is not None:
                 body = "\n\n".join((body, *status.poll.options))
             quote = status.quote
-            if quote is not None and status.quote_state in _QUOTE_SHOWN:
+            if quote is not None and status.quote_state in QUOTE_SHOWN:
                 # The embed shows it (folded under "Show anyway" for an author the
                 # reader blocked or muted): a word filtered there folds the row too.
                 body = "\n\n".join(p for p in (body, quote.spoiler, quote.text) if p)
