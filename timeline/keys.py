@@ -282,8 +282,10 @@ page leaves out deleted actors at read (as it does blocked and muted ones). Thei
 follows and follow requests are the exception: the deletion job walks those anyway,
 and takes them out of the "followed you" and "asked to follow you" groups.
 
-Reports share one slot (the tag `{reports}`), so filing one (its id, its hash, its
-entry in the open zset, the cap's check) and settling one are each one script. One
+Reports share one slot (the tag `{reports}`), so filing one (its id under the open
+cap; then its hash and its entry in the open zset, the cap checked again: each script
+declares the keys it touches, the hash's only once its id is known) and settling one
+are scripts in that slot. One
 slot for every report is fine where it would not be for statuses: reports are rare
 (RATE_LIMIT_REPORT per user) and only operators read them, so the slot is never hot.
 

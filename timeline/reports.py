@@ -5,8 +5,9 @@ run the site (Mastodon's reports); operators read and settle them with
 A report is a hash (`keys.report`) listed in the open zset, oldest first, until an
 operator settles it; it then moves to the settled zset, which keeps the newest
 REPORTS_SETTLED_MAX (the oldest settled go with their hashes). Every report key
-carries the tag `{reports}`: one slot, so filing one (its id from the counter, the
-open zset's cap, the hash, the entry) is one script, and settling one is another.
+carries the tag `{reports}`: one slot, so filing one is two short scripts (its id
+from the counter under the open zset's cap; then the hash and its entry, the cap
+checked again, never over a report of that id), and settling one is another.
 One slot for all reports is fine: they are rare (RATE_LIMIT_REPORT a user) and read
 by operators only, unlike statuses, which every page reads.
 
@@ -58,6 +59,11 @@ class CannotReportSelf(ReportRefused):
 
 class ReportsFull(ReportRefused):
     pass
+
+
+class ReportIdTaken(RuntimeError):
+    """The id counter gave an id a report has: an operator's fault (the counter was
+    lost), never a person's; nothing is written over."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,18 +151,27 @@ class Report:
         )
 
 
-# KEYS: the open zset, the id counter. ARGV: the open cap, the report key's prefix,
-# the time (ms), then the hash's fields and values. Refuses (-1) past the cap;
-# else gives the next id, writes the hash and lists it: returns the id. The hash's
-# key is made here from its id (`keys.report_prefix`): in the tag `{reports}`, the
-# slot of the declared keys.
+# Filing is two scripts, each declaring every key it touches (a Cluster's rule; the
+# report's key is known only once its id is). First the id: KEYS: the open zset,
+# the id counter; ARGV: the open cap. -1 past the cap (no id is spent), else the
+# next id. Then the report: KEYS: the open zset, the report's hash; ARGV: the open
+# cap, its id, the time (ms), then the hash's fields and values. -1 past the cap (a
+# report filed in between filled it), -2 when a report has that id already (the
+# counter was lost: never written over), else the id. Between the two, only an id
+# may be spent: nothing is half written.
+_NEXT_ID = LuaScript(
+    """
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[1]) then return -1 end
+return redis.call('INCR', KEYS[2])
+"""
+)
 _FILE = LuaScript(
     """
 if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[1]) then return -1 end
-local id = redis.call('INCR', KEYS[2])
-redis.call('HSET', ARGV[2] .. id, 'id', id, unpack(ARGV, 4))
-redis.call('ZADD', KEYS[1], ARGV[3], id)
-return id
+if redis.call('EXISTS', KEYS[2]) == 1 then return -2 end
+redis.call('HSET', KEYS[2], 'id', ARGV[2], unpack(ARGV, 4))
+redis.call('ZADD', KEYS[1], ARGV[3], ARGV[2])
+return tonumber(ARGV[2])
 """
 )
 
@@ -265,15 +280,19 @@ def report_file(
         ),
     )
     fields = [v for pair in report.to_hash().items() for v in pair]
-    rid = _FILE(
-        keys=[keys.reports_open(), keys.report_ids()],
-        args=[
-            settings.REPORTS_OPEN_MAX,
-            keys.report_prefix(),
-            int(report.created * 1000),
-            *fields,
-        ],
-    )
+    cap = settings.REPORTS_OPEN_MAX
+    given = int(_NEXT_ID(keys=[keys.reports_open(), keys.report_ids()], args=[cap]))
+    rid = given
+    if given > 0:
+        rid = _FILE(
+            keys=[keys.reports_open(), keys.report(given)],
+            args=[cap, given, int(report.created * 1000), *fields],
+        )
+    if rid == -2:
+        raise ReportIdTaken(
+            f"Report #{given} exists already: the counter {keys.report_ids()} is "
+            "behind the reports; set it to the highest report id."
+        )
     if rid < 0:
         raise ReportsFull(
             "The people who run this site have too many reports to read just now; "
