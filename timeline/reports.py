@@ -241,7 +241,8 @@ def report_file(
     operators. NotFound for an unknown account or a status not theirs or not
     visible to the reporter; ReportRefused for oneself, a bad category, a comment
     past COMMENT_MAX, too many statuses or a full queue; with `limit`
-    (`limits.report`), taken first or refused with TooManyAttempts."""
+    (`limits.report`), taken once the rest is checked (a refusal costs none) or
+    refused with TooManyAttempts."""
     if target_id == reporter.id:
         raise CannotReportSelf("You cannot report yourself.")
     if category not in CATEGORIES:
@@ -259,9 +260,12 @@ def report_file(
     target = user_get(uid=target_id)
     if target is None:
         raise NotFound(target_id)
+    flagged = _flagged(reporter=reporter, target=target, sids=sids)
+    # Taken once the report is known good: a refused one (a ticked status deleted
+    # since) costs no attempt. A full queue still does: it is checked as it is
+    # written.
     if limit is not None:
         limits.take(limit)
-    flagged = _flagged(reporter=reporter, target=target, sids=sids)
     now = time.time()
     report = Report(
         id=0,

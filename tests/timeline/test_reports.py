@@ -231,3 +231,24 @@ def test_a_lost_counter_never_overwrites_a_report(users, r):
     assert (kept.reporter, kept.target, kept.comment) == ("alice", "bob", "first")
     assert kept.note == "handled"
     assert reports.reports_list() == []
+
+
+def test_a_refused_report_costs_no_attempt(users, settings):
+    # A status ticked and deleted before the form was sent is refused (404): the
+    # reporter sends again without it, and that is not counted against them.
+    settings.RATE_LIMIT_REPORT = "1/1h"
+    alice, bob = users["alice"], users["bob"]
+    gone = services.status_create(author=bob, text="soon gone")
+    services.status_delete(user=bob, sid=gone.id)
+    run_jobs()
+    with pytest.raises(NotFound):
+        reports.report_file(
+            reporter=alice,
+            target_id=bob.id,
+            status_ids=[gone.id],
+            limit=limits.report(alice.id),
+        )
+    filed = reports.report_file(
+        reporter=alice, target_id=bob.id, limit=limits.report(alice.id)
+    )
+    assert filed.target == "bob"
