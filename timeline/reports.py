@@ -196,9 +196,9 @@ return 1
 
 
 def _flagged(*, reporter: User, target: User, sids: list[int]) -> list[Status]:
-    """The statuses `sids` as `reporter` may see them, each of `target`'s own; else
-    NotFound (Mastodon's 404 for a status not among the account's visible ones).
-    One round trip."""
+    """The statuses `sids` as `reporter` may see them, each of `target`'s own (no
+    repost); else NotFound (Mastodon's 404 for a status not among the account's
+    visible ones). One round trip."""
     if not sids:
         return []
     author = target.id
@@ -217,6 +217,11 @@ def _flagged(*, reporter: User, target: User, sids: list[int]) -> list[Status]:
     for sid, values in zip(sids, replies, strict=False):
         status = Status.from_fields(sid, values)
         if status is None or status.author_id != author:
+            raise NotFound(sid)
+        if status.repost_of is not None:
+            # Another's words (whom the reporter may not see: a repost carries its
+            # original's text), never the target's own: as the site's form, which
+            # offers none; the original's author is the one to report.
             raise NotFound(sid)
         if not status.visible_to(reporter.id):
             raise NotFound(sid)  # another's direct message

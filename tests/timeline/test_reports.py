@@ -10,7 +10,7 @@ from django.test import Client
 from accounts import limits
 from accounts.domain import TooManyAttempts
 from tests.helpers import PASSWORD, logged_in_client, make_user, run_jobs
-from timeline import blocks, edits, keys, reports, services
+from timeline import blocks, edits, keys, reports, services, social
 from timeline.domain import NotFound
 from timeline.reports import CannotReportSelf, ReportRefused, ReportsFull
 
@@ -252,3 +252,16 @@ def test_a_refused_report_costs_no_attempt(users, settings):
         reporter=alice, target_id=bob.id, limit=limits.report(alice.id)
     )
     assert filed.target == "bob"
+
+
+def test_a_repost_of_one_hidden_from_the_reporter_cannot_be_flagged(users):
+    # Bob reposts carol, who blocks alice: alice cannot see carol's words, so her
+    # report cannot flag bob's repost of them (the copy would hold them).
+    alice, bob, carol = users["alice"], users["bob"], users["carol"]
+    original = services.status_create(author=carol, text="carol's secret plans")
+    blocks.block_create(blocker=carol, blocked_id=alice.id)
+    repost = social.status_repost(user=bob, sid=original.id)
+    run_jobs()
+    with pytest.raises(NotFound):
+        reports.report_file(reporter=alice, target_id=bob.id, status_ids=[repost.id])
+    assert reports.reports_list() == []
