@@ -42,7 +42,7 @@ from accounts.selectors import user_get
 from config.pipelines import LuaScript, pipeline_run
 from config.redis import get_redis
 from timeline import keys
-from timeline.domain import NotFound, Refused, Status
+from timeline.domain import MAX_STATUS_ID, NotFound, Profile, Refused, Status
 
 CATEGORIES = ("spam", "legal", "other")
 # Mastodon's Report::COMMENT_SIZE_LIMIT.
@@ -231,6 +231,39 @@ def _flagged(*, reporter: User, target: User, sids: list[int]) -> list[Status]:
             raise NotFound(sid)
         found.append(status)
     return found
+
+
+def status_queue(reads, sid: int | None):
+    """Queue the read of status `sid` as filed (its own hash, no check: the caller
+    applies the profile's, read in the same round trip), for the report form's
+    `?status=` older than the profile's first page. None for no id."""
+    if sid is None or not 0 < sid < MAX_STATUS_ID:
+        return None
+    return reads.queue(
+        lambda pipe: pipe.hmget(keys.status(sid), Status.IMMUTABLE),
+        lambda replies: Status.from_fields(sid, replies[0]),
+    )
+
+
+def offered(found: Profile, extra: Status | None, viewer: int) -> list[Status]:
+    """The statuses the report form offers to tick: the profile's first page of
+    the owner's own (no reposts), and `extra` (`status_queue`) first when it is
+    theirs too, not among them, and the profile shows the viewer their statuses
+    (no block either way, not a private account they do not follow) and it is not
+    another's direct message."""
+    owner = found.user.id
+    shown = [s for s in found.page.statuses if s.author_id == owner and not s.repost_of]
+    hidden = found.viewer_blocks or found.blocks_viewer or found.protected
+    if (
+        extra is not None
+        and not hidden
+        and extra.author_id == owner
+        and extra.repost_of is None
+        and extra.visible_to(viewer)
+        and extra.id not in {s.id for s in shown}
+    ):
+        shown.insert(0, extra)
+    return shown
 
 
 def report_file(

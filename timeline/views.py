@@ -1426,6 +1426,9 @@ def report(request, username: str):
     if request.method not in ("GET", "HEAD", "POST"):
         return HttpResponseNotAllowed(["GET", "HEAD", "POST"])
     asked = int_param(request, "status") if request.method != "POST" else None
+    # A status older than the profile's first page (opened from its own page) is
+    # read with the profile: no round trip of its own.
+    extra = reports.status_queue(request.reads, asked)
     found = selectors.profile_get(reads=request.reads, username=username)
     if not request.user.is_authenticated:
         return login_redirect(request)
@@ -1436,16 +1439,9 @@ def report(request, username: str):
     if target.id == request.user.id:
         messages.error(request, "You cannot report yourself.")
         return redirect(back)
-    shown = [
-        s
-        for s in found.page.statuses
-        if s.author_id == target.id and s.repost_of is None
-    ]
-    if asked is not None and asked not in {s.id for s in shown}:
-        # A status older than the profile's first page, opened from its own page.
-        extra = selectors.status_get(reads=request.reads, sid=asked)
-        if extra is not None and extra.author_id == target.id and not extra.repost_of:
-            shown.insert(0, extra)
+    shown = reports.offered(
+        found, extra.value if extra is not None else None, request.user.id
+    )
 
     def page(form: ReportForm, ticked: list[int], code: int = 200):
         context = {

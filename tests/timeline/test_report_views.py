@@ -146,3 +146,37 @@ def test_the_pages_cost_what_a_profile_costs(people):
     assert get_round_trips(client, "/u/bob/report/") == profile
     assert get_round_trips(client, f"/u/bob/report/?status={statuses[0].id}") == profile
     assert get_round_trips(client, "/u/bob/reported/") == profile
+
+
+@pytest.mark.real_redis
+def test_a_status_older_than_the_first_page_costs_no_more(people, settings):
+    # Opened from an old status's own page: the form offers it too (ticked), and
+    # the page still costs what a profile costs.
+    from config.redis import is_cluster
+    from tests.roundtrips import get_round_trips
+
+    alice, bob, statuses = people
+    for i in range(settings.TIMELINE_PAGE_SIZE):
+        services.status_create(author=bob, text=f"later {i}")
+    client = logged_in_client("alice")
+    old = statuses[0].id
+    page = body(client.get(f"/u/bob/report/?status={old}"))
+    assert ticked(page) == [old] and "bob 0" in page
+    trips = get_round_trips(client, f"/u/bob/report/?status={old}")
+    assert trips == (2 if is_cluster() else 1)
+
+
+def test_the_form_offers_no_status_the_reporter_cannot_see(people):
+    # `?status=` of bob's direct message to carol, or of bob's status once he
+    # blocks alice: the form does not show its text, nor offers it.
+    from timeline import blocks
+
+    alice, bob, statuses = people
+    make_user("carol")
+    dm = services.status_create(author=bob, text="@carol our secret", direct=True)
+    client = logged_in_client("alice")
+    page = body(client.get(f"/u/bob/report/?status={dm.id}"))
+    assert "our secret" not in page and ticked(page) == []
+    blocks.block_create(blocker=bob, blocked_id=alice.id)
+    answer = client.get(f"/u/bob/report/?status={statuses[0].id}")
+    assert answer.status_code == 404 or "bob 0" not in body(answer)
