@@ -706,13 +706,7 @@ def suggestions_dismissed(uid: int) -> str:
 def report(rid: int) -> str:
     """Report `rid` (`timeline.reports`): every report key shares the tag
     `{reports}`, one slot."""
-    return f"{report_prefix()}{rid}"
-
-
-def report_prefix() -> str:
-    """What a report's key is before its id: the scripts that file and drop
-    reports make the key of an id they learn as they run."""
-    return "report:{reports}:"
+    return f"report:{{reports}}:{rid}"
 
 
 def report_ids() -> str:

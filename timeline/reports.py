@@ -7,7 +7,8 @@ operator settles it; it then moves to the settled zset, which keeps the newest
 REPORTS_SETTLED_MAX (the oldest settled go with their hashes). Every report key
 carries the tag `{reports}`: one slot, so filing one is two short scripts (its id
 from the counter under the open zset's cap; then the hash and its entry, the cap
-checked again, never over a report of that id), and settling one is another.
+checked again, never over a report of that id), and settling one is another
+(then the oldest settled past the cap go, in a script naming their hashes).
 One slot for all reports is fine: they are rare (RATE_LIMIT_REPORT a user) and read
 by operators only, unlike statuses, which every page reads.
 
@@ -176,21 +177,33 @@ return tonumber(ARGV[2])
 )
 
 # KEYS: the open zset, the settled zset, the report. ARGV: its id, the time (ms),
-# the operator's note, the settled cap, the report key's prefix. Returns -1 when
-# there is no such report, 0 when settled already, 1 when settled now; the oldest
-# settled reports past the cap go, with their hashes.
+# the operator's note. Returns -1 when there is no such report, 0 when settled
+# already, 1 when settled now.
 _SETTLE = LuaScript(
     """
 if redis.call('EXISTS', KEYS[3]) == 0 then return -1 end
 if redis.call('ZREM', KEYS[1], ARGV[1]) == 0 then return 0 end
 redis.call('HSET', KEYS[3], 'settled', ARGV[2], 'note', ARGV[3])
 redis.call('ZADD', KEYS[2], ARGV[2], ARGV[1])
-local over = redis.call('ZCARD', KEYS[2]) - tonumber(ARGV[4])
-if over > 0 then
-  local gone = redis.call('ZPOPMIN', KEYS[2], over)
-  for i = 1, #gone, 2 do redis.call('DEL', ARGV[5] .. gone[i]) end
-end
 return 1
+"""
+)
+
+# KEYS: the settled zset, then the hashes of the reports ARGV names (ids), those
+# past REPORTS_SETTLED_MAX when read. Each still settled leaves the zset with its
+# hash (a report another settle's drop took already is skipped). Returns how many
+# went. Its own script after `_SETTLE`: the keys it drops are known only once the
+# zset is read, and a script declares every key it touches.
+_DROP_SETTLED = LuaScript(
+    """
+local gone = 0
+for i = 1, #ARGV do
+  if redis.call('ZREM', KEYS[1], ARGV[i]) == 1 then
+    redis.call('DEL', KEYS[i + 1])
+    gone = gone + 1
+  end
+end
+return gone
 """
 )
 
@@ -407,15 +420,28 @@ UNKNOWN = -1
 def report_settle(*, rid: int, note: str = "") -> int:
     """Settle report `rid`: it leaves the open reports for the settled ones, with
     the operator's note; SETTLED, ALREADY (settled before) or UNKNOWN."""
-    return int(
+    outcome = int(
         _SETTLE(
             keys=[keys.reports_open(), keys.reports_settled(), keys.report(rid)],
-            args=[
-                rid,
-                time.time_ns() // 1_000_000,
-                note,
-                settings.REPORTS_SETTLED_MAX,
-                keys.report_prefix(),
-            ],
+            args=[rid, time.time_ns() // 1_000_000, note],
+        )
+    )
+    if outcome == SETTLED:
+        settled_trim()
+    return outcome
+
+
+def settled_trim() -> int:
+    """Drop the oldest settled reports past REPORTS_SETTLED_MAX, with their hashes:
+    one read, then one script (skipped when none are past it). A settle that
+    stopped before this leaves the zset one over, until the next settle's trim."""
+    cap = settings.REPORTS_SETTLED_MAX
+    past = [int(i) for i in get_redis().zrange(keys.reports_settled(), 0, -cap - 1)]
+    if not past:
+        return 0
+    return int(
+        _DROP_SETTLED(
+            keys=[keys.reports_settled(), *(keys.report(i) for i in past)],
+            args=past,
         )
     )
