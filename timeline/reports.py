@@ -381,6 +381,12 @@ def reports_list(*, settled: bool = False, limit: int = 100) -> list[Report]:
     return [found for row in rows if (found := Report.from_hash(row)) is not None]
 
 
+def reports_count(*, settled: bool = False) -> int:
+    """How many reports are open (settled: kept settled)."""
+    key = keys.reports_settled() if settled else keys.reports_open()
+    return int(get_redis().zcard(key))
+
+
 @dataclass(frozen=True, slots=True)
 class Standing:
     """What is left now of a report's people and statuses."""

@@ -95,3 +95,13 @@ def test_a_deleted_account_shows_as_deleted(filed):
 def test_none_open(redis_backend):
     assert run() == "No open reports.\n"
     assert run("--settled") == "No settled reports.\n"
+
+
+def test_the_list_says_how_many_more_are_open(filed):
+    # An operator told only the first --limit would think that is all of them.
+    first, second, *_ = filed
+    out = run("--limit", "1")
+    assert f"#{first.id} " in out and f"#{second.id} " not in out
+    assert out.endswith("1 more open report (raise --limit to see it).\n")
+    with pytest.raises(CommandError, match="--limit"):
+        run("--limit", "0")

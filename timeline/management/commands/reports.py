@@ -92,11 +92,20 @@ class Command(StoreCommand):
                 self.stdout.write(line)
 
     def _list(self, *, settled: bool, limit: int) -> None:
+        if limit < 1:
+            raise CommandError("--limit must be 1 or more.")
         found = reports.reports_list(settled=settled, limit=limit)
         if not found:
             self.stdout.write("No settled reports." if settled else "No open reports.")
             return
         self._write(*found)
+        more = reports.reports_count(settled=settled) - len(found)
+        if more > 0:
+            kind = "settled" if settled else "open"
+            plural, them = ("", "it") if more == 1 else ("s", "them")
+            self.stdout.write(
+                f"{more:,} more {kind} report{plural} (raise --limit to see {them})."
+            )
 
     def _delete_statuses(self, report: reports.Report) -> None:
         """Delete the flagged statuses that still stand, as their author would."""
