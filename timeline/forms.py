@@ -271,6 +271,13 @@ class ListForm(AccessibleForm):
     )
 
 
+class _PlainText(forms.CharField):
+    """Text whose line breaks count once: a browser sends a textarea's as CRLF."""
+
+    def to_python(self, value):
+        return super().to_python(value).replace("\r\n", "\n")
+
+
 class ReportForm(AccessibleForm):
     """A report of an account (`timeline.reports`): why, and what to add. The
     statuses it flags are tick boxes the page writes out (`status` values)."""
@@ -285,12 +292,17 @@ class ReportForm(AccessibleForm):
         ),
         error_messages={"required": "Choose why you report them."},
     )
-    comment = forms.CharField(
+    comment = _PlainText(
         label="Anything the people who run this site should know? (optional)",
         required=False,
         strip=False,
         max_length=COMMENT_MAX,
         widget=forms.Textarea(
-            attrs={"rows": 4, "data-counter": "report-counter", "data-max": COMMENT_MAX}
+            attrs={
+                "rows": 4,
+                "data-counter": "report-counter",
+                "data-max": COMMENT_MAX,
+                "data-plain": "",
+            }
         ),
     )

@@ -154,10 +154,16 @@
       if (SHOWS_NOTHING && SHOWS_NOTHING.test(text)) return { length: 0, raw: 0 };
       return { length: characterCount(text), raw: Array.from(text).length };
     }
+    // `data-plain` (a report's comment): plain text, counted as the server counts
+    // it (Python's len, a line break once), not as a status (links, graphemes).
+    var plain = textarea.hasAttribute("data-plain");
     function update() {
-      var counted = statusLength(textarea.value), warned = warning();
+      var counted = plain
+        ? { length: Array.from(textarea.value.replace(/\r\n/g, "\n")).length, raw: 0 }
+        : statusLength(textarea.value);
+      var warned = plain ? { length: 0, raw: 0 } : warning();
       var left = max - counted.length - warned.length;
-      var rawLeft = RAW_LENGTH_FACTOR * max - counted.raw - warned.raw;
+      var rawLeft = plain ? 0 : RAW_LENGTH_FACTOR * max - counted.raw - warned.raw;
       out.textContent = rawLeft < 0 && left >= 0
         ? characters(-rawLeft) + (counted.links
           ? " too many with the links written out"

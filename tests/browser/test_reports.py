@@ -69,3 +69,20 @@ def test_the_report_pages_have_no_serious_accessibility_violations(new_page):
     assert run_axe(page) == []
     page.goto("/u/bob/reported/")
     assert run_axe(page) == []
+
+
+def test_the_comment_counter_counts_as_the_server_does(new_page):
+    # The comment is plain text: a link counts as written and each code point
+    # once (the status counter's 23 a link and one an emoji would let through a
+    # comment the server refuses, or refuse one it takes).
+    make_user("alice")
+    make_user("bob")
+    page = new_page()
+    log_in(page, "alice")
+    page.goto("/u/bob/report/")
+    comment = page.get_by_label("Anything the people who run this site should know?")
+    link = " https://example.com/a-long-path-to-the-page"  # 44 characters
+    comment.fill("x" * 931 + link)
+    assert page.locator("#report-counter").inner_text() == "25 characters left"
+    comment.fill("line one\nline two")
+    assert page.locator("#report-counter").inner_text() == "983 characters left"

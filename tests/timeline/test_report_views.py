@@ -180,3 +180,16 @@ def test_the_form_offers_no_status_the_reporter_cannot_see(people):
     blocks.block_create(blocker=bob, blocked_id=alice.id)
     answer = client.get(f"/u/bob/report/?status={statuses[0].id}")
     assert answer.status_code == 404 or "bob 0" not in body(answer)
+
+
+def test_a_comment_s_line_breaks_count_once(people):
+    # A browser sends a textarea's line breaks as CRLF; its counter (and Mastodon's
+    # limit) counts each once: 1,000 characters over ten lines are not "too long".
+    alice, bob, statuses = people
+    lines = ["x" * 99] * 10
+    answer = logged_in_client("alice").post(
+        "/u/bob/report/", {"category": "other", "comment": "\r\n".join(lines)}
+    )
+    assert answer.status_code == 302
+    (filed,) = reports.reports_list()
+    assert filed.comment == "\n".join(lines) and len(filed.comment) == 999
