@@ -219,13 +219,12 @@ def _flagged(*, reporter: User, target: User, sids: list[int]) -> list[Status]:
     def read(pipe) -> None:
         for sid in sids:
             pipe.hmget(keys.status(sid), Status.IMMUTABLE)
-        pipe.zscore(keys.blocks(reporter.id), author)
         pipe.zscore(keys.blocked_by(reporter.id), author)
         pipe.hexists(account_keys.user(author), User.PRIVATE_FIELD)
         pipe.zscore(keys.followers(author), reporter.id)
 
     replies = pipeline_run(read, confirm=False)
-    blocks, blocked_by, private, admitted = replies[len(sids) :]
+    blocked_by, private, admitted = replies[len(sids) :]
     found = []
     for sid, values in zip(sids, replies, strict=False):
         status = Status.from_fields(sid, values)
@@ -238,7 +237,9 @@ def _flagged(*, reporter: User, target: User, sids: list[int]) -> list[Status]:
             raise NotFound(sid)
         if not status.visible_to(reporter.id):
             raise NotFound(sid)  # another's direct message
-        if blocks is not None or blocked_by is not None:
+        # Blocked by them: hidden (Mastodon's AccountStatusesFilter). Blocking
+        # them hides nothing: block, then report their threats.
+        if blocked_by is not None:
             raise NotFound(sid)
         if private and admitted is None and not status.direct:
             raise NotFound(sid)

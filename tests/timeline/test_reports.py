@@ -265,3 +265,15 @@ def test_a_repost_of_one_hidden_from_the_reporter_cannot_be_flagged(users):
     with pytest.raises(NotFound):
         reports.report_file(reporter=alice, target_id=bob.id, status_ids=[repost.id])
     assert reports.reports_list() == []
+
+
+def test_one_may_flag_the_statuses_of_someone_one_blocked(users):
+    # Block, then report: the threats are what the operators must read. Mastodon
+    # refuses only statuses of an account that blocks the reporter.
+    alice, bob = users["alice"], users["bob"]
+    threat = services.status_create(author=bob, text="I know where you live")
+    blocks.block_create(blocker=alice, blocked_id=bob.id)
+    filed = reports.report_file(
+        reporter=alice, target_id=bob.id, status_ids=[threat.id]
+    )
+    assert [s.text for s in filed.statuses] == ["I know where you live"]
