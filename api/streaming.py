@@ -349,21 +349,20 @@ class Stream:
         back = int((time.time() - settings.STREAM_CATCH_UP_SECONDS) * 1_000_000)
         return max(self.floor, first_id_at(back))
 
-    def _home(self) -> list[bytes]:
+    def _window(self, reads: PageReads, **bounds):
+        """The window of the stream's timeline (home, list, public or tag) between
+        `bounds`, read for the reader by the REST selectors; None: nothing shows."""
+        size = settings.STREAM_READ_SIZE
         if self.lid is not None:
-            return self._statuses(
-                lambda reads: selectors.list_window(
-                    reads=reads,
-                    lid=self.lid,
-                    size=settings.STREAM_READ_SIZE,
-                    since_id=self._since(),
-                )
-            )
-        return self._statuses(
-            lambda reads: selectors.home_window(
-                reads=reads, size=settings.STREAM_READ_SIZE, since_id=self._since()
-            )
-        )
+            return selectors.list_window(reads=reads, lid=self.lid, size=size, **bounds)
+        if self.kind == "user":
+            return selectors.home_window(reads=reads, size=size, **bounds)
+        if self.tag is not None:
+            return selectors.tag_window(reads=reads, tag=self.tag, size=size, **bounds)
+        return selectors.global_window(reads=reads, size=size, **bounds)
+
+    def _home(self) -> list[bytes]:
+        return self._statuses(lambda reads: self._window(reads, since_id=self._since()))
 
     def _conversations(self) -> list[bytes]:
         """`conversation` frames of the reader's conversations whose newest message
@@ -391,22 +390,9 @@ class Stream:
 
     def _public(self, data: str) -> list[bytes]:
         sid, *tags = data.split()
-        if self.tag is not None:
-            if self.tag not in {richtext.tag_key(t) for t in tags}:
-                return []
-            return self._statuses(
-                lambda reads: selectors.tag_window(
-                    reads=reads,
-                    tag=self.tag,
-                    size=settings.STREAM_READ_SIZE,
-                    since_id=self._since(),
-                )
-            )
-        return self._statuses(
-            lambda reads: selectors.global_window(
-                reads=reads, size=settings.STREAM_READ_SIZE, since_id=self._since()
-            )
-        )
+        if self.tag is not None and self.tag not in {richtext.tag_key(t) for t in tags}:
+            return []
+        return self._statuses(lambda reads: self._window(reads, since_id=self._since()))
 
     def _notifications(self, *, first: bool = False) -> list[bytes]:
         """`notification` frames of the reader's events above the newest sent (as
@@ -438,18 +424,22 @@ class Stream:
         return [frame("notification", n) for n in rest._entities(self.request, news)]
 
     def _edited(self, data: str) -> list[bytes]:
+        """A `status.update` of a status sent, read again as the stream's timeline
+        shows it now: nothing once it no longer does (its author blocked or muted
+        since, unfollowed, gone private) or a filter of the reader's hides it."""
         from api.views.statuses import entities_of
 
         sid = int(data)
         if not self._has(sid):
             return []
         reads = self._reads()
-        status = selectors.status_get(reads=reads, sid=sid)
+        found = self._window(reads, max_id=sid + 1, since_id=sid - 1)
         self._proven(reads)
-        if status is None:
+        if found is None:
             return []
-        found = entities_of(self.request, [status])
-        return [frame("status.update", found[0])] if found else []
+        shown = [s for s in found.statuses if s.id == sid]
+        entities = entities_of(self.request, shown, found) if shown else []
+        return [frame("status.update", e) for e in entities if not _hidden(e)]
 
     def _signal(self, channel: str, data: str) -> list[bytes]:
         if channel == keys.stream_deleted():

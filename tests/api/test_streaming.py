@@ -481,3 +481,51 @@ def test_one_servers_push_asks_the_streamers_index_not_each_readers_key(r):
         heard.append(message["channel"])
     assert heard == [keys.stream_user(alice.id)]
     listener.close()
+
+
+@pytest.mark.parametrize("how", ["block", "mute"])
+def test_an_edit_of_an_author_blocked_or_muted_since_is_not_sent(streams, how):
+    """The home's REST read no longer shows a status of an author the reader
+    blocked or muted after it was sent: its edit sends no `status.update` (as
+    Mastodon's stream, which drops events of blocked and muted accounts)."""
+    alice, bob, carol = make_user("alice"), make_user("bob"), make_user("carol")
+    _follow(alice, bob)
+    _follow(alice, carol)
+    token = token_for(alice)
+    stream = streams("/api/v1/streaming/user", token)
+    sid = _post(bob, "before the " + how)
+    assert stream.event()[0] == "update"
+    done = api_client(token).post(f"/api/v1/accounts/{bob.id}/{how}")
+    assert done.status_code == 200
+    home = api_client(token).get("/api/v1/timelines/home").json()
+    assert str(sid) not in [s["id"] for s in home]
+    edits.status_edit(user=bob, sid=sid, text="after the " + how)
+    later = _post(carol, "still here")
+    name, status = stream.event()
+    assert (name, status["id"]) == ("update", str(later))
+
+
+def test_an_edit_that_a_hide_filter_matches_is_not_sent(streams):
+    alice, bob = make_user("alice"), make_user("bob")
+    _follow(alice, bob)
+    token = token_for(alice)
+    made = api_client(token).post(
+        "/api/v2/filters",
+        data=orjson.dumps(
+            {
+                "title": "no spoilers",
+                "context": ["home"],
+                "filter_action": "hide",
+                "keywords_attributes": [{"keyword": "spoilers"}],
+            }
+        ),
+        content_type="application/json",
+    )
+    assert made.status_code == 200, made.content
+    stream = streams("/api/v1/streaming/user", token)
+    sid = _post(bob, "harmless")
+    assert stream.event()[0] == "update"
+    edits.status_edit(user=bob, sid=sid, text="spoilers now")
+    later = _post(bob, "more")
+    name, status = stream.event()
+    assert (name, status["id"]) == ("update", str(later))
