@@ -487,6 +487,9 @@ class Stream:
                 if item:
                     yield from self._signal(*item)
                 if time.monotonic() >= next_beat:
+                    # A token revoked (or an account closed) ends a quiet stream
+                    # too, before it says its reader is still present.
+                    self._proven(PageReads(self.credentials))
                     self._present()
                     self._listen()
                     yield HEARTBEAT

@@ -483,6 +483,47 @@ def test_one_servers_push_asks_the_streamers_index_not_each_readers_key(r):
     listener.close()
 
 
+def _ends(stream: Sse, within: float = WITHIN) -> None:
+    """The stream ends (its last chunk read) within `within` seconds, heartbeats
+    and nothing else before it."""
+    deadline = time.monotonic() + within
+    while True:
+        left = deadline - time.monotonic()
+        assert left > 0, "the stream is still open"
+        try:
+            chunk = stream.chunks.get(timeout=left)
+        except queue.Empty:
+            continue
+        if chunk is None:
+            return
+        assert chunk == b":thump\n", chunk
+
+
+@pytest.mark.parametrize("path", ["/api/v1/streaming/user", "/api/v1/streaming/public"])
+def test_a_revoked_tokens_quiet_stream_ends(streams, path):
+    """Mastodon closes the streams of a revoked token: one on which nothing
+    happens ends too (at its next heartbeat), and no longer says its reader is
+    present."""
+    from accounts.domain import BearerCredentials
+    from accounts.services import app_token_revoke
+
+    alice = make_user("alice")
+    token = token_for(alice)
+    stream = streams(path, token)
+    stream.quiet(0.5)
+    assert app_token_revoke(credentials=BearerCredentials.parse(f"Bearer {token}"))
+    _ends(stream)
+
+
+def test_a_deleted_accounts_stream_ends_and_leaves_no_presence(streams, r):
+    alice = make_user("alice")
+    stream = streams("/api/v1/streaming/user", token_for(alice))
+    services.account_close(user=alice)
+    run_jobs()
+    _ends(stream)
+    assert not r.exists(keys.home_streamed(alice.id))
+
+
 @pytest.mark.parametrize("how", ["block", "mute"])
 def test_an_edit_of_an_author_blocked_or_muted_since_is_not_sent(streams, how):
     """The home's REST read no longer shows a status of an author the reader
