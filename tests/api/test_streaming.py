@@ -570,3 +570,38 @@ def test_an_edit_that_a_hide_filter_matches_is_not_sent(streams):
     later = _post(bob, "more")
     name, status = stream.event()
     assert (name, status["id"]) == ("update", str(later))
+
+
+def test_a_client_that_hangs_up_frees_its_thread_slot_and_channels():
+    """A stream served by a real server whose client closes its socket ends at
+    the server's next write: its place under STREAMS_MAX comes back and the
+    listener leaves its channels."""
+    import socket
+    from urllib.parse import urlsplit
+
+    from api import streaming
+    from devtools.liveserver import serve_in_thread
+
+    alice = make_user("alice")
+    token = token_for(alice)
+    before = streaming._open
+    with serve_in_thread() as url:
+        where = urlsplit(url)
+        client = socket.create_connection((where.hostname, where.port), WITHIN)
+        client.sendall(
+            b"GET /api/v1/streaming/user HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            b"Authorization: Bearer " + token.encode() + b"\r\n\r\n"
+        )
+        got = b""
+        while b":)\n" not in got:
+            got += client.recv(4096)
+        assert got.startswith(b"HTTP/1.1 200")
+        assert streaming._open == before + 1
+        listener = streaming._listener
+        assert keys.stream_user(alice.id) in listener.wanted
+        client.close()
+        deadline = time.monotonic() + WITHIN
+        while streaming._open != before:
+            assert time.monotonic() < deadline, "the stream still holds its slot"
+            time.sleep(0.05)
+        assert keys.stream_user(alice.id) not in listener.wanted
