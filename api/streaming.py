@@ -34,6 +34,7 @@ from django.conf import settings
 
 from accounts.domain import BearerCredentials
 from accounts.selectors import PageReads
+from api import scopes
 from config.middleware import REDIS_OUTAGES
 from config.redis import get_redis
 from timeline import filters, keys, richtext, selectors, services
@@ -257,6 +258,14 @@ class Stream:
         self.notified_floor = 0
         self.listener: _Listener | None = None
         self.closed = False
+        # The user stream carries notifications only for a token that may read
+        # them (Mastodon's): `read` or `read:notifications`.
+        grant = request.reads.grant.value if request.reads.grant is not None else None
+        self.notifies = kind == "user:notification" or (
+            kind == "user"
+            and grant is not None
+            and scopes.allows(grant.scopes, "read:notifications")
+        )
 
     # -- what it hears -----------------------------------------------------------
 
@@ -457,7 +466,7 @@ class Stream:
         if self.kind == "direct":
             return self._conversations() if data == "conversation" else []
         if data == "notification":
-            return self._notifications() if self.kind == "user" else []
+            return self._notifications() if self.notifies else []
         if data == "conversation":
             return []
         return self._home()  # `home`, or a pulled author's status
@@ -471,7 +480,7 @@ class Stream:
             self.listener = _listener_now()
             self._present()
             self._listen()
-            if self.kind in ("user", "user:notification"):
+            if self.notifies:
                 self._notifications(first=True)
             yield OPENED
             beat = settings.STREAM_HEARTBEAT_SECONDS

@@ -605,3 +605,20 @@ def test_a_client_that_hangs_up_frees_its_thread_slot_and_channels():
             assert time.monotonic() < deadline, "the stream still holds its slot"
             time.sleep(0.05)
         assert keys.stream_user(alice.id) not in listener.wanted
+
+
+def test_the_user_stream_of_a_token_without_notifications_scope_sends_none(streams):
+    """A token with `read:statuses` but not `read:notifications` may open the user
+    stream (Mastodon's), but its REST read of the notifications is refused: the
+    stream sends it no notification either, only its home's updates."""
+    alice, bob = make_user("alice"), make_user("bob")
+    _follow(alice, bob)
+    token = token_for(alice, scopes=("read:statuses",))
+    assert api_client(token).get("/api/v1/notifications").status_code in (401, 403)
+    stream = streams("/api/v1/streaming/user", token)
+    _post(make_user("carol"), "hey @alice")
+    _follow(make_user("dave"), alice)
+    sid = _post(bob, "news")
+    name, status = stream.event()
+    assert (name, status["id"]) == ("update", str(sid))
+    stream.quiet(0.5)
