@@ -469,6 +469,10 @@ class Stream:
             return self._notifications() if self.notifies else []
         if data == "conversation":
             return []
+        if data == "pulls":
+            # A pulled author followed: hear their channel now, then read the
+            # home (a post of theirs may have come before the subscription).
+            self._listen()
         return self._home()  # `home`, or a pulled author's status
 
     # -- the stream --------------------------------------------------------------

@@ -14,7 +14,7 @@ carry signals, ids, never a rendered status (each stream reads for its own reade
 | channel                   | message                        | published by                         |
 |---------------------------|--------------------------------|--------------------------------------|
 | `stream:home:{<uid>}`     | `home`, `notification`,        | a home write (`services.HOME_ADD_LUA`'s `add`, the author's own in `_PUBLISH`), `notifications.notify`, a direct message's delivery (`direct._PUBLISH`, `_DELIVER`); only while `home:{<uid>}:streamed` exists, in the same script |
-|                           | `conversation`                 |                                      |
+|                           | `conversation`, `pulls`        | `pulls`: a follow of a pulled author (`services._follow_sync`, in its last round trip, unchecked): the streams subscribe to the author's channel |
 | `stream:author:<uid>`     | status id                      | a pulled author's post job (`fanout.run_post`: no home write) |
 | `stream:public`           | `<sid> <tag> <tag>...`         | `services.status_publish` (global timeline and tags) |
 | `stream:deleted`          | status id                      | `services.status_remove`             |

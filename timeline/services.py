@@ -1317,6 +1317,11 @@ def _follow_sync(
                 # The home merges the followee's outbox (the follower's lock keeps an
                 # unfollow out; a stale entry of a pushed author is ignored on read).
                 pipe.zadd(keys.pulls(follower_id), {followee_id: int(follows)})
+                # The follower's open streams hear the followee's channel from now
+                # on (`api.streaming`), not from their next heartbeat. In this
+                # round trip; a publish with nobody subscribed costs next to
+                # nothing (follows are few next to the posts the check saves).
+                pipe.publish(keys.stream_user(follower_id), "pulls")
             if newest:
                 sids = [int(sid) for sid in newest]
                 _timeline_add(

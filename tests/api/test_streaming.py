@@ -622,3 +622,20 @@ def test_the_user_stream_of_a_token_without_notifications_scope_sends_none(strea
     name, status = stream.event()
     assert (name, status["id"]) == ("update", str(sid))
     stream.quiet(0.5)
+
+
+def test_a_pulled_author_followed_after_the_stream_opened_arrives(streams, settings, r):
+    """Following an author whose followers' homes merge their outbox (pull mode)
+    while the stream is open: the author's next post arrives, without waiting
+    for the stream's heartbeat to look at what it should hear again."""
+    settings.FANOUT_PUSH_MAX = 1
+    settings.STREAM_HEARTBEAT_SECONDS = 5.0
+    star, other, fan = make_user("star"), make_user("other"), make_user("fan")
+    _follow(other, star)
+    _follow(make_user("another"), star)
+    assert r.get(keys.fanout_mode(star.id)) == "pull"
+    stream = streams("/api/v1/streaming/user", token_for(fan))
+    _follow(fan, star)
+    sid = _post(star, "for my new fan")
+    name, status = stream.event()
+    assert (name, status["id"]) == ("update", str(sid))
