@@ -69,7 +69,7 @@ def _reader(request, kind: str) -> int:
         raise ApiError(401, "Invalid access token")
     grant = request.reads.grant.value if request.reads.grant is not None else None
     if grant is None or not scopes.allows(grant.scopes, _SCOPES[kind]):
-        raise ApiError(401, "Access token does not have the required scopes")
+        raise ApiError(401, "Access token does not cover required scopes")
     return uid
 
 
@@ -93,7 +93,7 @@ def _stream(kind: str):
             tag = (request.GET.get("tag") or "").strip().lstrip("#")
             if not tag:
                 return _with_cors(
-                    error_response(ApiError(400, "Missing tag name parameter"))
+                    error_response(ApiError(400, "No tag for stream provided"))
                 )
         lid = None
         if kind == "list":

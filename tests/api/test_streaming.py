@@ -158,8 +158,11 @@ def test_a_token_without_the_streams_scope_is_refused():
         response = api_client(writer).get(path)
         assert response.status_code == 401
         assert response.json() == {
-            "error": "Access token does not have the required scopes"
+            "error": "Access token does not cover required scopes"
         }
+    missing_tag = api_client(token_for(alice)).get("/api/v1/streaming/hashtag")
+    assert missing_tag.status_code == 400
+    assert missing_tag.json() == {"error": "No tag for stream provided"}
     statuses_only = token_for(alice, scopes=("read:statuses",))
     response = api_client(statuses_only).get("/api/v1/streaming/user/notification")
     assert response.status_code == 401
