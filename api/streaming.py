@@ -48,6 +48,9 @@ QUEUE_MAX = 1000
 # How many ids a stream remembers having sent (its `delete` and `status.update`
 # are for those only; an older one's take-back is not sent).
 SENT_KEPT = 1000
+# How many windows (STREAM_READ_SIZE each) one signal's read may take, newest first,
+# when more statuses came since the last read than one window holds.
+READ_PAGES_MAX = 5
 
 
 class StreamsFull(Exception):
@@ -319,28 +322,36 @@ class Stream:
         if reads.proven_uid() != self.uid:
             raise _Ended()
 
-    def _statuses(self, read) -> list[bytes]:
-        """`update` frames of what `read(reads)` (a window) shows, oldest first,
-        not sent yet and not older than the stream."""
+    def _statuses(self) -> list[bytes]:
+        """`update` frames of what the stream's timeline shows, not sent yet and not
+        older than the stream, oldest first: read down from the newest a window at
+        a time while a whole window is new (more came since the last read than one
+        read takes), READ_PAGES_MAX windows at most."""
         from api.views.statuses import entities_of
 
-        reads = self._reads()
-        found = read(reads)
-        self._proven(reads)
-        if found is None:
-            return []
-        fresh = [
-            s
-            for s in reversed(found.statuses)  # oldest first, as Mastodon sends
-            if s.id > self.floor and not self._has(s.id)
-        ]
-        if not fresh:
-            return []
+        size = settings.STREAM_READ_SIZE
+        pages = []
+        max_id = None
+        for _ in range(READ_PAGES_MAX):
+            reads = self._reads()
+            found = self._window(reads, since_id=self._since(), max_id=max_id)
+            self._proven(reads)
+            if found is None or not found.statuses:
+                break
+            fresh = [
+                s for s in found.statuses if s.id > self.floor and not self._has(s.id)
+            ]
+            if fresh:
+                pages.append((found, fresh))
+            if len(found.statuses) < size or len(fresh) < len(found.statuses):
+                break
+            max_id = found.statuses[-1].id
         out = []
-        for entity in entities_of(self.request, fresh, found):
-            self._remember(int(entity["id"]))
-            if not _hidden(entity):
-                out.append(frame("update", entity))
+        for found, fresh in reversed(pages):  # oldest first, as Mastodon sends
+            for entity in entities_of(self.request, fresh[::-1], found):
+                self._remember(int(entity["id"]))
+                if not _hidden(entity):
+                    out.append(frame("update", entity))
         return out
 
     def _has(self, sid: int) -> bool:
@@ -371,7 +382,7 @@ class Stream:
         return selectors.global_window(reads=reads, size=size, **bounds)
 
     def _home(self) -> list[bytes]:
-        return self._statuses(lambda reads: self._window(reads, since_id=self._since()))
+        return self._statuses()
 
     def _conversations(self) -> list[bytes]:
         """`conversation` frames of the reader's conversations whose newest message
@@ -401,7 +412,7 @@ class Stream:
         sid, *tags = data.split()
         if self.tag is not None and self.tag not in {richtext.tag_key(t) for t in tags}:
             return []
-        return self._statuses(lambda reads: self._window(reads, since_id=self._since()))
+        return self._statuses()
 
     def _notifications(self, *, first: bool = False) -> list[bytes]:
         """`notification` frames of the reader's events above the newest sent (as

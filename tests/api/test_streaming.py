@@ -642,3 +642,23 @@ def test_a_pulled_author_followed_after_the_stream_opened_arrives(streams, setti
     sid = _post(star, "for my new fan")
     name, status = stream.event()
     assert (name, status["id"]) == ("update", str(sid))
+
+
+def test_a_burst_of_statuses_larger_than_one_read_arrives_whole(streams, settings):
+    """More statuses published between two reads of the stream than one read takes
+    (STREAM_READ_SIZE): each arrives, oldest first, none twice."""
+    from api import streaming
+
+    settings.STREAM_READ_SIZE = 2
+    alice, bob = make_user("alice"), make_user("bob")
+    public = streams("/api/v1/streaming/public", token_for(alice))
+    # The listener hands nothing on while its lock is held: the five signals
+    # wait, and the stream reads after all five statuses are published.
+    with streaming._listener.guard:
+        sids = [
+            services.status_create(author=bob, text=f"burst {n}").id for n in range(5)
+        ]
+        run_jobs()
+    sent = [orjson.loads(d)["id"] for _, d in public.events(5)]
+    assert sent == [str(s) for s in sids]
+    public.quiet(0.5)
