@@ -662,3 +662,39 @@ def test_a_burst_of_statuses_larger_than_one_read_arrives_whole(streams, setting
     sent = [orjson.loads(d)["id"] for _, d in public.events(5)]
     assert sent == [str(s) for s in sids]
     public.quiet(0.5)
+
+
+def test_a_repost_sent_is_taken_back_when_its_original_is_deleted(streams):
+    """The user stream sent carol's repost of bob's status; bob deletes his status
+    (and with it every repost): the repost's `delete` comes, as the home no longer
+    shows it."""
+    alice, bob, carol = make_user("alice"), make_user("bob"), make_user("carol")
+    _follow(alice, carol)
+    token = token_for(alice)
+    stream = streams("/api/v1/streaming/user", token)
+    sid = _post(bob, "worth sharing")
+    repost = social.status_repost(user=carol, sid=sid)
+    run_jobs()
+    name, status = stream.event()
+    assert name == "update" and status["reblog"]["id"] == str(sid)
+    shown = status["id"]
+    services.status_delete(user=bob, sid=sid)
+    run_jobs()
+    home = api_client(token).get("/api/v1/timelines/home").json()
+    assert shown not in [s["id"] for s in home]
+    assert stream.events(1) == [("delete", shown)], repost
+
+
+def test_a_block_made_after_the_stream_opened_applies_either_way(streams):
+    alice, bob, carol, dave = (make_user(n) for n in ("alice", "bob", "carol", "dave"))
+    stream = streams("/api/v1/streaming/public", token_for(alice))
+    blocked = api_client(token_for(bob)).post(f"/api/v1/accounts/{alice.id}/block")
+    assert blocked.status_code == 200
+    blocking = api_client(token_for(alice)).post(f"/api/v1/accounts/{dave.id}/block")
+    assert blocking.status_code == 200
+    _post(bob, "not for alice")
+    _post(dave, "alice blocked me")
+    sid = _post(carol, "for everyone")
+    name, status = stream.event()
+    assert (name, status["id"]) == ("update", str(sid))
+    stream.quiet(0.5)
