@@ -420,17 +420,34 @@ class Stream:
         starts."""
         from api.views import notifications as rest
 
-        reads = self._reads()
+        size = settings.STREAM_READ_SIZE
         low = self.notified_floor // rest.ID_SPAN if self.notified_floor else None
-        found = selectors.notifications_window(
-            reads=reads, low=low, size=settings.STREAM_READ_SIZE
-        )
-        self._proven(reads)
-        if found is None:
-            raise _Ended()
+        windows = []
+        high = None
+        # Down from the top a window at a time while a whole window is above the
+        # floor (more groups came since the last read than one read takes).
+        while True:
+            reads = self._reads()
+            found = selectors.notifications_window(
+                reads=reads, high=high, low=low, size=size
+            )
+            self._proven(reads)
+            if found is None:
+                raise _Ended()
+            windows.append(found)
+            if first or len(found.items) < size or len(windows) >= READ_PAGES_MAX:
+                break
+            high = min(item.place for item in found.items) - 1
+            if low is not None and high < low:
+                break
         # An event is its kind, status and actor: a group told again moves up (new
         # ids for every actor of it), and only its new actor is news.
-        events = [e for e in rest._events(found) if _told(e) not in self.notified]
+        events = [
+            e
+            for found in windows
+            for e in rest._events(found)
+            if _told(e) not in self.notified
+        ]
         news = [e for e in events if e.id > self.notified_floor]
         for e in events:
             self.notified[_told(e)] = None

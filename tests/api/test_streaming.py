@@ -698,3 +698,30 @@ def test_a_block_made_after_the_stream_opened_applies_either_way(streams):
     name, status = stream.event()
     assert (name, status["id"]) == ("update", str(sid))
     stream.quiet(0.5)
+
+
+def test_a_burst_of_notifications_larger_than_one_read_arrives_whole(streams, settings):
+    from api import streaming
+
+    settings.STREAM_READ_SIZE = 2
+    alice = make_user("alice")
+    mine = services.status_create(author=alice, text="like me").id
+    fans = [make_user(f"fan{n}") for n in range(5)]
+    stream = streams("/api/v1/streaming/user/notification", token_for(alice))
+    # Likes of one status (one group: one read holds them all) and mentions (a
+    # group each).
+    with streaming._listener.guard:
+        for fan in fans:
+            social.status_like(user=fan, sid=mine)
+        run_jobs()
+    told = [orjson.loads(d)["account"]["username"] for _, d in stream.events(5)]
+    assert told == [f.username for f in fans]
+    with streaming._listener.guard:
+        for fan in fans:
+            services.status_create(author=fan, text="hi @alice")
+        run_jobs()
+    told = [orjson.loads(d) for _, d in stream.events(5)]
+    assert {n["type"] for n in told} == {"mention"}
+    assert sorted(n["account"]["username"] for n in told) == [f.username for f in fans]
+    assert [n["id"] for n in told] == sorted((n["id"] for n in told), key=int)
+    stream.quiet(0.5)
