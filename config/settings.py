@@ -169,6 +169,12 @@ STREAMS_MAX = env.int("STREAMS_MAX", default=200)
 STREAM_HEARTBEAT_SECONDS = env.float("STREAM_HEARTBEAT_SECONDS", default=15.0)
 STREAM_PRESENCE_SECONDS = env.int("STREAM_PRESENCE_SECONDS", default=90)
 STREAM_CATCH_UP_SECONDS = env.int("STREAM_CATCH_UP_SECONDS", default=120)
+if STREAM_PRESENCE_SECONDS <= 2 * STREAM_HEARTBEAT_SECONDS:
+    raise ImproperlyConfigured(
+        "STREAM_PRESENCE_SECONDS must outlast two heartbeats "
+        "(STREAM_HEARTBEAT_SECONDS): the presence key would expire while a stream "
+        "is open, and its home and notifications would not reach it."
+    )
 STREAM_READ_SIZE = 20
 # Where clients stream from (`urls.streaming_api` of the instance): empty, the site's
 # own address; else another origin (`wss://...` or `https://...`) serving

@@ -725,3 +725,28 @@ def test_a_burst_of_notifications_larger_than_one_read_arrives_whole(streams, se
     assert sorted(n["account"]["username"] for n in told) == [f.username for f in fans]
     assert [n["id"] for n in told] == sorted((n["id"] for n in told), key=int)
     stream.quiet(0.5)
+
+
+@pytest.mark.fake_redis
+def test_a_heartbeat_slower_than_the_presence_ttl_is_refused_at_start():
+    """A presence key that expires between two heartbeats would leave open streams
+    deaf to their home and notifications, silently: the settings refuse it."""
+    import os
+    import subprocess
+    import sys
+
+    env = dict(
+        os.environ,
+        DJANGO_SETTINGS_MODULE="config.settings",
+        STREAM_HEARTBEAT_SECONDS="120",
+        STREAM_PRESENCE_SECONDS="90",
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", "from django.conf import settings; settings.DEBUG"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode != 0
+    assert "STREAM_PRESENCE_SECONDS" in done.stderr
